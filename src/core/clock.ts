@@ -17,12 +17,12 @@ export const systemClock: Clock = {
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
-        reject(signal.reason);
+        reject(abortReason(signal));
         return;
       }
       const onAbort = (): void => {
         clearTimeout(timer);
-        reject(signal?.reason);
+        reject(abortReason(signal));
       };
       const timer = setTimeout(() => {
         signal?.removeEventListener('abort', onAbort);
@@ -31,3 +31,9 @@ export const systemClock: Clock = {
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
 };
+
+/** The abort reason of `signal` as an Error (what `AbortSignal.abort()` gives, or an AbortError). */
+export function abortReason(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason;
+  return reason instanceof Error ? reason : new DOMException('The operation was aborted', 'AbortError');
+}

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Installs everything `npm start` and `npm test` need, idempotently; fast when
+# all is present. Safe to run again at any time.
+#   1. Debian packages listed in scripts/apt-packages.txt (root only; only missing ones)
+#   2. npm dependencies (npm ci when package-lock.json changed)
+#   3. etcd, kube-apiserver and kubectl built from Go modules (tools/apiserver/build.sh, cached)
+set -eu
+cd "$(dirname "$0")/.."
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+# 1. Debian packages
+missing=""
+for pkg in $(grep -v '^#' scripts/apt-packages.txt); do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing Debian packages:$missing"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  else
+    say "missing Debian packages:$missing — install them as root: apt-get install$missing"
+    exit 1
+  fi
+fi
+
+# 2. Go (needed to build the API server once); Debian's golang is too old for Kubernetes 1.36
+need_go=$(awk '$1=="go"{print $2}' tools/apiserver/go.mod)
+if ! command -v go >/dev/null 2>&1; then
+  say "Go >= $need_go is required to build the test API server once: install it from https://go.dev/dl (Debian's golang package is too old)"
+  exit 1
+fi
+
+# 3. npm dependencies
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm dependencies (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error >&2
+fi
+
+# 4. etcd, kube-apiserver, kubectl
+tools/apiserver/build.sh >/dev/null

@@ -1,0 +1,101 @@
+/**
+ * The README's test command (after scripts/setup.sh): static checks, then each
+ * test tier in its own mocha process. Prints per-tier counts and ends with one
+ * plain line `N passed, N failed` that CI reads.
+ *
+ *   node --import tsx scripts/test.ts [static] [unit] [integration] [system]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+type Tier = 'static' | 'unit' | 'integration' | 'system';
+const ALL: Tier[] = ['static', 'unit', 'integration', 'system'];
+
+interface TierResult {
+  tier: Tier;
+  passed: number;
+  failed: number;
+  seconds: number;
+  note?: string;
+}
+
+const root = path.resolve(import.meta.dirname, '..');
+const requested = process.argv.slice(2) as Tier[];
+for (const t of requested) if (!ALL.includes(t)) throw new Error(`unknown tier ${t}; choose from ${ALL.join(', ')}`);
+const tiers = requested.length > 0 ? requested : ALL;
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (name === 'node_modules' || name === 'fixtures') return [];
+    return statSync(full).isDirectory() ? walk(full) : [full];
+  });
+}
+
+function filesOf(tier: Exclude<Tier, 'static'>): string[] {
+  const all = walk(path.join(root, 'test')).filter((f) => f.endsWith('.test.ts'));
+  if (tier === 'integration') return all.filter((f) => f.endsWith('.int.test.ts'));
+  if (tier === 'system') return all.filter((f) => f.endsWith('.sys.test.ts'));
+  return all.filter((f) => !f.endsWith('.int.test.ts') && !f.endsWith('.sys.test.ts'));
+}
+
+function runStatic(): TierResult {
+  const started = Date.now();
+  const checks: [string, string[]][] = [
+    ['typecheck', ['node_modules/.bin/tsc', '-p', 'tsconfig.json', '--noEmit']],
+    ['lint', ['node_modules/.bin/eslint', '.']],
+  ];
+  let passed = 0;
+  let failed = 0;
+  for (const [name, [cmd, ...args]] of checks) {
+    console.log(`\n── static: ${name}`);
+    const r = spawnSync(cmd!, args, { cwd: root, stdio: 'inherit' });
+    if (r.status === 0) {
+      passed++;
+      console.log(`   ${name} ok`);
+    } else failed++;
+  }
+  return { tier: 'static', passed, failed, seconds: (Date.now() - started) / 1000 };
+}
+
+function runMocha(tier: Exclude<Tier, 'static'>): TierResult {
+  const started = Date.now();
+  const files = filesOf(tier);
+  if (files.length === 0) return { tier, passed: 0, failed: 0, seconds: 0, note: 'no test files yet' };
+  if (tier === 'system' && process.getuid?.() !== 0) {
+    return { tier, passed: 0, failed: files.length, seconds: 0, note: 'the system tier needs root (network namespaces): run as root' };
+  }
+  const out = mkdtempSync(path.join(tmpdir(), 'ironet-test-'));
+  const statsFile = path.join(out, 'stats.json');
+  const args = [
+    'node_modules/.bin/mocha',
+    '--reporter', path.join(root, 'test/support/tier-reporter.cjs'),
+    '--reporter-option', `out=${statsFile}`,
+    ...(tier === 'integration' ? ['--require', 'test/support/integration-hooks.ts', '--timeout', '60000'] : []),
+    ...files.map((f) => path.relative(root, f)),
+  ];
+  console.log(`\n── ${tier}: ${files.length} file(s)`);
+  const r = spawnSync(args[0]!, args.slice(1), { cwd: root, stdio: 'inherit' });
+  let result: TierResult;
+  try {
+    const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as { passes: number; failures: number };
+    result = { tier, passed: stats.passes, failed: stats.failures, seconds: (Date.now() - started) / 1000 };
+    if (r.status !== 0 && stats.failures === 0) result = { ...result, failed: 1, note: `mocha exited ${r.status ?? r.signal}` };
+  } catch {
+    result = { tier, passed: 0, failed: 1, seconds: (Date.now() - started) / 1000, note: `mocha exited ${r.status ?? r.signal} before reporting` };
+  }
+  rmSync(out, { recursive: true, force: true });
+  return result;
+}
+
+const results: TierResult[] = tiers.map((t) => (t === 'static' ? runStatic() : runMocha(t)));
+console.log('\n── summary');
+for (const r of results) {
+  console.log(`${r.tier.padEnd(12)} ${String(r.passed).padStart(4)} passed ${String(r.failed).padStart(4)} failed  ${r.seconds.toFixed(1)}s${r.note ? `  (${r.note})` : ''}`);
+}
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+console.log(`${passed} passed, ${failed} failed`);
+process.exitCode = failed > 0 ? 1 : 0;

@@ -1,0 +1,319 @@
+/**
+ * A real Kubernetes control plane on loopback: etcd and kube-apiserver built
+ * from their Go modules (tools/apiserver), TLS from --cert-dir, RBAC on, a
+ * static admin token, and service-account signing keys generated at start.
+ * Used by the integration tests, `npm start` and `ironet lab`.
+ *
+ * Processes are tracked by PID in a run folder; a later start kills the
+ * leftovers of a run whose owner died (checked by PID and by the run folder
+ * appearing on the process' command line), so a crash never leaves servers
+ * behind for long. Nothing else is ever signalled.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Clock } from '../core/clock.js';
+import { NotSupportedError, TransientError } from '../core/errors.js';
+
+const execFileAsync = promisify(execFile);
+
+export interface LocalApiServerOptions {
+  /** Folder holding etcd and kube-apiserver. */
+  readonly binDir: string;
+  /** Parent folder of run folders (one per server). */
+  readonly runRoot: string;
+  readonly clock: Clock;
+  /** Extra kube-apiserver flags (`--name=value`). */
+  readonly extraApiServerArgs?: readonly string[];
+  readonly startTimeoutMs?: number;
+}
+
+export interface LocalApiServer {
+  readonly server: string;
+  readonly caPem: string;
+  readonly adminToken: string;
+  readonly kubeconfigPath: string;
+  readonly etcdUrl: string;
+  readonly runDir: string;
+  readonly pids: { readonly etcd: number; readonly apiserver: number };
+  /** SIGTERM both (apiserver first), SIGKILL after a grace period, remove the run folder. */
+  stop(): Promise<void>;
+  /** Synchronous SIGKILL of both, for process 'exit' handlers. */
+  killNow(): void;
+}
+
+/** Runs the repo's build script (a no-op when cached) and returns the folder of binaries. */
+export async function ensureApiServerBinaries(repoRoot: string): Promise<string> {
+  const script = path.join(repoRoot, 'tools/apiserver/build.sh');
+  if (!existsSync(script)) throw new NotSupportedError(`${script} not found: run from an ironet checkout`);
+  const { stdout } = await execFileAsync(script, [], { maxBuffer: 16 * 1024 * 1024 });
+  const dir = stdout.trim().split('\n').pop() ?? '';
+  for (const bin of ['etcd', 'kube-apiserver']) {
+    if (!existsSync(path.join(dir, bin))) throw new NotSupportedError(`${bin} missing in ${dir}: run tools/apiserver/build.sh`);
+  }
+  return dir;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Kills processes left by runs whose owner process is gone; returns how many it killed. */
+export async function reapStaleRuns(runRoot: string): Promise<number> {
+  let killed = 0;
+  let entries: string[];
+  try {
+    entries = await readdir(runRoot);
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    const dir = path.join(runRoot, entry);
+    let state: RunState;
+    try {
+      state = JSON.parse(await readFile(path.join(dir, 'run.json'), 'utf8')) as RunState;
+    } catch {
+      continue;
+    }
+    if (isAlive(state.ownerPid)) continue;
+    for (const pid of state.children) {
+      if (isAlive(pid) && commandLineOf(pid).includes(dir)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+          killed++;
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+  return killed;
+}
+
+interface RunState {
+  ownerPid: number;
+  children: number[];
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function commandLineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+export async function startLocalApiServer(options: LocalApiServerOptions): Promise<LocalApiServer> {
+  await reapStaleRuns(options.runRoot);
+  const runDir = path.join(options.runRoot, `${process.pid}-${randomBytes(4).toString('hex')}`);
+  await mkdir(path.join(runDir, 'certs'), { recursive: true });
+  const state: RunState = { ownerPid: process.pid, children: [] };
+  const saveState = (): Promise<void> => writeFile(path.join(runDir, 'run.json'), JSON.stringify(state));
+  await saveState();
+
+  const [etcdClientPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
+  const server = `https://127.0.0.1:${apiPort}`;
+  const adminToken = randomBytes(24).toString('hex');
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  await writeFile(path.join(runDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+  await writeFile(path.join(runDir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  await writeFile(path.join(runDir, 'tokens.csv'), `${adminToken},admin,admin,system:masters\n`, { mode: 0o600 });
+
+  const children: ChildProcess[] = [];
+  const killNow = (): void => {
+    for (const child of children) if (child.exitCode === null && child.pid) safeKill(child.pid, 'SIGKILL');
+  };
+  const launch = async (name: string, bin: string, args: string[]): Promise<ChildProcess> => {
+    const log = createWriteStream(path.join(runDir, `${name}.log`));
+    const child = spawn(path.join(options.binDir, bin), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+    children.push(child);
+    if (child.pid) state.children.push(child.pid);
+    await saveState();
+    return child;
+  };
+
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  try {
+    const etcd = await launch('etcd', 'etcd', [
+      '--name=default',
+      `--data-dir=${path.join(runDir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${etcdPeerPort}`,
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ]);
+    await waitFor(options.clock, timeoutMs, 'etcd', etcd, runDir, async () => (await httpGet(`${etcdUrl}/health`)).includes('"health":"true"'));
+
+    const apiserver = await launch('apiserver', 'kube-apiserver', [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${path.join(runDir, 'certs')}`,
+      '--authorization-mode=RBAC',
+      `--token-auth-file=${path.join(runDir, 'tokens.csv')}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${path.join(runDir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${path.join(runDir, 'sa.key')}`,
+      '--api-audiences=https://kubernetes.default.svc.cluster.local',
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--endpoint-reconciler-type=none',
+      '--enable-priority-and-fairness=false',
+      '--profiling=false',
+      '--allow-privileged=true',
+      ...(options.extraApiServerArgs ?? []),
+    ]);
+    const certFile = path.join(runDir, 'certs', 'apiserver.crt');
+    await waitFor(options.clock, timeoutMs, 'kube-apiserver', apiserver, runDir, async () => {
+      if (!existsSync(certFile)) return false;
+      const body = await httpGet(`${server}/readyz`, { ca: readFileSync(certFile, 'utf8'), token: adminToken });
+      return body.trim() === 'ok';
+    });
+    const caPem = await readFile(certFile, 'utf8');
+    const kubeconfigPath = path.join(runDir, 'kubeconfig');
+    await writeFile(kubeconfigPath, kubeconfigYaml(server, caPem, adminToken), { mode: 0o600 });
+
+    return {
+      server,
+      caPem,
+      adminToken,
+      kubeconfigPath,
+      etcdUrl,
+      runDir,
+      pids: { etcd: etcd.pid ?? 0, apiserver: apiserver.pid ?? 0 },
+      killNow,
+      stop: async () => {
+        await stopChild(apiserver, options.clock);
+        await stopChild(etcd, options.clock);
+        await rm(runDir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    killNow();
+    throw err;
+  }
+}
+
+/** A kubeconfig for the admin token, as `kubectl --kubeconfig` reads it. */
+export function kubeconfigYaml(server: string, caPem: string, token: string): string {
+  const ca = Buffer.from(caPem).toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: ironet',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${ca}`,
+    'users:',
+    '- name: admin',
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: ironet',
+    '  context:',
+    '    cluster: ironet',
+    '    user: admin',
+    'current-context: ironet',
+    '',
+  ].join('\n');
+}
+
+async function waitFor(
+  clock: Clock,
+  timeoutMs: number,
+  what: string,
+  child: ChildProcess,
+  runDir: string,
+  ready: () => Promise<boolean>,
+): Promise<void> {
+  const deadline = clock.monotonicMs() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new TransientError(`${what} exited (${child.exitCode ?? child.signalCode}) during start:\n${await tail(runDir, what)}`);
+    }
+    try {
+      if (await ready()) return;
+    } catch {
+      /* not up yet */
+    }
+    if (clock.monotonicMs() > deadline) throw new TransientError(`${what} not ready within ${timeoutMs} ms:\n${await tail(runDir, what)}`);
+    await clock.sleep(100);
+  }
+}
+
+async function tail(runDir: string, what: string): Promise<string> {
+  const file = path.join(runDir, `${what === 'etcd' ? 'etcd' : 'apiserver'}.log`);
+  try {
+    return (await readFile(file, 'utf8')).split('\n').slice(-25).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+function httpGet(url: string, auth?: { ca: string; token: string }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const onResponse = (res: http.IncomingMessage): void => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve(body));
+    };
+    const req =
+      u.protocol === 'https:'
+        ? https.get(u, { ca: auth?.ca, headers: auth ? { Authorization: `Bearer ${auth.token}` } : {} }, onResponse)
+        : http.get(u, onResponse);
+    req.setTimeout(2000, () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+function safeKill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
+async function stopChild(child: ChildProcess, clock: Clock, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  safeKill(child.pid, 'SIGTERM');
+  const timedOut = clock.sleep(graceMs).then(() => 'timeout' as const);
+  if ((await Promise.race([exited.then(() => 'exited' as const), timedOut])) === 'timeout') {
+    safeKill(child.pid, 'SIGKILL');
+    await exited;
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * An informer: list, then watch from the list's resourceVersion, keeping a cache
+ * and calling back with added / updated / deleted.
+ *
+ * - A watch the server ends normally (timeoutSeconds) resumes from the last
+ *   resourceVersion seen (events and bookmarks), without a relist.
+ * - 410 Gone (the version was compacted away) relists at once; the relist is
+ *   diffed against the cache, so handlers see the changes they missed as
+ *   ordinary added / updated / deleted events.
+ * - Any other failure retries after a capped, jittered backoff.
+ * - Handler exceptions are logged and never stop the informer.
+ * - `run(signal)` returns when the signal aborts.
+ *
+ * list and watch are injected (as in kubernetes-client/javascript's informer),
+ * so the loop is testable without a server; `informerFor` binds them to a
+ * {@link ResourceClient}.
+ */
+import { createBackoff } from '../core/backoff.js';
+import { abortReason, type Clock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { GoneError } from './errors.js';
+import type { ResourceClient } from './resource-client.js';
+import type { KubeObject, ListOptions, ListResult, WatchEvent } from './types.js';
+import { objectKey } from './types.js';
+
+export interface ListWatch<T> {
+  list(signal: AbortSignal): Promise<ListResult<T>>;
+  /** Resolves when the server ends the stream; rejects on failure (GoneError for 410). */
+  watch(resourceVersion: string, onEvent: (event: WatchEvent<T>) => void, signal: AbortSignal): Promise<void>;
+}
+
+export type InformerEvent<T> =
+  | { readonly type: 'added'; readonly object: T }
+  | { readonly type: 'updated'; readonly object: T; readonly old: T }
+  | { readonly type: 'deleted'; readonly object: T };
+
+export interface InformerOptions<T> {
+  readonly name: string;
+  readonly listWatch: ListWatch<T>;
+  readonly onEvent?: (event: InformerEvent<T>) => void;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly random?: () => number;
+  readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /** A watch that ends sooner than this without delivering anything counts as a failure (backoff). */
+  readonly minHealthyWatchMs?: number;
+}
+
+export interface InformerStats {
+  lists: number;
+  watches: number;
+  relistsAfterGone: number;
+  failures: number;
+}
+
+export class Informer<T extends KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private lastResourceVersion = '';
+  private synced = false;
+  private readonly syncWaiters: (() => void)[] = [];
+  readonly stats: InformerStats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0 };
+
+  constructor(private readonly options: InformerOptions<T>) {}
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+  get resourceVersion(): string {
+    return this.lastResourceVersion;
+  }
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  /** Resolves once the first list has been applied (or rejects when `signal` aborts first). */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortReason(signal));
+      signal?.addEventListener('abort', () => reject(abortReason(signal)), { once: true });
+      this.syncWaiters.push(resolve);
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const { clock, logger, listWatch } = this.options;
+    const log = logger.child({ informer: this.options.name });
+    const backoff = createBackoff({
+      initialMs: this.options.backoff?.initialMs ?? 200,
+      maxMs: this.options.backoff?.maxMs ?? 30_000,
+      jitter: 'equal',
+      random: this.options.random ?? Math.random,
+    });
+    const minHealthyWatchMs = this.options.minHealthyWatchMs ?? 1_000;
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          this.stats.lists++;
+          const result = await listWatch.list(signal);
+          this.replace(result.items, result.resourceVersion);
+          needList = false;
+          backoff.reset();
+        }
+        this.stats.watches++;
+        const startedMs = clock.monotonicMs();
+        let delivered = 0;
+        await listWatch.watch(
+          this.lastResourceVersion,
+          (event) => {
+            delivered++;
+            this.apply(event);
+          },
+          signal,
+        );
+        if (delivered > 0 || clock.monotonicMs() - startedMs >= minHealthyWatchMs) {
+          backoff.reset();
+          continue;
+        }
+        await clock.sleep(backoff.nextDelayMs(), signal);
+      } catch (err) {
+        if (signal.aborted) break;
+        if (err instanceof GoneError) {
+          this.stats.relistsAfterGone++;
+          log.info({ reason: 'gone', resourceVersion: this.lastResourceVersion }, 'resourceVersion expired; relisting');
+          needList = true;
+          continue;
+        }
+        this.stats.failures++;
+        const delayMs = backoff.nextDelayMs();
+        log.warn({ err: describeError(err), reason: needList ? 'listFailed' : 'watchFailed', delayMs }, 'informer retrying');
+        try {
+          await clock.sleep(delayMs, signal);
+        } catch {
+          break;
+        }
+      }
+    }
+  }
+
+  /** Applies a full list: emits what changed relative to the cache. */
+  private replace(items: T[], resourceVersion: string): void {
+    const seen = new Set<string>();
+    for (const item of items) {
+      const key = objectKey(item);
+      seen.add(key);
+      const old = this.cache.get(key);
+      this.cache.set(key, item);
+      if (!old) this.emit({ type: 'added', object: item });
+      else if (old.metadata.resourceVersion !== item.metadata.resourceVersion) this.emit({ type: 'updated', object: item, old });
+    }
+    for (const [key, old] of [...this.cache]) {
+      if (!seen.has(key)) {
+        this.cache.delete(key);
+        this.emit({ type: 'deleted', object: old });
+      }
+    }
+    this.lastResourceVersion = resourceVersion;
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  private apply(event: WatchEvent<T>): void {
+    const rv = event.object.metadata.resourceVersion;
+    if (rv) this.lastResourceVersion = rv;
+    if (event.type === 'BOOKMARK') return;
+    const key = objectKey(event.object);
+    const old = this.cache.get(key);
+    if (event.type === 'DELETED') {
+      this.cache.delete(key);
+      this.emit({ type: 'deleted', object: event.object });
+      return;
+    }
+    this.cache.set(key, event.object);
+    this.emit(old ? { type: 'updated', object: event.object, old } : { type: 'added', object: event.object });
+  }
+
+  private emit(event: InformerEvent<T>): void {
+    if (!this.options.onEvent) return;
+    try {
+      this.options.onEvent(event);
+    } catch (err) {
+      this.options.logger.error({ err: describeError(err), informer: this.options.name }, 'informer handler failed');
+    }
+  }
+}
+
+export interface InformerForOptions<T> extends Omit<InformerOptions<T>, 'listWatch'> {
+  readonly namespace?: string;
+  readonly selectors?: Omit<ListOptions, 'limit'>;
+  /** Server-side watch timeout; the informer resumes after it. Default 300 s. */
+  readonly watchTimeoutSeconds?: number;
+}
+
+/** An informer over a real resource. */
+export function informerFor<T extends KubeObject>(client: ResourceClient<T>, options: InformerForOptions<T>): Informer<T> {
+  const { namespace, selectors, watchTimeoutSeconds, ...rest } = options;
+  return new Informer<T>({
+    ...rest,
+    listWatch: {
+      list: (signal) => client.list(namespace, selectors, signal),
+      watch: (resourceVersion, onEvent, signal) =>
+        client.watch({ namespace, resourceVersion, ...selectors, timeoutSeconds: watchTimeoutSeconds ?? 300, signal }, onEvent),
+    },
+  });
+}

@@ -1,0 +1,33 @@
+/** Every resource ironet reads or writes, in one place. */
+import type { ResourceRef } from './types.js';
+
+const ref = (group: string, version: string, plural: string, kind: string, namespaced = true): ResourceRef => ({
+  group,
+  version,
+  plural,
+  kind,
+  namespaced,
+});
+
+export const RESOURCES = {
+  namespace: ref('', 'v1', 'namespaces', 'Namespace', false),
+  configMap: ref('', 'v1', 'configmaps', 'ConfigMap'),
+  secret: ref('', 'v1', 'secrets', 'Secret'),
+  pod: ref('', 'v1', 'pods', 'Pod'),
+  serviceAccount: ref('', 'v1', 'serviceaccounts', 'ServiceAccount'),
+  lease: ref('coordination.k8s.io', 'v1', 'leases', 'Lease'),
+  event: ref('events.k8s.io', 'v1', 'events', 'Event'),
+  role: ref('rbac.authorization.k8s.io', 'v1', 'roles', 'Role'),
+  roleBinding: ref('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding'),
+  clusterRole: ref('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
+  clusterRoleBinding: ref('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
+  customResourceDefinition: ref('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
+  ipPool: ref('ipam.metal3.io', 'v1alpha1', 'ippools', 'IPPool'),
+  ipClaim: ref('ipam.metal3.io', 'v1alpha1', 'ipclaims', 'IPClaim'),
+  ipAddress: ref('ipam.metal3.io', 'v1alpha1', 'ipaddresses', 'IPAddress'),
+  capiIpAddressClaim: ref('ipam.cluster.x-k8s.io', 'v1beta2', 'ipaddressclaims', 'IPAddressClaim'),
+  capiIpAddress: ref('ipam.cluster.x-k8s.io', 'v1beta2', 'ipaddresses', 'IPAddress'),
+  bareMetalHost: ref('metal3.io', 'v1alpha1', 'baremetalhosts', 'BareMetalHost'),
+  hardwareData: ref('metal3.io', 'v1alpha1', 'hardwaredata', 'HardwareData'),
+  networkAttachmentDefinition: ref('k8s.cni.cncf.io', 'v1', 'network-attachment-definitions', 'NetworkAttachmentDefinition'),
+} as const satisfies Record<string, ResourceRef>;

@@ -1,0 +1,80 @@
+/**
+ * The import boundaries of DESIGN.md are enforced by `npm run lint`: the real
+ * config wires the rules as errors, and the rules fire on code that crosses a
+ * boundary (and stay quiet on code that does not).
+ */
+import { expect } from 'chai';
+import { ESLint } from 'eslint';
+import path from 'node:path';
+import tseslint from 'typescript-eslint';
+import boundaries from '../../eslint/boundaries.js';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+
+const linter = new ESLint({
+  cwd: repoRoot,
+  overrideConfigFile: true,
+  overrideConfig: [
+    {
+      files: ['**/*.ts'],
+      languageOptions: { parser: tseslint.parser },
+      plugins: { ironet: boundaries },
+      rules: { 'ironet/layers': 'error', 'ironet/env-only-in-cmd': 'error' },
+    },
+  ],
+});
+
+async function messagesFor(file: string, code: string): Promise<string[]> {
+  const [result] = await linter.lintText(code, { filePath: path.join(repoRoot, file) });
+  return (result?.messages ?? []).map((m) => m.message);
+}
+
+describe('lint: import boundaries', () => {
+  it('the project config turns both rules on as errors for src/', async () => {
+    const real = new ESLint({ cwd: repoRoot });
+    const config = (await real.calculateConfigForFile(path.join(repoRoot, 'src/ipam/allocator.ts'))) as { rules: Record<string, unknown> };
+    expect(config.rules['ironet/layers']).to.deep.equal([2]);
+    expect(config.rules['ironet/env-only-in-cmd']).to.deep.equal([2]);
+  });
+
+  const violations: [string, string, RegExp][] = [
+    ['src/ipam/allocator.ts', "import { KubeClient } from '../kube/kube-client.js';", /src\/ipam \(capability\) may not import src\/kube \(adapter\)/],
+    ['src/ipam/allocator.ts', "import { KubeConfig } from '@kubernetes/client-node';", /only src\/kube may use the Kubernetes client/],
+    ['src/vip/announcer.ts', "import dgram from 'node:dgram';", /only src\/host may use sockets/],
+    ['src/dhcp/server.ts', "import { createSocket } from 'dgram';", /only src\/host may use sockets/],
+    ['src/multus/attach.ts', "import { spawn } from 'node:child_process';", /only src\/host may use child processes/],
+    ['src/vip/garp.ts', "import addon from '../../native/build/Release/ironet.node';", /only src\/host may use netlink and the native addon/],
+    ['src/core/ip.ts', "import { plan } from '../ipam/plan.js';", /src\/core \(core\) may not import src\/ipam/],
+    ['src/kube/informer.ts', "import { netlink } from '../host/netlink.js';", /adapters implement capability ports; they do not call each other/],
+    ['src/ipam/allocator.ts', "import pino from 'pino';", /only src\/log and src\/cmd may use pino/],
+    ['src/core/ip.ts', "export * from '../kube/types.js';", /may not import src\/kube/],
+    ['src/ipam/allocator.ts', "const m = await import('../kube/kube-client.js');", /may not import src\/kube/],
+    ['src/ipam/allocator.ts', 'const x = process.env.IRONET_POOL;', /may not read process.env/],
+    ['src/config/load.ts', 'const a = process.argv[2];', /may not read process.argv/],
+    ['src/ipam/allocator.ts', "import { loadConfig } from '../config/load.js';", /src\/ipam \(capability\) may not import src\/config/],
+  ];
+  for (const [file, code, expected] of violations) {
+    it(`rejects in ${file}: ${code}`, async () => {
+      const messages = await messagesFor(file, code);
+      expect(messages, messages.join('\n')).to.have.length(1);
+      expect(messages[0]).to.match(expected);
+    });
+  }
+
+  const allowed: [string, string][] = [
+    ['src/ipam/allocator.ts', "import { parseIp } from '../core/ip.js';"],
+    ['src/dhcp/handlers.ts', "import { allocate } from '../ipam/allocator.js';"],
+    ['src/kube/ipam-store.ts', "import type { IpamStore } from '../ipam/ports.js';"],
+    ['src/kube/rest.ts', "import { KubeConfig } from '@kubernetes/client-node';"],
+    ['src/host/packet.ts', "import dgram from 'node:dgram';"],
+    ['src/cmd/main.ts', "import { KubeClient } from '../kube/kube-client.js';\nimport { x } from '../host/x.js';\nconst e = process.env.HOME;"],
+    ['src/config/load.ts', "import type { Pool } from '../ipam/types.js';"],
+    ['src/log/logger.ts', "import pino from 'pino';"],
+    ['scripts/test.ts', "import { spawnSync } from 'node:child_process';\nconst a = process.argv;"],
+  ];
+  for (const [file, code] of allowed) {
+    it(`allows in ${file}: ${code.split('\n')[0]}`, async () => {
+      expect(await messagesFor(file, code)).to.deep.equal([]);
+    });
+  }
+});
