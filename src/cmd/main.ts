@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+/**
+ * `ironet <command>`: the one entry point. Reads argv and the environment,
+ * turns them into typed configuration, and hands over to a composition root.
+ * Configuration errors exit 2 with a message naming the setting.
+ */
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { parseCommandLine, USAGE, type Command } from '../config/command-line.js';
+import { ConfigError, describeError } from '../core/errors.js';
+import { runController } from './controller.js';
+import { runDev } from './dev.js';
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+async function main(): Promise<number> {
+  let command: Command;
+  try {
+    command = parseCommandLine(process.argv.slice(2), { env: process.env, isTty: process.stderr.isTTY, hostname: hostname() });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`ironet: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+  switch (command.command) {
+    case 'help':
+      console.log(USAGE);
+      return 0;
+    case 'version':
+      console.log(version());
+      return 0;
+    case 'controller':
+      return runController(command, { version: version(), env: process.env });
+    case 'dev':
+      return runDev(command, { version: version(), env: process.env });
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(`ironet: ${err instanceof ConfigError ? err.message : describeError(err)}`);
+    if (!(err instanceof ConfigError) && err instanceof Error && err.stack) console.error(err.stack);
+    process.exitCode = err instanceof ConfigError ? 2 : 1;
+  },
+);

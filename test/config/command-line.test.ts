@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import { parseCommandLine, type ParseContext } from '../../src/config/command-line.js';
+import { ConfigError } from '../../src/core/errors.js';
+
+const ctx = (env: Record<string, string> = {}, isTty = false): ParseContext => ({ env, isTty, hostname: 'node-1' });
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('parseCommandLine', () => {
+  it('gives the controller sane defaults', () => {
+    expect(parseCommandLine(['controller'], ctx())).to.deep.equal({
+      command: 'controller',
+      logLevel: 'info',
+      logFormat: 'json',
+      kubeconfig: undefined,
+      context: undefined,
+      namespace: undefined,
+      metricsHost: '0.0.0.0',
+      metricsPort: 8080,
+      podName: 'node-1',
+    });
+  });
+
+  it('uses text logs on a terminal, JSON otherwise', () => {
+    expect(parseCommandLine(['dev'], ctx({}, true))).to.include({ logFormat: 'text' });
+    expect(parseCommandLine(['dev'], ctx({}, false))).to.include({ logFormat: 'json' });
+  });
+
+  it('flags win over environment variables, which win over defaults', () => {
+    const env = { KUBECONFIG: '/env/kc', IRONET_METRICS_PORT: '9000', IRONET_LOG_LEVEL: 'debug', POD_NAME: 'ironet-0', IRONET_NAMESPACE: 'metal3' };
+    expect(parseCommandLine(['controller'], ctx(env))).to.include({ kubeconfig: '/env/kc', metricsPort: 9000, logLevel: 'debug', podName: 'ironet-0', namespace: 'metal3' });
+    expect(parseCommandLine(['controller', '--kubeconfig', '/flag/kc', '--metrics-port=9100', '--log-level', 'warn'], ctx(env))).to.include({
+      kubeconfig: '/flag/kc',
+      metricsPort: 9100,
+      logLevel: 'warn',
+    });
+  });
+
+  it('treats empty environment variables as unset', () => {
+    expect(parseCommandLine(['controller'], ctx({ KUBECONFIG: '', IRONET_METRICS_PORT: '' }))).to.include({ kubeconfig: undefined, metricsPort: 8080 });
+  });
+
+  const bad: [string[], Record<string, string>, string, RegExp][] = [
+    [['controller', '--metrics-port', 'http'], {}, '--metrics-port', /"http" is not a TCP port/],
+    [['controller', '--metrics-port', '70000'], {}, '--metrics-port', /not a TCP port/],
+    [['controller'], { IRONET_METRICS_PORT: '-1' }, '--metrics-port', /not a TCP port/],
+    [['controller', '--log-level', 'loud'], {}, '--log-level', /"loud" is not one of debug, info, warn, error/],
+    [['dev', '--log-format', 'xml'], {}, '--log-format', /not one of json, text/],
+    [['controller', '--frobnicate'], {}, 'flags', /frobnicate/],
+    [['controller', 'extra'], {}, 'flags', /extra/],
+    [['launch'], {}, 'command', /unknown command "launch"; run `ironet help`/],
+  ];
+  for (const [argv, env, setting, message] of bad) {
+    it(`rejects ${argv.join(' ')} ${JSON.stringify(env)} naming ${setting}`, () => {
+      const err = configError(() => parseCommandLine(argv, ctx(env)));
+      expect(err.setting).to.equal(setting);
+      expect(err.message).to.match(message);
+    });
+  }
+
+  it('answers help and version', () => {
+    expect(parseCommandLine([], ctx())).to.deep.equal({ command: 'help', topic: undefined });
+    expect(parseCommandLine(['controller', '--help'], ctx())).to.deep.equal({ command: 'help', topic: 'controller' });
+    expect(parseCommandLine(['--version'], ctx())).to.deep.equal({ command: 'version' });
+  });
+});
