@@ -10,7 +10,7 @@ import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ResourceClient } from './resource-client.js';
 import { formatMicroTime } from './time.js';
-import type { KubeObject } from './types.js';
+import type { KubeObject } from '../core/object-meta.js';
 
 export interface EventObject extends KubeObject {
   eventTime: string;

@@ -21,7 +21,8 @@ import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { GoneError } from './errors.js';
 import type { ResourceClient } from './resource-client.js';
-import type { KubeObject, ListOptions, ListResult, WatchEvent } from './types.js';
+import type { ListOptions, ListResult, WatchEvent } from './types.js';
+import type { KubeObject } from '../core/object-meta.js';
 import { objectKey } from './types.js';
 
 export interface ListWatch<T> {

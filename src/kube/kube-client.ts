@@ -7,7 +7,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { RestClient } from './rest.js';
 import { ResourceClient } from './resource-client.js';
-import type { KubeObject, ResourceRef } from './types.js';
+import type { ResourceRef } from './types.js';
+import type { KubeObject } from '../core/object-meta.js';
 
 export type KubeSource =
   | { readonly kind: 'kubeconfig'; readonly path?: string; readonly context?: string }

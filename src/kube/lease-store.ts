@@ -5,7 +5,7 @@
  */
 import type { ObjectId, ResourceClient } from './resource-client.js';
 import { formatMicroTime, parseKubeTime } from './time.js';
-import type { KubeObject } from './types.js';
+import type { KubeObject } from '../core/object-meta.js';
 
 export interface LeaseObject extends KubeObject {
   spec?: {

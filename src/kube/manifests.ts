@@ -11,7 +11,7 @@ import { TransientError } from '../core/errors.js';
 import { isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
 import { RESOURCES } from './resources.js';
-import type { KubeObject } from './types.js';
+import type { KubeObject } from '../core/object-meta.js';
 
 /** Every object in the `.yaml`/`.yml` files of `dir` (sorted by file name), or in one file. */
 export async function loadManifests(fileOrDir: string): Promise<KubeObject[]> {

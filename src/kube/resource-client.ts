@@ -7,7 +7,8 @@
 import { isNotFound, kubeErrorFor } from './errors.js';
 import type { RestClient } from './rest.js';
 import { CONTENT_TYPE } from './rest.js';
-import type { KubeObject, KubeStatus, ListOptions, ListResult, ResourceRef, WatchEvent, WatchEventType } from './types.js';
+import type { KubeStatus, ListOptions, ListResult, ResourceRef, WatchEvent, WatchEventType } from './types.js';
+import type { KubeObject } from '../core/object-meta.js';
 import { apiVersionOf } from './types.js';
 
 export interface ObjectId {

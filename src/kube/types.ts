@@ -1,7 +1,9 @@
 /**
- * The shapes this adapter speaks: just enough of ObjectMeta and the list/watch
- * envelopes to be generic over every resource, built-in or custom.
+ * The shapes this adapter speaks: the list/watch envelopes and resource refs,
+ * generic over every resource, built-in or custom (object metadata lives in
+ * src/core/object-meta.ts, shared with the capabilities).
  */
+import type { KubeObject, ObjectMeta } from '../core/object-meta.js';
 
 /** Where a resource lives in the API: `/api/v1/...` for the core group, `/apis/<group>/<version>/...` otherwise. */
 export interface ResourceRef {
@@ -10,36 +12,6 @@ export interface ResourceRef {
   readonly plural: string;
   readonly kind: string;
   readonly namespaced: boolean;
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-}
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
 }
 
 export interface ListResult<T> {

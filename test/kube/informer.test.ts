@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import type { Logger } from '../../src/core/logger.js';
 import { ApiUnavailableError, GoneError } from '../../src/kube/errors.js';
 import { Informer, type InformerEvent, type ListWatch } from '../../src/kube/informer.js';
-import type { KubeObject, ListResult, WatchEvent } from '../../src/kube/types.js';
+import type { ListResult, WatchEvent } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
 
 type Obj = KubeObject & { v?: number };

@@ -11,7 +11,8 @@ import { EventRecorder, type EventObject } from '../../src/kube/event-recorder.j
 import { informerFor, Informer, type InformerEvent } from '../../src/kube/informer.js';
 import { LeaseStore, type LeaseObject } from '../../src/kube/lease-store.js';
 import { RESOURCES } from '../../src/kube/resources.js';
-import type { KubeObject, WatchEvent } from '../../src/kube/types.js';
+import type { WatchEvent } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
 import { clientWithToken, freshNamespace, testCluster, tokenFor } from '../support/cluster.js';
 
 interface IpPool extends KubeObject {

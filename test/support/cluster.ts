@@ -17,7 +17,7 @@ import { connectKube, type KubeClient } from '../../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../../src/kube/manifests.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
 
 export const repoRoot = path.resolve(import.meta.dirname, '../..');
 
