@@ -1,16 +1,22 @@
 /**
  * Composition root of `ironet controller`: logger, metrics registry, API
- * connection, health server, then the controller's capabilities, until
- * SIGTERM. Capabilities arrive with their issues (IPAM first).
+ * connection, health server, then the controller's capabilities (IPAM), until
+ * SIGTERM.
  */
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { ControllerConfig } from '../config/command-line.js';
+import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { EventRecorder, type EventObject } from '../kube/event-recorder.js';
 import { connectKube, type KubeClient, type KubeSource } from '../kube/kube-client.js';
+import { RESOURCES } from '../kube/resources.js';
+import { resourceOfPath } from '../kube/rest.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
-import { shutdownSignal, untilAborted } from './shutdown.js';
+import { kubeRequestMetrics } from '../metrics/kube-requests.js';
+import { startIpam } from './ipam.js';
+import { shutdownSignal } from './shutdown.js';
 
 export interface RunContext {
   readonly version: string;
@@ -20,6 +26,8 @@ export interface RunContext {
   /** Use this connection instead of building one from the config (`ironet dev`). */
   readonly kube?: KubeClient;
   readonly logger?: Logger;
+  /** Called once the controller is Ready (caches synced). */
+  readonly onReady?: () => void;
 }
 
 export function kubeSourceFor(config: { kubeconfig: string | undefined; context: string | undefined }, env: RunContext['env']): KubeSource {
@@ -31,39 +39,76 @@ export function kubeSourceFor(config: { kubeconfig: string | undefined; context:
 export async function runController(config: ControllerConfig, ctx: RunContext): Promise<number> {
   const logger = ctx.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, component: 'controller' });
   const signal = ctx.signal ?? shutdownSignal();
+  const clock = systemClock;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'ironet_' });
   new Gauge({ name: 'ironet_build_info', help: 'Always 1; labels carry the build.', labelNames: ['version', 'component'], registers: [registry] })
     .labels(ctx.version, 'controller')
     .set(1);
+  const observeRequest = kubeRequestMetrics(registry);
 
-  const kube = ctx.kube ?? connectKube(kubeSourceFor(config, ctx.env), { userAgent: `ironet-controller/${ctx.version}` });
-  let apiReachable: string | undefined = 'not checked yet';
+  const kube =
+    ctx.kube ??
+    connectKube(kubeSourceFor(config, ctx.env), {
+      userAgent: `ironet-controller/${ctx.version}`,
+      observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
+    });
+  const readiness = { apiserver: 'not checked yet' as string | undefined, ipam: 'caches not synced yet' as string | undefined };
   const health = await startHealthServer({
     registry,
     host: config.metricsHost,
     port: config.metricsPort,
-    readiness: [{ name: 'apiserver', check: () => apiReachable }],
+    readiness: [
+      { name: 'apiserver', check: () => readiness.apiserver },
+      { name: 'ipam', check: () => readiness.ipam },
+    ],
   });
   logger.info({ port: health.port }, 'serving /metrics, /healthz and /readyz');
+  const cleanup = async (): Promise<void> => {
+    await health.close();
+    if (!ctx.kube) kube.close();
+  };
 
   try {
     const version = await kube.rest.request<{ gitVersion?: string }>({ method: 'GET', path: '/version', signal });
-    apiReachable = undefined;
+    readiness.apiserver = undefined;
     logger.info({ server: kube.rest.server.origin, kubernetes: version.gitVersion, namespace: config.namespace ?? '(all)' }, 'connected to the API server');
   } catch (err) {
+    await cleanup();
     if (signal.aborted) return 0;
-    apiReachable = describeError(err);
-    logger.error({ err: apiReachable, server: kube.rest.server.origin }, 'cannot reach the API server');
-    await health.close();
-    if (!ctx.kube) kube.close();
+    logger.error({ err: describeError(err), server: kube.rest.server.origin }, 'cannot reach the API server');
     return 1;
   }
 
-  logger.info({ capabilities: [] }, 'controller running; no capabilities are enabled in this build yet');
-  await untilAborted(signal);
+  const events = new EventRecorder(kube.resource<EventObject>(RESOURCES.event), {
+    controller: 'ironet.io/controller',
+    instance: config.podName,
+    clock,
+    logger,
+  });
+  const ipam = await startIpam(
+    {
+      kube,
+      registry,
+      events,
+      clock,
+      logger,
+      namespace: config.namespace,
+      maxClaimsPerPass: config.ipamBatchSize,
+      writeConcurrency: config.ipamWriteConcurrency,
+    },
+    signal,
+  );
+  ipam.synced.then(
+    () => {
+      readiness.ipam = undefined;
+      logger.info({ capabilities: ['ipam'], capi: ipam.capi }, 'controller ready');
+      ctx.onReady?.();
+    },
+    () => {},
+  );
+  await ipam.done;
   logger.info({ reason: describeError(signal.reason) }, 'shutting down');
-  await health.close();
-  if (!ctx.kube) kube.close();
+  await cleanup();
   return 0;
 }

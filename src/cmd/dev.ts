@@ -82,6 +82,8 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
         metricsHost: '127.0.0.1',
         metricsPort: config.metricsPort,
         podName: 'ironet-dev',
+        ipamBatchSize: 500,
+        ipamWriteConcurrency: 32,
       },
       { ...ctx, signal, kube, logger: createLogger({ level: config.logLevel, format: config.logFormat, component: 'controller' }) },
     );

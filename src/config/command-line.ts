@@ -27,6 +27,10 @@ export interface ControllerConfig extends CommonConfig, KubeConnectionConfig {
   /** Watch one namespace, or all when undefined. */
   readonly namespace: string | undefined;
   readonly podName: string;
+  /** New addresses per IPAM pass per pool. */
+  readonly ipamBatchSize: number;
+  /** API writes in flight at once within an IPAM pass. */
+  readonly ipamWriteConcurrency: number;
 }
 
 export interface DevConfig extends CommonConfig {
@@ -61,6 +65,8 @@ controller flags:
   --metrics-host ADDR    [IRONET_METRICS_HOST]  default 0.0.0.0
   --metrics-port PORT    [IRONET_METRICS_PORT]  /metrics, /healthz, /readyz; default 8080
   --pod-name NAME        [POD_NAME]             reported on Events and Leases; default the host name
+  --ipam-batch-size N    [IRONET_IPAM_BATCH_SIZE]        new addresses per pool per pass; default 500
+  --ipam-write-concurrency N [IRONET_IPAM_WRITE_CONCURRENCY] API writes in flight per pass; default 32
 
 dev flags:
   --metrics-port PORT    [IRONET_METRICS_PORT]  default 8080
@@ -109,6 +115,8 @@ function parseController(args: readonly string[], ctx: ParseContext): Command {
     'metrics-host': { type: 'string' },
     'metrics-port': { type: 'string' },
     'pod-name': { type: 'string' },
+    'ipam-batch-size': { type: 'string' },
+    'ipam-write-concurrency': { type: 'string' },
   });
   if (values.help) return { command: 'help', topic: 'controller' };
   return {
@@ -120,6 +128,8 @@ function parseController(args: readonly string[], ctx: ParseContext): Command {
     metricsHost: values['metrics-host'] ?? nonEmpty(ctx.env.IRONET_METRICS_HOST) ?? '0.0.0.0',
     metricsPort: port('--metrics-port', values['metrics-port'] ?? nonEmpty(ctx.env.IRONET_METRICS_PORT), 8080),
     podName: values['pod-name'] ?? nonEmpty(ctx.env.POD_NAME) ?? ctx.hostname,
+    ipamBatchSize: positiveInt('--ipam-batch-size', values['ipam-batch-size'] ?? nonEmpty(ctx.env.IRONET_IPAM_BATCH_SIZE), 500),
+    ipamWriteConcurrency: positiveInt('--ipam-write-concurrency', values['ipam-write-concurrency'] ?? nonEmpty(ctx.env.IRONET_IPAM_WRITE_CONCURRENCY), 32),
   };
 }
 
@@ -174,4 +184,10 @@ function port(flag: string, value: string | undefined, fallback: number): number
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 0 || n > 65535) throw new ConfigError(flag, `${JSON.stringify(value)} is not a TCP port (0-65535; 0 picks a free one)`);
   return n;
+}
+
+function positiveInt(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^[1-9]\d*$/.test(value)) throw new ConfigError(flag, `${JSON.stringify(value)} is not a whole number above 0`);
+  return Number(value);
 }

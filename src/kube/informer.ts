@@ -25,6 +25,8 @@ import type { ListOptions, ListResult, WatchEvent } from './types.js';
 import type { KubeObject } from '../core/object-meta.js';
 import { objectKey } from './types.js';
 
+const MAX_TOMBSTONES = 10_000;
+
 export interface ListWatch<T> {
   list(signal: AbortSignal): Promise<ListResult<T>>;
   /** Resolves when the server ends the stream; rejects on failure (GoneError for 410). */
@@ -57,6 +59,8 @@ export interface InformerStats {
 
 export class Informer<T extends KubeObject> {
   private readonly cache = new Map<string, T>();
+  /** resourceVersion at which we deleted a key ourselves: older events for it are stale. */
+  private readonly tombstones = new Map<string, string>();
   private lastResourceVersion = '';
   private synced = false;
   private readonly syncWaiters: (() => void)[] = [];
@@ -143,6 +147,32 @@ export class Informer<T extends KubeObject> {
     }
   }
 
+  /**
+   * Applies the result of our own write at once, so the next reconcile pass
+   * sees it without waiting for the watch; the watch event that follows is then
+   * recognised by its resourceVersion and not emitted twice.
+   */
+  observe(obj: T): void {
+    const key = objectKey(obj);
+    const old = this.cache.get(key);
+    if (old && !isNewer(obj.metadata.resourceVersion, old.metadata.resourceVersion)) return;
+    const tomb = this.tombstones.get(key);
+    if (tomb !== undefined && !isNewer(obj.metadata.resourceVersion, tomb)) return; // the watch already saw it deleted
+    this.tombstones.delete(key);
+    this.cache.set(key, obj);
+    this.emit(old ? { type: 'updated', object: obj, old } : { type: 'added', object: obj });
+  }
+
+  /** Applies our own delete at once (see {@link observe}). */
+  observeDeleted(obj: T): void {
+    const key = objectKey(obj);
+    const old = this.cache.get(key);
+    if (obj.metadata.resourceVersion) this.bury(key, obj.metadata.resourceVersion);
+    if (!old) return;
+    this.cache.delete(key);
+    this.emit({ type: 'deleted', object: old });
+  }
+
   /** Applies a full list: emits what changed relative to the cache. */
   private replace(items: T[], resourceVersion: string): void {
     const seen = new Set<string>();
@@ -161,6 +191,7 @@ export class Informer<T extends KubeObject> {
       }
     }
     this.lastResourceVersion = resourceVersion;
+    this.tombstones.clear();
     if (!this.synced) {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w();
@@ -174,12 +205,24 @@ export class Informer<T extends KubeObject> {
     const key = objectKey(event.object);
     const old = this.cache.get(key);
     if (event.type === 'DELETED') {
+      if (rv) this.bury(key, rv);
+      if (!old) return; // already removed by observeDeleted
       this.cache.delete(key);
       this.emit({ type: 'deleted', object: event.object });
       return;
     }
+    const tomb = this.tombstones.get(key);
+    if (tomb !== undefined && !isNewer(rv, tomb)) return;
+    if (old && !isNewer(rv, old.metadata.resourceVersion)) return; // our own write, already applied
     this.cache.set(key, event.object);
     this.emit(old ? { type: 'updated', object: event.object, old } : { type: 'added', object: event.object });
+  }
+
+  /** Remembers that `key` was deleted at `rv`, so a late write-through or event cannot bring it back. */
+  private bury(key: string, rv: string): void {
+    this.tombstones.delete(key);
+    this.tombstones.set(key, rv);
+    if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value as string);
   }
 
   private emit(event: InformerEvent<T>): void {
@@ -210,4 +253,14 @@ export function informerFor<T extends KubeObject>(client: ResourceClient<T>, opt
         client.watch({ namespace, resourceVersion, ...selectors, timeoutSeconds: watchTimeoutSeconds ?? 300, signal }, onEvent),
     },
   });
+}
+
+/**
+ * Whether resourceVersion `a` is newer than `b`. resourceVersions are opaque
+ * to clients in general; the API server's are etcd revisions (decimal), and
+ * only those are compared. Anything else counts as newer, so it is applied.
+ */
+function isNewer(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return a !== b;
+  return BigInt(a) > BigInt(b);
 }

@@ -5,7 +5,8 @@
  * constructs client-node's KubeConfig.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { RestClient } from './rest.js';
+import { isNotFound } from './errors.js';
+import { RestClient, type RestClientOptions } from './rest.js';
 import { ResourceClient } from './resource-client.js';
 import type { ResourceRef } from './types.js';
 import type { KubeObject } from '../core/object-meta.js';
@@ -15,10 +16,7 @@ export type KubeSource =
   | { readonly kind: 'inCluster' }
   | { readonly kind: 'token'; readonly server: string; readonly token: string; readonly caPem: string };
 
-export interface KubeClientOptions {
-  readonly userAgent?: string;
-  readonly requestTimeoutMs?: number;
-}
+export type KubeClientOptions = RestClientOptions;
 
 export class KubeClient {
   readonly rest: RestClient;
@@ -37,6 +35,17 @@ export class KubeClient {
       this.clients.set(key, client);
     }
     return client as unknown as ResourceClient<T>;
+  }
+
+  /** Whether the server serves `group/version` (discovery), e.g. to skip CAPI when it is not installed. */
+  async servesApi(group: string, version: string): Promise<boolean> {
+    try {
+      await this.rest.request({ method: 'GET', path: group === '' ? `/api/${version}` : `/apis/${group}/${version}` });
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
   }
 
   close(): void {

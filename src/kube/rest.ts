@@ -34,7 +34,17 @@ export interface RestRequest {
   readonly timeoutMs?: number;
 }
 
+/** What the client reports about each finished request (for metrics). */
+export interface RequestObservation {
+  readonly verb: HttpVerb | 'WATCH';
+  readonly path: string;
+  /** HTTP status, or 0 when no answer came. */
+  readonly statusCode: number;
+  readonly durationMs: number;
+}
+
 export interface RestClientOptions {
+  readonly observe?: (o: RequestObservation) => void;
   readonly userAgent?: string;
   readonly requestTimeoutMs?: number;
   /** How long resolved credentials are reused before KubeConfig is asked again (token files rotate). */
@@ -65,14 +75,23 @@ export class RestClient {
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       credentialTtlMs: options.credentialTtlMs ?? 60_000,
       nowMs: options.nowMs ?? (() => Date.now()),
+      observe: options.observe ?? (() => {}),
     };
   }
 
   /** Sends one request and returns the parsed JSON body; non-2xx becomes a typed error. */
   async request<T>(req: RestRequest): Promise<T> {
-    const res = await this.send(req);
+    const started = performance.now();
+    let res: http.IncomingMessage;
+    try {
+      res = await this.send(req);
+    } catch (err) {
+      this.options.observe({ verb: req.method, path: req.path, statusCode: 0, durationMs: performance.now() - started });
+      throw err;
+    }
     const text = await readBody(res, req);
     const code = res.statusCode ?? 0;
+    this.options.observe({ verb: req.method, path: req.path, statusCode: code, durationMs: performance.now() - started });
     if (code >= 200 && code < 300) return (text === '' ? undefined : JSON.parse(text)) as T;
     throw kubeErrorFor({ statusCode: code, reason: res.statusMessage ?? '', verb: req.method, path: req.path }, parseStatus(text));
   }
@@ -85,6 +104,7 @@ export class RestClient {
     const full: RestRequest = { ...req, method: 'GET', timeoutMs: req.timeoutMs ?? 0 };
     const res = await this.send(full);
     const code = res.statusCode ?? 0;
+    this.options.observe({ verb: 'WATCH', path: req.path, statusCode: code, durationMs: 0 });
     if (code < 200 || code >= 300) {
       const text = await readBody(res, full);
       throw kubeErrorFor({ statusCode: code, reason: res.statusMessage ?? '', verb: 'WATCH', path: req.path }, parseStatus(text));
@@ -188,4 +208,18 @@ function parseStatus(text: string): KubeStatus | undefined {
   } catch {
     return text ? { message: text.slice(0, 500) } : undefined;
   }
+}
+
+/**
+ * The resource part of an API path, for metric labels: `ippools`,
+ * `ippools/status`, `namespaces` — never names or namespaces (bounded cardinality).
+ */
+export function resourceOfPath(path: string): string {
+  const parts = path.split('?')[0]!.split('/').filter(Boolean);
+  // /api/v1/... or /apis/<group>/<version>/...
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  const [resource, name, sub] = rest;
+  if (!resource) return parts[0] === 'apis' || parts[0] === 'api' ? 'discovery' : (parts[0] ?? '');
+  return name !== undefined && sub ? `${resource}/${sub}` : resource;
 }

@@ -3,7 +3,7 @@
  * generic over every resource, built-in or custom (object metadata lives in
  * src/core/object-meta.ts, shared with the capabilities).
  */
-import type { KubeObject, ObjectMeta } from '../core/object-meta.js';
+import type { ObjectMeta } from '../core/object-meta.js';
 
 /** Where a resource lives in the API: `/api/v1/...` for the core group, `/apis/<group>/<version>/...` otherwise. */
 export interface ResourceRef {

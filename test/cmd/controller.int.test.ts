@@ -15,6 +15,8 @@ const config: ControllerConfig = {
   metricsHost: '127.0.0.1',
   metricsPort: 18_080 + (process.pid % 1000),
   podName: 'test',
+  ipamBatchSize: 500,
+  ipamWriteConcurrency: 32,
 };
 
 describe('ironet controller (composition root)', () => {

@@ -26,6 +26,8 @@ describe('parseCommandLine', () => {
       metricsHost: '0.0.0.0',
       metricsPort: 8080,
       podName: 'node-1',
+      ipamBatchSize: 500,
+      ipamWriteConcurrency: 32,
     });
   });
 
@@ -53,6 +55,8 @@ describe('parseCommandLine', () => {
     [['controller', '--metrics-port', '70000'], {}, '--metrics-port', /not a TCP port/],
     [['controller'], { IRONET_METRICS_PORT: '-1' }, '--metrics-port', /not a TCP port/],
     [['controller', '--log-level', 'loud'], {}, '--log-level', /"loud" is not one of debug, info, warn, error/],
+    [['controller', '--ipam-batch-size', '0'], {}, '--ipam-batch-size', /"0" is not a whole number above 0/],
+    [['controller'], { IRONET_IPAM_WRITE_CONCURRENCY: 'many' }, '--ipam-write-concurrency', /"many" is not a whole number above 0/],
     [['dev', '--log-format', 'xml'], {}, '--log-format', /not one of json, text/],
     [['controller', '--frobnicate'], {}, 'flags', /frobnicate/],
     [['controller', 'extra'], {}, 'flags', /extra/],

@@ -186,6 +186,28 @@ describe('Informer', () => {
     await done;
   });
 
+  it('write-through: applies our own writes at once, and never resurrects an object the watch saw deleted', async () => {
+    let emit: ((e: WatchEvent<Obj>) => void) | undefined;
+    const lw = new ScriptedListWatch(
+      [async () => ({ items: [obj('a', '10')], resourceVersion: '10' })],
+      [(_rv, e, signal) => new Promise((_, reject) => { emit = e; signal.addEventListener('abort', () => reject(new Error('aborted'))); })],
+    );
+    const { informer, events, ac, done } = await start(lw);
+    informer.observe(obj('a', '12', 1));
+    expect(informer.get('ns/a')?.v).to.equal(1);
+    emit!({ type: 'MODIFIED', object: obj('a', '12', 1) }); // the echo of our write: not emitted twice
+    emit!({ type: 'MODIFIED', object: obj('a', '11') }); // older than what we wrote: ignored
+    expect(informer.get('ns/a')?.metadata.resourceVersion).to.equal('12');
+    emit!({ type: 'DELETED', object: obj('a', '13') });
+    informer.observe(obj('a', '13')); // a write response that lost the race with the DELETED event
+    expect(informer.get('ns/a')).to.equal(undefined);
+    informer.observe(obj('a', '20', 2)); // recreated later: accepted
+    expect(informer.get('ns/a')?.v).to.equal(2);
+    expect(describeEvents(events)).to.deep.equal(['added a@10', 'updated a@12', 'deleted a@13', 'added a@20']);
+    ac.abort();
+    await done;
+  });
+
   it('waitForSync resolves after the first list and rejects when aborted first', async () => {
     let releaseList: (() => void) | undefined;
     const lw = new ScriptedListWatch(

@@ -4,12 +4,15 @@
  * ../shared/upstream/crds installed unmodified plus the project's own, and
  * helpers for a fresh namespace per test and ServiceAccount-bound clients.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock.js';
+import { parse as parseYaml } from 'yaml';
 import {
   ensureApiServerBinaries,
+  kubeconfigYaml,
   startLocalApiServer,
   type LocalApiServer,
 } from '../../src/host/local-apiserver.js';
@@ -93,4 +96,40 @@ export async function tokenFor(namespace: string, serviceAccount: string): Promi
 export function clientWithToken(token: string): KubeClient {
   const { apiserver } = testCluster();
   return connectKube({ kind: 'token', server: apiserver.server, token, caPem: apiserver.caPem });
+}
+
+export type ChartComponent = 'controller';
+
+const clusterRolesCreated = new Set<string>();
+
+/**
+ * Grants a ServiceAccount exactly the rules the chart ships for `component`
+ * (charts/ironet/rbac/<component>-rules.yaml), bound in `namespace` (the code
+ * under test then watches that namespace only), and returns its token.
+ */
+export async function tokenWithChartRole(namespace: string, serviceAccount: string, component: ChartComponent): Promise<string> {
+  const { admin } = testCluster();
+  const roleName = `ironet-${component}-test`;
+  if (!clusterRolesCreated.has(roleName)) {
+    const rules = parseYaml(readFileSync(path.join(repoRoot, `charts/ironet/rbac/${component}-rules.yaml`), 'utf8')) as object[];
+    const roles = admin.resource(RESOURCES.clusterRole);
+    const existing = await roles.tryGet({ name: roleName });
+    const body = { metadata: { name: roleName, resourceVersion: existing?.metadata.resourceVersion }, rules } as KubeObject;
+    await (existing ? roles.replace(body) : roles.create(body));
+    clusterRolesCreated.add(roleName);
+  }
+  const token = await tokenFor(namespace, serviceAccount);
+  await admin.resource(RESOURCES.roleBinding).create({
+    metadata: { name: `${serviceAccount}-${component}`, namespace },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+    subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
+  } as KubeObject);
+  return token;
+}
+
+/** A kubeconfig file for a token, for code under test that runs as a separate process. */
+export async function writeKubeconfig(token: string, file: string): Promise<string> {
+  const { apiserver } = testCluster();
+  await writeFile(file, kubeconfigYaml(apiserver.server, apiserver.caPem, token), { mode: 0o600 });
+  return file;
 }

@@ -1,0 +1,84 @@
+/**
+ * Wires the IPAM capability: the Kubernetes-backed store (informers), the
+ * reconciler, and a work queue keyed by IPPool. Runs until the signal aborts.
+ */
+import { setMaxListeners } from 'node:events';
+import type { Registry } from 'prom-client';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { WorkQueue } from '../core/work-queue.js';
+import { createIpamMetrics } from '../ipam/metrics.js';
+import { IpamReconciler } from '../ipam/reconciler.js';
+import type { EventRecorder } from '../kube/event-recorder.js';
+import { KubeIpamStore } from '../kube/ipam-store.js';
+import type { KubeClient } from '../kube/kube-client.js';
+
+export interface IpamRuntimeOptions {
+  readonly kube: KubeClient;
+  readonly registry: Registry;
+  readonly events: EventRecorder;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly namespace: string | undefined;
+  readonly maxClaimsPerPass?: number;
+  readonly writeConcurrency?: number;
+  readonly resyncMs?: number;
+  readonly random?: () => number;
+}
+
+export interface IpamRuntime {
+  /** Resolves once every informer has listed (the controller is then Ready). */
+  readonly synced: Promise<void>;
+  readonly done: Promise<void>;
+  readonly capi: boolean;
+}
+
+export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal): Promise<IpamRuntime> {
+  const { kube, clock, logger } = options;
+  // Five informers, the queue's workers and timers all listen on the one shutdown signal.
+  setMaxListeners(64, signal);
+  const capi = await kube.servesApi('ipam.cluster.x-k8s.io', 'v1beta2');
+  if (!capi) logger.info({}, 'ipam.cluster.x-k8s.io/v1beta2 is not served: CAPI IPAddressClaims are ignored');
+  const metrics = createIpamMetrics(options.registry);
+  let queue: WorkQueue | undefined = undefined;
+  const store = new KubeIpamStore(kube, {
+    namespace: options.namespace,
+    clock,
+    logger,
+    events: options.events,
+    capi,
+    onPoolChanged: (key) => queue?.add(key),
+  });
+  const reconciler = new IpamReconciler({
+    store,
+    clock,
+    logger,
+    metrics,
+    random: options.random ?? Math.random,
+    maxClaimsPerPass: options.maxClaimsPerPass,
+    writeConcurrency: options.writeConcurrency,
+  });
+  queue = new WorkQueue({
+    name: 'ipam',
+    clock,
+    logger,
+    // One pool at a time: overlapping pools must not allocate concurrently.
+    concurrency: 1,
+    process: (key) => reconciler.reconcile(key),
+  });
+  const work = queue;
+  const informers = store.run(signal);
+  const synced = informers.synced.then(() => {
+    logger.info({ pools: store.poolKeys().length }, 'IPAM caches synced');
+    for (const key of store.poolKeys()) work.add(key);
+  });
+  const resync = async (): Promise<void> => {
+    const every = options.resyncMs ?? 10 * 60_000;
+    for (;;) {
+      await clock.sleep(every, signal);
+      for (const key of store.poolKeys()) work.add(key);
+    }
+  };
+  const done = Promise.all([informers.done, work.run(signal), resync().catch(() => undefined)]).then(() => undefined);
+  return { synced, done, capi };
+}

@@ -1,0 +1,111 @@
+/**
+ * The wire shapes of the objects IPAM reads and writes, as the upstream CRDs
+ * define them (ipam.metal3.io/v1alpha1 and ipam.cluster.x-k8s.io/v1beta2), and
+ * the fixed strings that make us a drop-in for metal3 ip-address-manager.
+ */
+import type { KubeObject } from '../core/object-meta.js';
+
+export const METAL3_IPAM_GROUP = 'ipam.metal3.io';
+export const METAL3_IPAM_VERSION = 'ipam.metal3.io/v1alpha1';
+export const CAPI_IPAM_VERSION = 'ipam.cluster.x-k8s.io/v1beta2';
+
+export const FINALIZERS = {
+  pool: 'ippool.ipam.metal3.io',
+  claim: 'ipclaim.ipam.metal3.io',
+  address: 'ipaddress.ipam.metal3.io',
+  capiClaim: 'ipam.metal3.io/ipaddressclaim',
+  capiAddress: 'ipam.metal3.io/ipaddress',
+} as const;
+
+/** Annotation on an IPClaim / IPAddressClaim asking for one specific address. */
+export const REQUESTED_IP_ANNOTATION = 'ipAddress';
+/** Pool annotation (CAPI): while present, the pool is left alone. */
+export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
+export const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';
+export const PROVIDER_LABEL = 'cluster.x-k8s.io/provider';
+export const PROVIDER_LABEL_VALUE = 'ipam-metal3';
+
+/**
+ * preAllocations keys that reserve an address instead of pre-allocating it to a
+ * claim: `reserved` or `reserved-<anything>` (e.g. `reserved-vip`). No claim,
+ * not even one of that name, ever gets such an address.
+ */
+export function isReservationKey(key: string): boolean {
+  return key === 'reserved' || key.startsWith('reserved-');
+}
+
+export interface PoolEntrySpec {
+  start?: string;
+  end?: string;
+  subnet?: string;
+  prefix?: number;
+  gateway?: string;
+  dnsServers?: string[];
+}
+
+export interface IpPoolObject extends KubeObject {
+  spec?: {
+    clusterName?: string;
+    namePrefix?: string;
+    pools?: PoolEntrySpec[];
+    prefix?: number;
+    gateway?: string;
+    dnsServers?: string[];
+    preAllocations?: Record<string, string>;
+    allocationStrategy?: string;
+  };
+  status?: { indexes?: Record<string, string>; lastUpdated?: string };
+}
+
+export interface ObjectRef {
+  name?: string;
+  namespace?: string;
+  kind?: string;
+  apiVersion?: string;
+  uid?: string;
+}
+
+export interface IpClaimObject extends KubeObject {
+  spec?: { pool?: ObjectRef };
+  status?: { address?: ObjectRef; errorMessage?: string };
+}
+
+export interface IpAddressObject extends KubeObject {
+  spec?: {
+    address?: string;
+    pool?: ObjectRef;
+    claim?: ObjectRef;
+    prefix?: number;
+    gateway?: string;
+    dnsServers?: string[];
+  };
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface CapiIpAddressClaimObject extends KubeObject {
+  spec?: { poolRef?: { apiGroup?: string; kind?: string; name?: string }; clusterName?: string };
+  status?: { addressRef?: { name?: string }; conditions?: Condition[] };
+}
+
+export interface CapiIpAddressObject extends KubeObject {
+  spec?: {
+    address?: string;
+    poolRef?: { apiGroup?: string; kind?: string; name?: string };
+    claimRef?: { name?: string };
+    prefix?: number;
+    gateway?: string;
+  };
+}
+
+/** A CAPI claim is ours when its poolRef names an ipam.metal3.io IPPool. */
+export function isOurCapiPoolRef(ref: { apiGroup?: string; kind?: string } | undefined): boolean {
+  return ref?.apiGroup === METAL3_IPAM_GROUP && ref.kind === 'IPPool';
+}
