@@ -71,6 +71,7 @@ function runMocha(tier: Exclude<Tier, 'static'>): TierResult {
   const statsFile = path.join(out, 'stats.json');
   const args = [
     'node_modules/.bin/mocha',
+    '--exit', // a failed test must not leave the run waiting on a handle it left open
     '--reporter', path.join(root, 'test/support/tier-reporter.cjs'),
     '--reporter-option', `out=${statsFile}`,
     ...(tier === 'integration' ? ['--require', 'test/support/integration-hooks.ts', '--timeout', '60000'] : []),

@@ -32,7 +32,7 @@ export interface RunContext {
 
 export function kubeSourceFor(config: { kubeconfig: string | undefined; context: string | undefined }, env: RunContext['env']): KubeSource {
   if (config.kubeconfig) return { kind: 'kubeconfig', path: config.kubeconfig, context: config.context };
-  if (env.KUBERNETES_SERVICE_HOST) return { kind: 'inCluster' };
+  if (env.KUBERNETES_SERVICE_HOST) return { kind: 'inCluster', host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT ?? '443' };
   return { kind: 'kubeconfig', context: config.context };
 }
 
@@ -49,18 +49,18 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
 
   const kube =
     ctx.kube ??
-    connectKube(kubeSourceFor(config, ctx.env), {
+    await connectKube(kubeSourceFor(config, ctx.env), {
       userAgent: `ironet-controller/${ctx.version}`,
       observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
     });
-  const readiness = { apiserver: 'not checked yet' as string | undefined, ipam: 'caches not synced yet' as string | undefined };
+  const readiness: { apiserver: string | undefined; ipam: () => string | undefined } = { apiserver: 'not checked yet', ipam: () => 'not started' };
   const health = await startHealthServer({
     registry,
     host: config.metricsHost,
     port: config.metricsPort,
     readiness: [
       { name: 'apiserver', check: () => readiness.apiserver },
-      { name: 'ipam', check: () => readiness.ipam },
+      { name: 'ipam', check: () => readiness.ipam() },
     ],
   });
   logger.info({ port: health.port }, 'serving /metrics, /healthz and /readyz');
@@ -99,9 +99,9 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
     },
     signal,
   );
+  readiness.ipam = () => ipam.notReadyReason();
   ipam.synced.then(
     () => {
-      readiness.ipam = undefined;
       logger.info({ capabilities: ['ipam'], capi: ipam.capi }, 'controller ready');
       ctx.onReady?.();
     },

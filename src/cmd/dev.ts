@@ -10,10 +10,13 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import type { DevConfig } from '../config/command-line.js';
 import { systemClock } from '../core/clock.js';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, describeError } from '../core/errors.js';
 import { ensureApiServerBinaries, startLocalApiServer } from '../host/local-apiserver.js';
-import { connectKube } from '../kube/kube-client.js';
-import { installCrds, loadManifests } from '../kube/manifests.js';
+import { connectWithToken } from '../kube/kube-client.js';
+import { createMissing, installCrds, loadManifests } from '../kube/manifests.js';
+import { RESOURCES } from '../kube/resources.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import type { CapiIpAddressClaimObject, IpClaimObject } from '../ipam/objects.js';
 import { createLogger } from '../log/logger.js';
 import { runController, type RunContext } from './controller.js';
 import { shutdownSignal } from './shutdown.js';
@@ -44,7 +47,7 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
   const killOnExit = (): void => apiserver.killNow();
   process.once('exit', killOnExit);
   try {
-    const kube = connectKube({ kind: 'token', server: apiserver.server, token: apiserver.adminToken, caPem: apiserver.caPem });
+    const kube = connectWithToken(apiserver.server, apiserver.adminToken, apiserver.caPem);
     const manifests = await loadManifests(crdDir);
     const ownCrds = path.join(repoRoot, 'charts/ironet/crds');
     if (existsSync(ownCrds)) manifests.push(...(await loadManifests(ownCrds)));
@@ -71,6 +74,25 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
       ].join('\n'),
     );
 
+    const showSample = async (): Promise<void> => {
+      const sample = path.join(repoRoot, 'examples/dev/ipam.yaml');
+      await createMissing(kube, await loadManifests(sample), signal);
+      const rows = await waitForSampleClaims(kube, signal);
+      console.log(
+        [
+          '',
+          `Applied ${path.relative(process.cwd(), sample)}; the controller allocated:`,
+          '',
+          ...rows.map(([kind, name, result]) => `  ${kind.padEnd(15)} ${name.padEnd(24)} ${result}`),
+          '',
+          '  kubectl get ipclaims,ipaddresses,ipaddressclaims.ipam.cluster.x-k8s.io -n metal3',
+          '  kubectl get ippool provisioning -n metal3 -o yaml        # status.indexes',
+          `  curl -s http://127.0.0.1:${config.metricsPort}/metrics | grep ironet_ipam_pool_addresses`,
+          '',
+        ].join('\n'),
+      );
+    };
+
     const code = await runController(
       {
         command: 'controller',
@@ -85,7 +107,17 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
         ipamBatchSize: 500,
         ipamWriteConcurrency: 32,
       },
-      { ...ctx, signal, kube, logger: createLogger({ level: config.logLevel, format: config.logFormat, component: 'controller' }) },
+      {
+        ...ctx,
+        signal,
+        kube,
+        logger: createLogger({ level: config.logLevel, format: config.logFormat, component: 'controller' }),
+        onReady: () => {
+          showSample().catch((err: unknown) => {
+            if (!signal.aborted) logger.error({ err: describeError(err) }, 'could not apply the sample');
+          });
+        },
+      },
     );
     kube.close();
     return code;
@@ -94,4 +126,24 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
     await apiserver.stop();
     process.removeListener('exit', killOnExit);
   }
+}
+
+/** Polls the sample's claims until each has an address or an error; returns [kind, name, result] rows. */
+async function waitForSampleClaims(kube: KubeClient, signal: AbortSignal): Promise<[string, string, string][]> {
+  const claims = kube.resource<IpClaimObject>(RESOURCES.ipClaim);
+  const capi = kube.resource<CapiIpAddressClaimObject>(RESOURCES.capiIpAddressClaim);
+  for (let i = 0; i < 100; i++) {
+    const [a, b] = await Promise.all([claims.list('metal3', {}, signal), capi.list('metal3', {}, signal)]);
+    const rows: [string, string, string][] = [
+      ...a.items.map((c): [string, string, string] => ['IPClaim', c.metadata.name ?? '', c.status?.errorMessage ?? c.status?.address?.name ?? '']),
+      ...b.items.map((c): [string, string, string] => [
+        'IPAddressClaim',
+        c.metadata.name ?? '',
+        c.status?.addressRef?.name ?? c.status?.conditions?.find((x) => x.type === 'Ready')?.message ?? '',
+      ]),
+    ];
+    if (rows.every(([, , r]) => r !== '')) return rows;
+    await systemClock.sleep(100, signal);
+  }
+  throw new Error('the sample claims were not served within 10 s');
 }

@@ -31,6 +31,8 @@ export interface IpamRuntime {
   readonly synced: Promise<void>;
   readonly done: Promise<void>;
   readonly capi: boolean;
+  /** Why IPAM is not ready yet, for /readyz; undefined once synced. */
+  notReadyReason(): string | undefined;
 }
 
 export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal): Promise<IpamRuntime> {
@@ -80,5 +82,7 @@ export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal
     }
   };
   const done = Promise.all([informers.done, work.run(signal), resync().catch(() => undefined)]).then(() => undefined);
-  return { synced, done, capi };
+  let isSynced = false;
+  void synced.then(() => (isSynced = true), () => {});
+  return { synced, done, capi, notReadyReason: () => (isSynced ? undefined : (store.notSyncedReason() ?? 'starting')) };
 }

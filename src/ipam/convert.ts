@@ -82,7 +82,7 @@ export function capiClaimState(obj: CapiIpAddressClaimObject): ClaimState {
   return {
     ...baseClaim('IPAddressClaim', obj),
     boundAddressName: obj.status?.addressRef?.name || undefined,
-    errorMessage: ready?.status === 'False' ? ready.message : undefined,
+    errorMessage: ready?.status === 'False' ? ready.message || undefined : undefined,
     problem: undefined,
   };
 }

@@ -20,7 +20,7 @@ import { AddressPicker } from './address-picker.js';
 import { OURS, UPSTREAM } from './messages.js';
 import { addressName } from './naming.js';
 import { CLUSTER_NAME_LABEL, PROVIDER_LABEL, PROVIDER_LABEL_VALUE } from './objects.js';
-import { entryCapacity, overlapsBetweenPools, parsePool, type PoolEntry, type PoolProblem, type PoolSpec } from './pool-spec.js';
+import { overlapsBetweenPools, parsePool, poolCapacity, type PoolEntry, type PoolProblem, type PoolSpec } from './pool-spec.js';
 import {
   addressKey,
   claimKey,
@@ -139,7 +139,6 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   const unbind: ClaimState[] = [];
   let budget = options.maxClaimsPerPass;
   let deferred = 0;
-  let created = 0;
 
   // Every failure is reported (metrics, Events); the runner skips writing a message the claim already shows.
   const fail = (claim: ClaimState, reason: FailureReason, message: string): void => {
@@ -211,17 +210,25 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     const text = formatIp(choice.ip);
     if (!claimIndex(claim, text)) continue;
     budget--;
-    created++;
     bindings.push({ claim, address: desiredAddress(claim, spec, choice.entry, text), exists: false });
   }
 
   // Unverified in-flight entries of claims this cache does not show yet stay reserved.
   for (const [name, ip] of inFlight) if (!(name in indexes) && !claimNames.has(name)) indexes[name] = formatIp(ip);
 
-  const capacity = spec ? spec.entries.reduce((n, e) => n + entryCapacity(e), 0n) : 0n;
-  const reservedCount = spec ? spec.reservations.size + [...spec.preAllocations.keys()].filter((k) => !(k in indexes)).length : 0;
-  const usedCount = snap.addresses.length + created;
-  const free = Number(capacity) - usedCount - reservedCount;
+  // Usage: addresses of this pool (existing, just planned, in flight); reservations and
+  // not-yet-claimed pre-allocations that the pool could otherwise hand out.
+  const usedIps = Object.values(indexes).flatMap((t) => tryParseIp(t) ?? []);
+  const usedSet = new Set(usedIps.map((ip) => `${ip.family}/${ip.value}`));
+  const held = spec
+    ? [...spec.reservations.values(), ...[...spec.preAllocations].filter(([k]) => !(k in indexes)).map(([, ip]) => ip)].filter(
+        (ip) => !usedSet.has(`${ip.family}/${ip.value}`),
+      )
+    : [];
+  const inPool = spec ? poolCapacity(spec, usedIps) : { capacity: 0n, taken: usedIps.length };
+  const reserved = spec ? poolCapacity(spec, held).taken : 0;
+  const usedCount = inPool.taken;
+  const free = Number(inPool.capacity) - usedCount - reserved;
 
   const wantLabels = spec?.clusterName
     ? { [CLUSTER_NAME_LABEL]: spec.clusterName, [PROVIDER_LABEL]: PROVIDER_LABEL_VALUE }
@@ -242,7 +249,7 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
         : undefined,
     poolLabels: wantLabels && Object.entries(wantLabels).some(([k, v]) => labels[k] !== v) ? wantLabels : undefined,
     deferred,
-    usage: { used: usedCount, reserved: reservedCount, free: Math.max(0, free) },
+    usage: { used: usedCount, reserved, free: Math.max(0, free) },
   };
 }
 

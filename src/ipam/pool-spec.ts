@@ -102,6 +102,9 @@ export function parsePool(pool: IpPoolObject): ParsedPool {
   if (strategy !== 'sequential' && strategy !== 'random') {
     block('invalidRange', 'spec.allocationStrategy', `spec.allocationStrategy: ${JSON.stringify(strategy)} is not sequential or random`);
   }
+  if (spec.prefix !== undefined && spec.prefix < 0) {
+    block('invalidPrefix', 'spec.prefix', `spec.prefix ${spec.prefix} is negative; write a prefix length (0-32) for IPv4 or (0-128) for IPv6`);
+  }
   const poolPrefix = spec.prefix || undefined;
   const poolGateway = ip('spec.gateway', spec.gateway);
   const poolDns = ips('spec.dnsServers', spec.dnsServers);
@@ -111,6 +114,10 @@ export function parsePool(pool: IpPoolObject): ParsedPool {
     const entry = parseEntry(raw, index, { poolPrefix, poolGateway, poolDns }, ip, ips, block);
     if (entry) entries.push(entry);
   });
+
+  // No entry hands out any entry's gateway (nor the pool's).
+  const gateways = [poolGateway, ...entries.map((e) => e.gateway)].filter((g): g is IpAddress => g !== undefined);
+  for (const e of entries) for (const g of gateways) if (g.family === e.family && rangeContains(e.range, g)) (e.excluded as Set<bigint>).add(g.value);
 
   for (let i = 0; i < entries.length; i++) {
     for (let j = i + 1; j < entries.length; j++) {
@@ -235,36 +242,91 @@ function parseEntry(
   if (raw.gateway && !entryGateway) return undefined;
   const gateway = entryGateway ?? (defaults.poolGateway?.family === family ? defaults.poolGateway : undefined);
   if (entryGateway && entryGateway.family !== family) {
-    block('familyMismatch', `${at}.gateway`, `${at}.gateway is IPv${entryGateway.family} but the entry is IPv${family}`);
+    block('familyMismatch', `${at}.gateway`, `${at}.gateway is IPv${entryGateway.family} but the entry is IPv${family}; use a gateway of the entry's family`);
     return undefined;
   }
   const entryDns = ips(`${at}.dnsServers`, raw.dnsServers);
   const dnsServers = entryDns.length > 0 ? entryDns : defaults.poolDns;
 
-  // The candidate range: start..end; start..end-of-subnet; or, for a subnet
-  // alone, the address after the one written (upstream) to the end of the subnet.
+  // The candidate range: start..end, or start..end of subnet. A subnet alone
+  // written as its network address ("10.0.0.0/24") yields its usable hosts
+  // (both of a /31, the one of a /32); written with a host address
+  // ("10.0.0.10/24") it yields the addresses after that one (upstream).
   const top = subnet ? lastIp(subnet) : ipFromBigInt(family, (1n << BigInt(maxPrefix)) - 1n);
-  let first = start ?? ipFromBigInt(family, (written ?? subnet!.network).value + 1n);
+  const usable = subnet ? usableHostRange(subnet) : undefined;
+  let first: IpAddress;
+  if (start) first = start;
+  else if (written && written.value !== subnet!.network.value) first = ipFromBigInt(family, written.value + 1n);
+  else first = usable!.start;
   const last = end ?? top;
   const excluded = new Set<bigint>();
-  if (subnet) {
-    const usable = usableHostRange(subnet);
-    if (compareIp(first, usable.start) < 0 && !start) first = usable.start;
+  if (subnet && usable) {
     for (const v of [firstIp(subnet).value, lastIp(subnet).value]) {
       if (v < usable.start.value || v > usable.end.value) excluded.add(v);
     }
   }
   if (gateway) excluded.add(gateway.value);
-  if (compareIp(first, last) > 0) {
-    block('invalidRange', at, `${at} contains no address (subnet ${raw.subnet ?? ''} is used up by its network and broadcast addresses)`);
+  const entry: PoolEntry = {
+    index,
+    family,
+    range: compareIp(first, last) <= 0 ? makeRange(first, last, at) : makeRange(last, last, at),
+    subnet,
+    excluded,
+    prefix,
+    gateway,
+    dnsServers,
+  };
+  if (compareIp(first, last) > 0 || entryCapacity(entry) === 0n) {
+    block(
+      'invalidRange',
+      at,
+      start || !written || written.value === subnet!.network.value
+        ? `${at} contains no address once its network, broadcast and gateway addresses are left out; widen it`
+        : `${at}.subnet ${raw.subnet ?? ''} hands out the addresses after the one written, and none is left; write the network address (${formatIp(subnet!.network)}/${subnet!.prefix})`,
+    );
     return undefined;
   }
-  return { index, family, range: makeRange(first, last, at), subnet, excluded, prefix, gateway, dnsServers };
+  return entry;
 }
 
 /** True when `ip` is a candidate of `entry` (inside its range and not excluded). */
 export function inEntry(entry: PoolEntry, ip: IpAddress): boolean {
   return ip.family === entry.family && rangeContains(entry.range, ip) && !entry.excluded.has(ip.value);
+}
+
+/**
+ * How many addresses the pool can hand out in all, and how many of `taken` are
+ * among them: entries are merged per family so overlaps count once, and
+ * exclusions (network, broadcast, gateways) are left out.
+ */
+export function poolCapacity(spec: PoolSpec, taken: Iterable<IpAddress>): { capacity: bigint; taken: number } {
+  let capacity = 0n;
+  for (const family of [4, 6] as const) {
+    const ranges = spec.entries
+      .filter((e) => e.family === family)
+      .map((e) => [e.range.start.value, e.range.end.value] as [bigint, bigint])
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const merged: [bigint, bigint][] = [];
+    for (const r of ranges) {
+      const lastMerged = merged[merged.length - 1];
+      if (lastMerged && r[0] <= lastMerged[1] + 1n) lastMerged[1] = r[1] > lastMerged[1] ? r[1] : lastMerged[1];
+      else merged.push([r[0], r[1]]);
+    }
+    for (const [a, b] of merged) capacity += b - a + 1n;
+    const excluded = new Set(spec.entries.filter((e) => e.family === family).flatMap((e) => [...e.excluded]));
+    for (const v of excluded) if (!spec.entries.some((e) => e.family === family && rangeContains(e.range, ipFromBigInt(family, v)) && !e.excluded.has(v))) {
+      if (merged.some(([a, b]) => v >= a && v <= b)) capacity--;
+    }
+  }
+  const seen = new Set<string>();
+  let count = 0;
+  for (const ip of taken) {
+    const key = `${ip.family}/${ip.value}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (spec.entries.some((e) => inEntry(e, ip))) count++;
+  }
+  return { capacity, taken: count };
 }
 
 /** Number of addresses an entry can hand out (range size minus exclusions inside it). */

@@ -48,6 +48,11 @@ export interface InformerOptions<T> {
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
   /** A watch that ends sooner than this without delivering anything counts as a failure (backoff). */
   readonly minHealthyWatchMs?: number;
+  /**
+   * Applied to every object before it is cached (as client-go's TransformFunc):
+   * keep only what the consumer reads. Default: drop metadata.managedFields.
+   */
+  readonly transform?: (obj: T) => T;
 }
 
 export interface InformerStats {
@@ -65,8 +70,14 @@ export class Informer<T extends KubeObject> {
   private synced = false;
   private readonly syncWaiters: (() => void)[] = [];
   readonly stats: InformerStats = { lists: 0, watches: 0, relistsAfterGone: 0, failures: 0 };
+  /** The last list or watch failure, until the next success: why a person's informer is not synced. */
+  lastError: string | undefined;
 
-  constructor(private readonly options: InformerOptions<T>) {}
+  private readonly transform: (obj: T) => T;
+
+  constructor(private readonly options: InformerOptions<T>) {
+    this.transform = options.transform ?? stripManagedFields;
+  }
 
   get hasSynced(): boolean {
     return this.synced;
@@ -108,6 +119,7 @@ export class Informer<T extends KubeObject> {
           this.stats.lists++;
           const result = await listWatch.list(signal);
           this.replace(result.items, result.resourceVersion);
+          this.lastError = undefined;
           needList = false;
           backoff.reset();
         }
@@ -136,6 +148,7 @@ export class Informer<T extends KubeObject> {
           continue;
         }
         this.stats.failures++;
+        this.lastError = describeError(err);
         const delayMs = backoff.nextDelayMs();
         log.warn({ err: describeError(err), reason: needList ? 'listFailed' : 'watchFailed', delayMs }, 'informer retrying');
         try {
@@ -152,7 +165,8 @@ export class Informer<T extends KubeObject> {
    * sees it without waiting for the watch; the watch event that follows is then
    * recognised by its resourceVersion and not emitted twice.
    */
-  observe(obj: T): void {
+  observe(written: T): void {
+    const obj = this.transform(written);
     const key = objectKey(obj);
     const old = this.cache.get(key);
     if (old && !isNewer(obj.metadata.resourceVersion, old.metadata.resourceVersion)) return;
@@ -176,7 +190,8 @@ export class Informer<T extends KubeObject> {
   /** Applies a full list: emits what changed relative to the cache. */
   private replace(items: T[], resourceVersion: string): void {
     const seen = new Set<string>();
-    for (const item of items) {
+    for (const raw of items) {
+      const item = this.transform(raw);
       const key = objectKey(item);
       seen.add(key);
       const old = this.cache.get(key);
@@ -198,7 +213,8 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  private apply(event: WatchEvent<T>): void {
+  private apply(raw: WatchEvent<T>): void {
+    const event = raw.type === 'BOOKMARK' ? raw : { type: raw.type, object: this.transform(raw.object) };
     const rv = event.object.metadata.resourceVersion;
     if (rv) this.lastResourceVersion = rv;
     if (event.type === 'BOOKMARK') return;
@@ -263,4 +279,11 @@ export function informerFor<T extends KubeObject>(client: ResourceClient<T>, opt
 function isNewer(a: string | undefined, b: string | undefined): boolean {
   if (a === undefined || b === undefined || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return a !== b;
   return BigInt(a) > BigInt(b);
+}
+
+/** The default transform: managedFields are often the bulk of an object and no controller here reads them. */
+export function stripManagedFields<T extends KubeObject>(obj: T): T {
+  if (!(obj.metadata as { managedFields?: unknown }).managedFields) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata as KubeObject['metadata'] & { managedFields?: unknown };
+  return { ...obj, metadata };
 }

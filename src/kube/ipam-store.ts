@@ -157,6 +157,12 @@ export class KubeIpamStore implements IpamStore {
     return all.filter((i): i is Informer<KubeObject> => i !== undefined);
   }
 
+  /** Why the caches are not synced yet (the first failing informer's error), or undefined. */
+  notSyncedReason(): string | undefined {
+    for (const i of this.informers()) if (!i.hasSynced) return i.lastError ?? 'listing';
+    return undefined;
+  }
+
   /** Runs the informers until `signal` aborts; `synced` resolves once all have listed. */
   run(signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
     const informers = this.informers();

@@ -1,10 +1,9 @@
 /**
  * The entry point of the Kubernetes adapter: turns a connection source
  * (kubeconfig file, in-cluster ServiceAccount, or an explicit server + token)
- * into a {@link KubeClient} with typed resource clients. The only module that
- * constructs client-node's KubeConfig.
+ * into a {@link KubeClient} with typed resource clients.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { inClusterCredentials, kubeconfigCredentials, tokenCredentials, type CredentialSource } from './credentials.js';
 import { isNotFound } from './errors.js';
 import { RestClient, type RestClientOptions } from './rest.js';
 import { ResourceClient } from './resource-client.js';
@@ -13,7 +12,7 @@ import type { KubeObject } from '../core/object-meta.js';
 
 export type KubeSource =
   | { readonly kind: 'kubeconfig'; readonly path?: string; readonly context?: string }
-  | { readonly kind: 'inCluster' }
+  | { readonly kind: 'inCluster'; readonly host: string; readonly port: string }
   | { readonly kind: 'token'; readonly server: string; readonly token: string; readonly caPem: string };
 
 export type KubeClientOptions = RestClientOptions;
@@ -22,8 +21,8 @@ export class KubeClient {
   readonly rest: RestClient;
   private readonly clients = new Map<string, ResourceClient<KubeObject>>();
 
-  constructor(kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
-    this.rest = new RestClient(kubeConfig, options);
+  constructor(source: CredentialSource, options: KubeClientOptions = {}) {
+    this.rest = new RestClient(source, options);
   }
 
   /** A typed client for one resource; cached, so callers may ask repeatedly. */
@@ -53,29 +52,22 @@ export class KubeClient {
   }
 }
 
-export function loadKubeConfig(source: KubeSource): KubeConfig {
-  const kc = new KubeConfig();
+export async function credentialsFor(source: KubeSource): Promise<CredentialSource> {
   switch (source.kind) {
     case 'kubeconfig':
-      if (source.path) kc.loadFromFile(source.path);
-      else kc.loadFromDefault();
-      if (source.context) kc.setCurrentContext(source.context);
-      break;
+      return kubeconfigCredentials(source.path, source.context);
     case 'inCluster':
-      kc.loadFromCluster();
-      break;
+      return inClusterCredentials({ host: source.host, port: source.port });
     case 'token':
-      kc.loadFromOptions({
-        clusters: [{ name: 'cluster', server: source.server, caData: Buffer.from(source.caPem).toString('base64'), skipTLSVerify: false }],
-        users: [{ name: 'user', token: source.token }],
-        contexts: [{ name: 'ctx', cluster: 'cluster', user: 'user' }],
-        currentContext: 'ctx',
-      });
-      break;
+      return tokenCredentials(source.server, source.token, source.caPem);
   }
-  return kc;
 }
 
-export function connectKube(source: KubeSource, options: KubeClientOptions = {}): KubeClient {
-  return new KubeClient(loadKubeConfig(source), options);
+export async function connectKube(source: KubeSource, options: KubeClientOptions = {}): Promise<KubeClient> {
+  return new KubeClient(await credentialsFor(source), options);
+}
+
+/** A client for a bearer token (tests, the lab): no file to read, so no await. */
+export function connectWithToken(server: string, token: string, caPem: string, options: KubeClientOptions = {}): KubeClient {
+  return new KubeClient(tokenCredentials(server, token, caPem), options);
 }

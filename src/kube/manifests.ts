@@ -68,3 +68,22 @@ export async function installCrds(kube: KubeClient, crds: KubeObject[], options:
   }
   return names;
 }
+
+/** The resource of an object by its apiVersion and kind, among those ironet knows (resources.ts). */
+export function resourceOf(obj: KubeObject): (typeof RESOURCES)[keyof typeof RESOURCES] | undefined {
+  return Object.values(RESOURCES).find((r) => r.kind === obj.kind && (r.group === '' ? r.version : `${r.group}/${r.version}`) === obj.apiVersion);
+}
+
+/** Creates each object that does not exist yet (never overwrites); returns how many it created. */
+export async function createMissing(kube: KubeClient, objects: KubeObject[], signal?: AbortSignal): Promise<number> {
+  let created = 0;
+  for (const obj of objects) {
+    const ref = resourceOf(obj);
+    if (!ref) throw new Error(`${obj.apiVersion ?? '?'} ${obj.kind ?? '?'} ${obj.metadata.name ?? ''}: not a kind ironet knows how to create`);
+    const client = kube.resource(ref);
+    if (await client.tryGet({ namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, signal)) continue;
+    await client.create(obj, signal);
+    created++;
+  }
+  return created;
+}

@@ -1,15 +1,14 @@
 /**
  * A small REST layer over the API server: one keep-alive HTTPS agent, the
- * credentials that client-node's KubeConfig resolves (kubeconfig files,
- * in-cluster ServiceAccount tokens, exec plugins), explicit content types, and
- * typed errors. It is uniform over core and custom resources and their
+ * credentials of a CredentialSource (credentials.ts), explicit content types,
+ * and typed errors. It is uniform over core and custom resources and their
  * subresources, which the generated API classes are not (ADR 0002).
  */
 import http from 'node:http';
 import https from 'node:https';
 import { Buffer } from 'node:buffer';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { abortReason } from '../core/clock.js';
+import type { CredentialSource } from './credentials.js';
 import { ApiUnavailableError, kubeErrorFor } from './errors.js';
 import type { KubeStatus } from './types.js';
 
@@ -47,7 +46,7 @@ export interface RestClientOptions {
   readonly observe?: (o: RequestObservation) => void;
   readonly userAgent?: string;
   readonly requestTimeoutMs?: number;
-  /** How long resolved credentials are reused before KubeConfig is asked again (token files rotate). */
+  /** How long resolved credentials are reused before the source is asked again (token files rotate). */
   readonly credentialTtlMs?: number;
   readonly nowMs?: () => number;
 }
@@ -60,16 +59,14 @@ interface Credentials {
 
 export class RestClient {
   readonly server: URL;
-  private readonly kubeConfig: KubeConfig;
+  private readonly source: CredentialSource;
   private readonly options: Required<RestClientOptions>;
   private credentials: Credentials | undefined;
   private agent: http.Agent | undefined;
 
-  constructor(kubeConfig: KubeConfig, options: RestClientOptions = {}) {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster: set current-context or pass --kubeconfig');
-    this.server = new URL(cluster.server);
-    this.kubeConfig = kubeConfig;
+  constructor(source: CredentialSource, options: RestClientOptions = {}) {
+    this.server = source.server;
+    this.source = source;
     this.options = {
       userAgent: options.userAgent ?? 'ironet',
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
@@ -165,23 +162,10 @@ export class RestClient {
   private async resolveCredentials(): Promise<Credentials> {
     const now = this.options.nowMs();
     if (this.credentials && now - this.credentials.resolvedAtMs < this.options.credentialTtlMs) return this.credentials;
-    const opts: https.RequestOptions = {};
-    await this.kubeConfig.applyToHTTPSOptions(opts);
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k] = v;
-    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    const { headers, tls } = await this.source.resolve();
     // TLS material is fixed for the life of the process; one keep-alive agent serves every request.
     this.agent ??=
-      this.server.protocol === 'http:'
-        ? new http.Agent({ keepAlive: true })
-        : new https.Agent({
-            keepAlive: true,
-            ca: opts.ca,
-            cert: opts.cert,
-            key: opts.key,
-            servername: opts.servername,
-            ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
-          });
+      this.server.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true, ...tls });
     this.credentials = { agent: this.agent, headers, resolvedAtMs: now };
     return this.credentials;
   }

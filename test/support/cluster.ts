@@ -16,7 +16,7 @@ import {
   startLocalApiServer,
   type LocalApiServer,
 } from '../../src/host/local-apiserver.js';
-import { connectKube, type KubeClient } from '../../src/kube/kube-client.js';
+import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../../src/kube/manifests.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
@@ -55,7 +55,7 @@ export async function startTestCluster(): Promise<TestCluster> {
     // configmaps bypass the watch cache so that etcd compaction gives watchers a real 410 Gone
     extraApiServerArgs: ['--watch-cache-sizes=configmaps#0'],
   });
-  const admin = connectKube({ kind: 'token', server: apiserver.server, token: apiserver.adminToken, caPem: apiserver.caPem });
+  const admin = connectWithToken(apiserver.server, apiserver.adminToken, apiserver.caPem);
   const manifests: KubeObject[] = [...(await loadManifests(upstreamCrdDir()))];
   const ownCrds = path.join(repoRoot, 'charts/ironet/crds');
   if (existsSync(ownCrds)) manifests.push(...(await loadManifests(ownCrds)));
@@ -95,7 +95,7 @@ export async function tokenFor(namespace: string, serviceAccount: string): Promi
 /** A client that authenticates with `token` (a ServiceAccount's), as a pod would. */
 export function clientWithToken(token: string): KubeClient {
   const { apiserver } = testCluster();
-  return connectKube({ kind: 'token', server: apiserver.server, token, caPem: apiserver.caPem });
+  return connectWithToken(apiserver.server, token, apiserver.caPem);
 }
 
 export type ChartComponent = 'controller';

@@ -23,7 +23,7 @@ import { resourceOfPath } from '../../src/kube/rest.js';
 import { createLogger } from '../../src/log/logger.js';
 import { kubeRequestMetrics } from '../../src/metrics/kube-requests.js';
 import { clientWithToken, testCluster, tokenWithChartRole } from './cluster.js';
-import { connectKube } from '../../src/kube/kube-client.js';
+import { connectWithToken } from '../../src/kube/kube-client.js';
 
 export function testLogger(): Logger {
   return process.env.IRONET_TEST_LOG ? createLogger({ level: 'debug', format: 'text', component: 'test' }) : silentLogger;
@@ -45,8 +45,7 @@ export async function startTestIpam(namespace: string, options: { maxClaimsPerPa
   const registry = new Registry();
   const observe = kubeRequestMetrics(registry);
   const { apiserver } = testCluster();
-  const kube = connectKube(
-    { kind: 'token', server: apiserver.server, token, caPem: apiserver.caPem },
+  const kube = connectWithToken(apiserver.server, token, apiserver.caPem,
     { observe: (o) => observe({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }) },
   );
   const logger = testLogger();
