@@ -117,7 +117,12 @@ export function parsePool(pool: IpPoolObject): ParsedPool {
 
   // No entry hands out any entry's gateway (nor the pool's).
   const gateways = [poolGateway, ...entries.map((e) => e.gateway)].filter((g): g is IpAddress => g !== undefined);
-  for (const e of entries) for (const g of gateways) if (g.family === e.family && rangeContains(e.range, g)) (e.excluded as Set<bigint>).add(g.value);
+  for (const e of entries) {
+    for (const g of gateways) if (g.family === e.family && rangeContains(e.range, g)) (e.excluded as Set<bigint>).add(g.value);
+    if (entryCapacity(e) === 0n) {
+      block('invalidRange', `spec.pools[${e.index}]`, `spec.pools[${e.index}] contains only gateway addresses, so it can hand out nothing; widen it or move the gateway`);
+    }
+  }
 
   for (let i = 0; i < entries.length; i++) {
     for (let j = i + 1; j < entries.length; j++) {
