@@ -256,7 +256,7 @@ describe('ipam/address-picker', () => {
           });
           // An entry left with no candidate (its only address is some entry's gateway) blocks the pool: not this property's case.
           fc.pre(parsed.spec !== undefined);
-          const spec = parsed.spec!;
+          const spec = parsed.spec;
           const used = c.used.map((o) => parseIp(at(c.family, o)));
           const usedKeys = new Set(used.map(ipKey));
           const picker = new AddressPicker(spec, used, c.strategy === 'random' ? seeded(c.seed) : noRandom);
