@@ -150,7 +150,9 @@ export class Informer<T extends KubeObject> {
         this.stats.failures++;
         this.lastError = describeError(err);
         const delayMs = backoff.nextDelayMs();
-        log.warn({ err: describeError(err), reason: needList ? 'listFailed' : 'watchFailed', delayMs }, 'informer retrying');
+        // A blip (an API server restarting, a new CRD's cache warming up) is routine; persistence is not.
+        const level = backoff.attempts >= 3 ? 'warn' : 'debug';
+        log[level]({ err: this.lastError, reason: needList ? 'listFailed' : 'watchFailed', delayMs: Math.round(delayMs) }, 'informer retrying');
         try {
           await clock.sleep(delayMs, signal);
         } catch {
