@@ -5,6 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { createIpamMetrics } from '../ipam/metrics.js';
@@ -39,7 +40,7 @@ export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal
   const { kube, clock, logger } = options;
   // Five informers, the queue's workers and timers all listen on the one shutdown signal.
   setMaxListeners(64, signal);
-  const capi = await kube.servesApi('ipam.cluster.x-k8s.io', 'v1beta2');
+  const capi = await untilAnswered(() => kube.servesApi('ipam.cluster.x-k8s.io', 'v1beta2'), clock, logger, signal);
   if (!capi) logger.info({}, 'ipam.cluster.x-k8s.io/v1beta2 is not served: CAPI IPAddressClaims are ignored');
   const metrics = createIpamMetrics(options.registry);
   let queue: WorkQueue | undefined = undefined;
@@ -70,6 +71,8 @@ export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal
   });
   const work = queue;
   const informers = store.run(signal);
+  // No pass runs before every cache has listed: a pass on a half-filled cache
+  // would see addresses as free that are not.
   const synced = informers.synced.then(() => {
     logger.info({ pools: store.poolKeys().length }, 'IPAM caches synced');
     for (const key of store.poolKeys()) work.add(key);
@@ -81,8 +84,25 @@ export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal
       for (const key of store.poolKeys()) work.add(key);
     }
   };
-  const done = Promise.all([informers.done, work.run(signal), resync().catch(() => undefined)]).then(() => undefined);
+  const processing = synced.then(
+    () => work.run(signal),
+    () => undefined, // aborted before the caches synced
+  );
+  const done = Promise.all([informers.done, processing, resync().catch(() => undefined)]).then(() => undefined);
   let isSynced = false;
   void synced.then(() => (isSynced = true), () => {});
   return { synced, done, capi, notReadyReason: () => (isSynced ? undefined : (store.notSyncedReason() ?? 'starting')) };
+}
+
+/** Retries a startup question (discovery) until the API server answers it, or the signal aborts. */
+async function untilAnswered<T>(ask: () => Promise<T>, clock: Clock, logger: Logger, signal: AbortSignal): Promise<T> {
+  for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 10_000)) {
+    try {
+      return await ask();
+    } catch (err) {
+      if (signal.aborted) throw err;
+      logger.warn({ err: describeError(err), delayMs }, 'API discovery failed; retrying');
+      await clock.sleep(delayMs, signal);
+    }
+  }
 }

@@ -179,3 +179,8 @@ function strictIpv6ToHexOnly(text: string): string | undefined {
   if (compressed ? groupCount > 7 : groupCount !== 8) return undefined;
   return compressed ? `${head.join(':')}::${tail.join(':')}` : head.join(':');
 }
+
+/** A string key for maps and sets of addresses: `<family>/<value>`. */
+export function ipKey(ip: IpAddress): string {
+  return `${ip.family}/${ip.value}`;
+}

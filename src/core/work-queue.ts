@@ -4,10 +4,12 @@
  * - one key is never processed by two workers at once; a key added while it is
  *   being processed runs again right after (nothing is lost);
  * - a failed key is retried after a per-key capped backoff, reset by success;
- * - `addAfter` schedules a key (periodic resync, requeue-after);
+ * - `addAfter` schedules a key (periodic resync, requeue-after); a key has at
+ *   most one pending timer (the earliest), and `add` cancels it;
  * - `run(signal)` drains with N workers until the signal aborts.
  * Clock and random source are injected.
  */
+import { setMaxListeners } from 'node:events';
 import { createBackoff, type Backoff } from './backoff.js';
 import { abortReason, type Clock } from './clock.js';
 import { describeError } from './errors.js';
@@ -38,10 +40,12 @@ export class WorkQueue {
   private readonly backoffs = new Map<string, Backoff>();
   private readonly waiters: (() => void)[] = [];
   private stopped = false;
-  private delayed = new AbortController();
+  private readonly delayed = new AbortController();
+  private readonly timers = new Map<string, { readonly atMs: number; readonly cancel: AbortController }>();
 
   constructor(private readonly options: WorkQueueOptions) {
     if (!(options.concurrency >= 1)) throw new RangeError(`${options.name}: concurrency must be >= 1`);
+    setMaxListeners(0, this.delayed.signal); // one listener per pending key timer, by design
   }
 
   /** Keys waiting (not counting the ones being processed). */
@@ -53,8 +57,18 @@ export class WorkQueue {
     return this.queue.length === 0 && this.processing.size === 0;
   }
 
+  /** Pending delayed adds (at most one per key). */
+  get scheduled(): number {
+    return this.timers.size;
+  }
+
   add(key: string): void {
     if (this.stopped) return;
+    const timer = this.timers.get(key);
+    if (timer) {
+      timer.cancel.abort();
+      this.timers.delete(key);
+    }
     if (this.processing.has(key)) {
       this.dirty.add(key);
       return;
@@ -71,8 +85,17 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    this.options.clock.sleep(delayMs, this.delayed.signal).then(
-      () => this.add(key),
+    const atMs = this.options.clock.monotonicMs() + delayMs;
+    const pending = this.timers.get(key);
+    if (pending && pending.atMs <= atMs) return;
+    pending?.cancel.abort();
+    const cancel = new AbortController();
+    this.timers.set(key, { atMs, cancel });
+    this.options.clock.sleep(delayMs, AbortSignal.any([this.delayed.signal, cancel.signal])).then(
+      () => {
+        if (this.timers.get(key)?.cancel === cancel) this.timers.delete(key);
+        this.add(key);
+      },
       () => {},
     );
   }
@@ -86,6 +109,7 @@ export class WorkQueue {
     const onAbort = (): void => {
       this.stopped = true;
       this.delayed.abort();
+      this.timers.clear();
       for (const w of this.waiters.splice(0)) w();
     };
     signal.addEventListener('abort', onAbort, { once: true });
@@ -130,6 +154,11 @@ export class WorkQueue {
         else this.addAfter(key, outcome.delayMs);
         break;
       case 'retry': {
+        if (rerun) {
+          // New events arrived while it ran: they are the reason to look again now.
+          this.add(key);
+          break;
+        }
         let backoff = this.backoffs.get(key);
         if (!backoff) {
           backoff = createBackoff({

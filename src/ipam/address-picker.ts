@@ -6,15 +6,17 @@
  *   walking forward from a random offset (upstream's algorithm).
  * Pure: the used set and the random source are given.
  */
-import { ipFromBigInt, type IpAddress } from '../core/ip.js';
-import { inEntry, type PoolEntry, type PoolSpec } from './pool-spec.js';
+import { ipFromBigInt, ipKey, type IpAddress } from '../core/ip.js';
+import { entryCapacity, inEntry, type PoolEntry, type PoolSpec } from './pool-spec.js';
 
-export const ipKey = (ip: IpAddress): string => `${ip.family}/${ip.value}`;
+export { ipKey };
 
 export class AddressPicker {
   private readonly used: Set<string>;
   private readonly cursors = new Map<number, bigint>();
   private readonly usedPerEntry = new Map<number, number>();
+  /** Entries found full in this pass: nothing is freed during a pass, so they stay full. */
+  private readonly full = new Set<number>();
 
   constructor(
     private readonly spec: PoolSpec,
@@ -44,17 +46,19 @@ export class AddressPicker {
   /** The next free address (and its entry), marked used; undefined when the pool is exhausted. */
   next(): { ip: IpAddress; entry: PoolEntry } | undefined {
     for (const entry of this.spec.entries) {
+      if (this.full.has(entry.index)) continue;
       const ip = this.spec.strategy === 'random' ? this.randomIn(entry) : this.sequentialIn(entry);
       if (ip) {
         this.markUsed(ip);
         return { ip, entry };
       }
+      this.full.add(entry.index);
     }
     return undefined;
   }
 
   private free(entry: PoolEntry, value: bigint): boolean {
-    return !entry.excluded.has(value) && !this.used.has(`${entry.family}/${value}`);
+    return !entry.excluded.has(value) && !this.used.has(`${entry.family}/${value}`); // ipKey, inlined on the hot path
   }
 
   private sequentialIn(entry: PoolEntry): IpAddress | undefined {
@@ -69,7 +73,9 @@ export class AddressPicker {
     const start = entry.range.start.value;
     const size = entry.range.end.value - start + 1n;
     // Among k consecutive candidates, one is free when k exceeds the used and excluded ones inside the entry.
-    const taken = BigInt((this.usedPerEntry.get(entry.index) ?? 0) + entry.excluded.size);
+    const usedHere = BigInt(this.usedPerEntry.get(entry.index) ?? 0);
+    if (usedHere >= entryCapacity(entry)) return undefined;
+    const taken = usedHere + BigInt(entry.excluded.size);
     const steps = size < taken + 1n ? size : taken + 1n;
     let offset = randomBelow(size, this.random);
     for (let i = 0n; i < steps; i++) {

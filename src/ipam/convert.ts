@@ -16,6 +16,7 @@ import {
   type IpAddressObject,
   type IpClaimObject,
   type IpPoolObject,
+  isOurCapiPoolRef,
 } from './objects.js';
 import { OURS } from './messages.js';
 import type { AddressState, ClaimKind, ClaimState, DesiredAddress, FailureReason, PoolState } from './types.js';
@@ -47,7 +48,7 @@ export function poolOfIpClaim(obj: IpClaimObject): string | undefined {
   return obj.spec?.pool?.name || undefined;
 }
 
-function baseClaim(kind: ClaimKind, obj: KubeObject): Omit<ClaimState, 'boundAddressName' | 'errorMessage' | 'problem'> {
+function baseClaim(kind: ClaimKind, obj: KubeObject): Omit<ClaimState, 'boundAddressName' | 'errorMessage' | 'problem' | 'poolName'> {
   const m = obj.metadata;
   const finalizers = m.finalizers ?? [];
   const ours = claimFinalizer(kind);
@@ -71,6 +72,7 @@ export function ipClaimState(obj: IpClaimObject): ClaimState {
   const poolNs = obj.spec?.pool?.namespace;
   return {
     ...baseClaim('IPClaim', obj),
+    poolName: obj.spec?.pool?.name ?? '',
     boundAddressName: obj.status?.address?.name || undefined,
     errorMessage: obj.status?.errorMessage || undefined,
     problem: poolNs && poolNs !== obj.metadata.namespace ? OURS.crossNamespace(poolNs) : undefined,
@@ -81,6 +83,7 @@ export function capiClaimState(obj: CapiIpAddressClaimObject): ClaimState {
   const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     ...baseClaim('IPAddressClaim', obj),
+    poolName: isOurCapiPoolRef(obj.spec?.poolRef) ? (obj.spec?.poolRef?.name ?? '') : '',
     boundAddressName: obj.status?.addressRef?.name || undefined,
     errorMessage: ready?.status === 'False' ? ready.message || undefined : undefined,
     problem: undefined,
@@ -97,7 +100,10 @@ export function capiAddressState(obj: CapiIpAddressObject): AddressState {
 
 function addressBase(kind: ClaimKind, obj: KubeObject, pool?: string, claim?: string, address?: string): AddressState {
   const m = obj.metadata;
+  const owner = (k: string): string | undefined => m.ownerReferences?.find((r) => r.kind === k)?.uid;
   return {
+    claimUid: owner(kind),
+    poolUid: owner('IPPool'),
     claimKind: kind,
     namespace: m.namespace ?? '',
     name: m.name ?? '',

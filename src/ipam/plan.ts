@@ -15,15 +15,14 @@
  * creating addresses, so the pool object serialises concurrent controllers
  * and a claim name can never hold two addresses.
  */
-import { compareIp, formatIp, ipEquals, tryParseIp, type IpAddress } from '../core/ip.js';
+import { compareIp, formatIp, ipEquals, ipKey, tryParseIp, type IpAddress } from '../core/ip.js';
 import { AddressPicker } from './address-picker.js';
 import { OURS, UPSTREAM } from './messages.js';
 import { addressName } from './naming.js';
 import { CLUSTER_NAME_LABEL, PROVIDER_LABEL, PROVIDER_LABEL_VALUE } from './objects.js';
 import { overlapsBetweenPools, parsePool, poolCapacity, type PoolEntry, type PoolProblem, type PoolSpec } from './pool-spec.js';
 import {
-  addressKey,
-  claimKey,
+  kindKey,
   type AddressState,
   type AllocationPlan,
   type Binding,
@@ -43,7 +42,8 @@ const KINDS: readonly ClaimKind[] = ['IPClaim', 'IPAddressClaim'];
 function groupAddressesByClaim(addresses: readonly AddressState[]): Map<string, AddressState[]> {
   const byClaim = new Map<string, AddressState[]>();
   for (const a of addresses) {
-    const k = claimKey(a.claimKind, a.claimName);
+    if (!a.claimName) continue;
+    const k = kindKey(a.claimKind, a.claimName);
     const list = byClaim.get(k);
     if (list) list.push(a);
     else byClaim.set(k, [a]);
@@ -51,8 +51,13 @@ function groupAddressesByClaim(addresses: readonly AddressState[]): Map<string, 
   return byClaim;
 }
 
+/** Whether `address` belongs to this incarnation of `claim` (same name; same uid when the address records one). */
+function belongsTo(address: AddressState, claim: { kind: ClaimKind; name: string; uid: string }): boolean {
+  return address.claimKind === claim.kind && address.claimName === claim.name && (!address.claimUid || !claim.uid || address.claimUid === claim.uid);
+}
+
 export function planRelease(snap: PoolSnapshot, verified: Verified): ReleasePlan {
-  const claims = new Map(snap.claims.map((c) => [claimKey(c.kind, c.name), c]));
+  const claims = new Map(snap.claims.map((c) => [kindKey(c.kind, c.name), c]));
   const byClaim = groupAddressesByClaim(snap.addresses);
   const releases: Release[] = [];
   const orphans: AddressState[] = [];
@@ -60,22 +65,29 @@ export function planRelease(snap: PoolSnapshot, verified: Verified): ReleasePlan
 
   for (const claim of snap.claims) {
     if (claim.deleting && claim.hasOurFinalizer && claim.otherFinalizers.length === 0) {
-      releases.push({ claim, addresses: byClaim.get(claimKey(claim.kind, claim.name)) ?? [] });
+      const addresses = (byClaim.get(kindKey(claim.kind, claim.name)) ?? []).filter((a) => belongsTo(a, claim));
+      releases.push({ claim, addresses });
     }
   }
   for (const address of snap.addresses) {
-    const key = claimKey(address.claimKind, address.claimName);
-    if (claims.has(key)) continue;
+    if (!address.claimName) continue; // nobody's: counted as used, never released by us
+    const key = kindKey(address.claimKind, address.claimName);
+    const cached = claims.get(key);
+    if (cached && belongsTo(address, cached)) continue;
+    // The cache shows no claim, or another incarnation of the name: only a live read may decide.
     if (verified.absentClaims.has(key)) orphans.push(address);
-    else verify.set(key, { kind: address.claimKind, name: address.claimName });
+    else if (verified.liveClaimUids.has(key)) {
+      const uid = verified.liveClaimUids.get(key);
+      if (address.claimUid && uid !== address.claimUid) orphans.push(address);
+    } else verify.set(key, { kind: address.claimKind, name: address.claimName });
   }
   // Index entries with neither an address nor a claim in the cache: in flight, or left by a deleted claim.
   const named = new Set([...snap.addresses.map((a) => a.claimName), ...snap.claims.map((c) => c.name)]);
   for (const name of Object.keys(snap.pool.indexes)) {
-    if (named.has(name)) continue;
+    if (named.has(name) || name === '') continue;
     for (const kind of KINDS) {
-      const key = claimKey(kind, name);
-      if (!verified.absentClaims.has(key)) verify.set(key, { kind, name });
+      const key = kindKey(kind, name);
+      if (!verified.absentClaims.has(key) && !verified.liveClaimUids.has(key)) verify.set(key, { kind, name });
     }
   }
   return { releases, orphans, verifyClaims: [...verify.values()] };
@@ -92,7 +104,7 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   const poolName = `${pool.namespace}/${pool.name}`;
   const parsed = parsePool(pool.object);
   const problems: PoolProblem[] = [...parsed.problems];
-  if (parsed.spec) problems.push(...renamedPrefix(parsed.spec, snap.addresses));
+  if (parsed.spec) problems.push(...renamedPrefix(parsed.spec, pool.uid, snap.addresses));
   if (parsed.spec) {
     for (const other of snap.otherPools) {
       const otherSpec = parsePool(other).spec;
@@ -103,33 +115,45 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   const spec = blocking ? undefined : parsed.spec;
 
   const byClaim = groupAddressesByClaim(snap.addresses);
+  const addressByName = new Map(snap.addresses.map((a) => [kindKey(a.claimKind, a.name), a]));
   const claimNames = new Set(snap.claims.filter((c) => !c.deleting).map((c) => c.name));
-  const holderOf = new Map<string, string>(); // address text → claim name, for "held by" messages
+  const holderOf = new Map<string, string>(); // ipKey → claim name, for "held by" messages
   const used: IpAddress[] = [];
   for (const a of [...snap.addresses, ...snap.foreignAddresses]) {
     const ip = tryParseIp(a.address);
     if (ip) {
       used.push(ip);
-      holderOf.set(formatIp(ip), a.claimName);
+      holderOf.set(ipKey(ip), a.claimName);
+    }
+  }
+  // Overlapping pools' index entries (their in-flight allocations) are used here too.
+  for (const other of snap.otherPools) {
+    for (const text of Object.values(other.status?.indexes ?? {})) {
+      const ip = tryParseIp(text);
+      if (ip) used.push(ip);
     }
   }
 
-  // In-flight index entries: a live claim, no address yet.
+  // In-flight index entries: a claim that exists (or may: not proven gone), no address yet.
   const inFlight = new Map<string, IpAddress>();
   const addressedNames = new Set(snap.addresses.map((a) => a.claimName));
   for (const [name, text] of Object.entries(pool.indexes)) {
     if (addressedNames.has(name)) continue;
     const ip = tryParseIp(text);
     if (!ip) continue;
-    const provenGone = !claimNames.has(name) && KINDS.every((k) => verified.absentClaims.has(claimKey(k, name)));
+    const provenGone = !claimNames.has(name) && KINDS.every((k) => verified.absentClaims.has(kindKey(k, name)));
     if (provenGone) continue;
-    if (holderOf.has(formatIp(ip))) continue; // someone else's address took it: the entry is void
+    if (holderOf.has(ipKey(ip))) continue; // someone else's address took it: the entry is void
     inFlight.set(name, ip);
     used.push(ip);
   }
 
   const picker = spec ? new AddressPicker(spec, used, options.random) : undefined;
-  if (spec && picker) for (const ip of [...spec.preAllocations.values(), ...spec.reservations.values()]) picker.markUsed(ip);
+  const reservedKeys = new Set<string>();
+  if (spec && picker) {
+    for (const ip of [...spec.preAllocations.values(), ...spec.reservations.values()]) picker.markUsed(ip);
+    for (const ip of spec.reservations.values()) reservedKeys.add(ipKey(ip));
+  }
 
   const indexes: Record<string, string> = {};
   const indexOwner = new Map<string, ClaimKind>();
@@ -137,6 +161,7 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   const failures: Failure[] = [];
   const verifyAddresses: { kind: ClaimKind; name: string }[] = [];
   const unbind: ClaimState[] = [];
+  const duplicates: AddressState[] = [];
   let budget = options.maxClaimsPerPass;
   let deferred = 0;
 
@@ -147,36 +172,49 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   const claimIndex = (claim: ClaimState, address: string): boolean => {
     const owner = indexOwner.get(claim.name);
     if (owner && owner !== claim.kind) {
-      fail(claim, 'nameCollision', OURS.nameCollision(claim.name, owner));
+      // A claim that already holds an address keeps it quietly; only a new one is refused.
+      if (!claim.boundAddressName) fail(claim, 'nameCollision', OURS.nameCollision(claim.name, owner));
       return false;
     }
     indexOwner.set(claim.name, claim.kind);
     indexes[claim.name] = address;
     return true;
   };
+  /** Keeps a waiting claim's in-flight entry: another controller may be creating that address right now. */
+  const keepInFlight = (claim: ClaimState): void => {
+    const ip = inFlight.get(claim.name);
+    if (ip) claimIndex(claim, formatIp(ip));
+  };
 
-  const ordered = [...snap.claims].sort((a, b) => a.createdMs - b.createdMs || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ordered = [...snap.claims].sort(
+    (a, b) => a.createdMs - b.createdMs || compareText(a.name, b.name) || compareText(a.kind, b.kind),
+  );
+  const mine = (c: ClaimState): AddressState[] => (byClaim.get(kindKey(c.kind, c.name)) ?? []).filter((a) => belongsTo(a, c));
   // Claims that already hold an address claim their index first, so a newcomer of the other kind cannot take it.
-  const holding = ordered.filter((c) => byClaim.has(claimKey(c.kind, c.name)));
-  const rest = ordered.filter((c) => !byClaim.has(claimKey(c.kind, c.name)));
+  const holding = ordered.filter((c) => mine(c).length > 0);
+  const rest = ordered.filter((c) => mine(c).length === 0);
 
   for (const claim of holding) {
-    const addrs = byClaim.get(claimKey(claim.kind, claim.name))!;
+    const addrs = mine(claim);
     const chosen =
       addrs.find((a) => a.name === claim.boundAddressName) ??
       addrs.find((a) => a.address === pool.indexes[claim.name]) ??
       [...addrs].sort((a, b) => compareText(a.address, b.address))[0]!;
     if (!claimIndex(claim, chosen.address)) continue;
-    if (!claim.deleting && (claim.boundAddressName !== chosen.name || claim.errorMessage !== undefined)) {
+    if (claim.deleting) continue;
+    if (claim.boundAddressName !== chosen.name || claim.errorMessage !== undefined) {
       bindings.push({ claim, address: existingAddress(chosen), exists: true });
+    } else {
+      duplicates.push(...addrs.filter((a) => a !== chosen));
     }
   }
 
   for (const claim of rest) {
     if (claim.deleting) continue;
     if (claim.boundAddressName) {
-      const key = addressKey(claim.kind, claim.boundAddressName);
-      if (verified.absentAddresses.has(key)) unbind.push(claim);
+      const key = kindKey(claim.kind, claim.boundAddressName);
+      const named = addressByName.get(key);
+      if (verified.absentAddresses.has(key) || (named && !belongsTo(named, claim))) unbind.push(claim);
       else {
         verifyAddresses.push({ kind: claim.kind, name: claim.boundAddressName });
         const kept = pool.indexes[claim.name];
@@ -185,25 +223,30 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
       continue;
     }
     if (claim.problem) {
+      keepInFlight(claim);
       fail(claim, 'claimInvalid', claim.problem);
       continue;
     }
     if (pool.deleting) {
+      keepInFlight(claim);
       fail(claim, 'poolDeleting', OURS.poolDeleting(poolName));
       continue;
     }
     if (!spec || !picker) {
+      keepInFlight(claim);
       fail(claim, 'poolInvalid', OURS.poolInvalid(poolName, blocking?.message ?? 'see its Events'));
       continue;
     }
-    const reserved = inFlight.get(claim.name);
     if (budget <= 0) {
       deferred++;
-      if (reserved) claimIndex(claim, formatIp(reserved));
+      keepInFlight(claim);
       continue;
     }
-    const choice = reserved && picker.entryOf(reserved) ? { ok: true as const, ip: reserved, entry: picker.entryOf(reserved)! } : choose(claim, spec, picker, holderOf, inFlight);
+    const flight = inFlight.get(claim.name);
+    const flightEntry = flight && reusable(flight, claim, spec, reservedKeys) ? picker.entryOf(flight) : undefined;
+    const choice: Choice = flight && flightEntry ? { ok: true, ip: flight, entry: flightEntry } : choose(claim, spec, picker, holderOf, inFlight);
     if (!choice.ok) {
+      keepInFlight(claim);
       fail(claim, choice.reason, choice.message);
       continue;
     }
@@ -219,11 +262,9 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   // Usage: addresses of this pool (existing, just planned, in flight); reservations and
   // not-yet-claimed pre-allocations that the pool could otherwise hand out.
   const usedIps = Object.values(indexes).flatMap((t) => tryParseIp(t) ?? []);
-  const usedSet = new Set(usedIps.map((ip) => `${ip.family}/${ip.value}`));
+  const usedSet = new Set(usedIps.map(ipKey));
   const held = spec
-    ? [...spec.reservations.values(), ...[...spec.preAllocations].filter(([k]) => !(k in indexes)).map(([, ip]) => ip)].filter(
-        (ip) => !usedSet.has(`${ip.family}/${ip.value}`),
-      )
+    ? [...spec.reservations.values(), ...[...spec.preAllocations].filter(([k]) => !(k in indexes)).map(([, ip]) => ip)].filter((ip) => !usedSet.has(ipKey(ip)))
     : [];
   const inPool = spec ? poolCapacity(spec, usedIps) : { capacity: 0n, taken: usedIps.length };
   const reserved = spec ? poolCapacity(spec, held).taken : 0;
@@ -241,6 +282,7 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     failures,
     verifyAddresses,
     unbind,
+    duplicates,
     problems,
     poolFinalizer: !pool.deleting && !pool.hasFinalizer
       ? 'add'
@@ -251,6 +293,13 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     deferred,
     usage: { used: usedCount, reserved, free: Math.max(0, free) },
   };
+}
+
+/** An in-flight entry is re-created only if the pool still allows that address for this claim. */
+function reusable(ip: IpAddress, claim: ClaimState, spec: PoolSpec, reservedKeys: ReadonlySet<string>): boolean {
+  if (reservedKeys.has(ipKey(ip))) return false;
+  for (const [name, pre] of spec.preAllocations) if (name !== claim.name && ipEquals(pre, ip)) return false;
+  return true;
 }
 
 type Choice =
@@ -277,10 +326,9 @@ function choose(
   if (pre) {
     const entry = picker.entryOf(pre);
     if (!entry) return { ok: false, reason: 'invalidRequest', message: UPSTREAM.preAllocatedOutOfBounds };
-    const text = formatIp(pre);
-    const holder = holderOf.get(text) ?? [...inFlight].find(([, ip]) => ipEquals(ip, pre))?.[0];
+    const holder = holderOf.get(ipKey(pre)) ?? [...inFlight].find(([, ip]) => ipEquals(ip, pre))?.[0];
     if (holder !== undefined && holder !== claim.name) {
-      return { ok: false, reason: 'requestedIpTaken', message: OURS.preAllocatedTaken(text, holder) };
+      return { ok: false, reason: 'requestedIpTaken', message: OURS.preAllocatedTaken(formatIp(pre), holder) };
     }
     return { ok: true, ip: pre, entry };
   }
@@ -311,9 +359,13 @@ function existingAddress(a: AddressState): DesiredAddress {
   return { claimKind: a.claimKind, name: a.name, address: a.address, prefix: undefined, gateway: undefined, dnsServers: [] };
 }
 
-/** A changed spec.namePrefix shows as addresses whose names no longer follow it; upstream forbids the change. */
-function renamedPrefix(spec: PoolSpec, addresses: readonly AddressState[]): PoolProblem[] {
-  const stray = addresses.find((a) => a.name !== addressName(spec.namePrefix, a.address));
+/**
+ * A changed spec.namePrefix shows as addresses we created for this pool whose
+ * names no longer follow it; upstream forbids the change. Addresses made by
+ * someone else (other names, no owner reference) are simply used.
+ */
+function renamedPrefix(spec: PoolSpec, poolUid: string, addresses: readonly AddressState[]): PoolProblem[] {
+  const stray = addresses.find((a) => a.hasOurFinalizer && a.poolUid === poolUid && a.name !== addressName(spec.namePrefix, a.address));
   if (!stray) return [];
   return [
     {

@@ -16,7 +16,7 @@
  * on); a `warning` is reported and allocation continues.
  */
 import { cidrContains, firstIp, lastIp, parseCidr, usableHostRange, type Cidr } from '../core/cidr.js';
-import { bitsOf, compareIp, formatIp, ipFromBigInt, tryParseIp, type IpAddress, type IpFamily } from '../core/ip.js';
+import { bitsOf, compareIp, formatIp, ipFromBigInt, ipKey, tryParseIp, type IpAddress, type IpFamily } from '../core/ip.js';
 import { makeRange, rangeContains, rangesOverlap, type IpRange } from '../core/range.js';
 import { isReservationKey, type IpPoolObject, type PoolEntrySpec } from './objects.js';
 
@@ -145,7 +145,7 @@ export function parsePool(pool: IpPoolObject): ParsedPool {
     const field = `spec.preAllocations.${key}`;
     const addr = ip(field, text);
     if (!addr) continue;
-    const k = `${addr.family}/${addr.value}`;
+    const k = ipKey(addr);
     const other = seen.get(k);
     if (other !== undefined) {
       block('duplicatePreAllocation', field, `${field}: ${formatIp(addr)} is already pre-allocated to ${JSON.stringify(other)}; an address can be pre-allocated once`);
@@ -326,7 +326,7 @@ export function poolCapacity(spec: PoolSpec, taken: Iterable<IpAddress>): { capa
   const seen = new Set<string>();
   let count = 0;
   for (const ip of taken) {
-    const key = `${ip.family}/${ip.value}`;
+    const key = ipKey(ip);
     if (seen.has(key)) continue;
     seen.add(key);
     if (spec.entries.some((e) => inEntry(e, ip))) count++;

@@ -44,6 +44,8 @@ export interface IpamStore {
   failClaim(claim: ClaimState, reason: FailureReason, message: string, nowMs: number): Promise<WriteResult<ClaimState>>;
   unbindClaim(claim: ClaimState): Promise<WriteResult<ClaimState>>;
   createAddress(pool: PoolState, claim: ClaimState, address: DesiredAddress): Promise<CreateResult>;
+  /** Live count of the addresses (both kinds) naming this pool, before its finalizer goes. */
+  countAddressesLive(pool: PoolState): Promise<number>;
   /** Removes our finalizer and deletes; an address already gone is fine. */
   deleteAddress(address: AddressState): Promise<void>;
 

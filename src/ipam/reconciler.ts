@@ -17,19 +17,23 @@
  */
 import type { Clock } from '../core/clock.js';
 import { mapConcurrent } from '../core/concurrency.js';
-import { describeError } from '../core/errors.js';
+import { describeError, retryPolicyFor } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import { countError, type IpamMetrics } from './metrics.js';
 import { planAllocation, planRelease } from './plan.js';
 import type { PoolProblem } from './pool-spec.js';
 import type { IpamStore } from './ports.js';
-import { addressKey, claimKey, type AllocationPlan, type Binding, type ClaimState, type PoolKey, type PoolSnapshot } from './types.js';
+import { kindKey, type AllocationPlan, type Binding, type ClaimKind, type ClaimState, type PoolKey, type PoolSnapshot } from './types.js';
 
 interface MutableVerified {
   readonly absentClaims: Set<string>;
   readonly absentAddresses: Set<string>;
+  readonly liveClaimUids: Map<string, string>;
 }
+
+/** Upstream's text when the address object cannot be created. */
+const CREATE_FAILED = 'Failed to create associated IPAddress object';
 
 export interface IpamReconcilerOptions {
   readonly store: IpamStore;
@@ -41,8 +45,6 @@ export interface IpamReconcilerOptions {
   readonly maxClaimsPerPass?: number;
   /** API writes in flight at once within a pass (default 32). */
   readonly writeConcurrency?: number;
-  /** How long a paused pool waits before it is looked at again (default 30 s). */
-  readonly pausedRequeueMs?: number;
 }
 
 type BindResult = 'bound' | 'skipped' | 'retry';
@@ -73,14 +75,15 @@ export class IpamReconciler {
     const { store } = this.options;
     let snap = store.snapshot(key);
     if (!snap) return this.forgetPool(key);
-    if (snap.pool.paused) return { kind: 'requeueAfter', delayMs: this.options.pausedRequeueMs ?? 30_000 };
-    const verified: MutableVerified = { absentClaims: new Set(), absentAddresses: new Set() };
+    // Paused: nothing to do; removing the annotation is a pool change and brings the pool back.
+    if (snap.pool.paused) return { kind: 'done' };
+    const verified: MutableVerified = { absentClaims: new Set(), absentAddresses: new Set(), liveClaimUids: new Map() };
     let retry = false;
 
     // 1. Releases.
     let release = planRelease(snap, verified);
     if (release.verifyClaims.length > 0) {
-      await this.verifyClaims(snap.pool.namespace, release.verifyClaims, verified);
+      if (!(await this.verifyClaims(snap.pool, release.verifyClaims, verified))) return { kind: 'retry', reason: 'a live read failed' };
       snap = store.snapshot(key);
       if (!snap) return this.forgetPool(key);
       release = planRelease(snap, verified);
@@ -90,6 +93,7 @@ export class IpamReconciler {
       for (const a of addresses) await store.deleteAddress(a);
       const r = await store.setClaimFinalizer(claim, 'remove');
       if (r.kind === 'conflict') throw new Error(`claim ${claim.name} changed while releasing`);
+      verified.absentClaims.add(kindKey(claim.kind, claim.name)); // no other finalizer: it is gone now
       this.options.metrics.releases.labels(claim.kind).inc(addresses.length);
       if (addresses.length > 0) this.log.info({ claim: claim.name, pool: key, ip: addresses.map((a) => a.address).join(',') }, 'released');
     });
@@ -115,7 +119,7 @@ export class IpamReconciler {
         maxClaimsPerPass: this.options.maxClaimsPerPass ?? 500,
       });
       if (plan.verifyAddresses.length > 0 && attempt === 1) {
-        await this.verifyAddresses(snap.pool.namespace, plan.verifyAddresses, verified);
+        if (!(await this.verifyAddresses(snap, plan.verifyAddresses, verified))) return { kind: 'retry', reason: 'a live read failed' };
         continue;
       }
       if (!plan.indexesChanged) break;
@@ -165,11 +169,22 @@ export class IpamReconciler {
     });
     for (const r of unbound) if (!r.ok) retry = true;
 
-    if (plan.poolFinalizer || plan.poolLabels) {
+    const extra = await mapConcurrent(plan.duplicates, concurrency, async (a) => {
+      await store.deleteAddress(a);
+      this.log.info({ claim: a.claimName, pool: key, ip: a.address, reason: 'duplicate' }, 'deleted an extra address of a bound claim');
+    });
+    for (const r of extra) if (!r.ok) retry = true;
+
+    let finalizer = plan.poolFinalizer;
+    if (finalizer === 'remove' && (await store.countAddressesLive(pool)) > 0) {
+      finalizer = undefined; // the cache is behind: an address still names this pool
+      retry = true;
+    }
+    if (finalizer || plan.poolLabels) {
       const fresh = store.snapshot(key)?.pool ?? pool;
-      const r = await store.updatePoolMeta(fresh, { finalizer: plan.poolFinalizer, labels: plan.poolLabels });
+      const r = await store.updatePoolMeta(fresh, { finalizer, labels: plan.poolLabels });
       if (r.kind === 'conflict') retry = true;
-      if (r.kind === 'ok' && plan.poolFinalizer === 'remove') this.log.info({ pool: key }, 'pool released: no addresses remain');
+      if (r.kind === 'ok' && finalizer === 'remove') this.log.info({ pool: key }, 'pool released: no addresses remain');
     }
 
     await this.report(key, pool, plan.problems);
@@ -195,7 +210,19 @@ export class IpamReconciler {
       claim = r.value;
     }
     if (!b.exists) {
-      const created = await store.createAddress(snap.pool, claim, b.address);
+      let created;
+      try {
+        created = await store.createAddress(snap.pool, claim, b.address);
+      } catch (err) {
+        if (retryPolicyFor(err) === 'retry') throw err;
+        // Refused for good (validation, a webhook, RBAC): tell the claim, as upstream does, and move on.
+        countError(metrics, 'createFailed');
+        const r = await store.failClaim(claim, 'createFailed', CREATE_FAILED, this.options.clock.wallMs());
+        if (r.kind === 'ok') {
+          await store.recordEvent({ kind: 'claim', claim }, { type: 'Warning', reason: 'CreateFailed', action: 'Allocate', note: `${CREATE_FAILED}: ${describeError(err)}` });
+        }
+        return 'skipped';
+      }
       if (created.kind === 'exists') {
         const mine = created.address.claimName === claim.name && created.address.claimKind === claim.kind;
         if (!mine) {
@@ -216,7 +243,7 @@ export class IpamReconciler {
       if (r.kind === 'notFound') return 'skipped'; // the claim is gone; its address becomes an orphan and is released
       metrics.conflicts.labels('claim').inc();
       claim = await store.readClaim(claim.namespace, claim.kind, claim.name);
-      if (!claim) return 'skipped';
+      if (!claim || claim.deleting) return 'skipped'; // its address is released by the next pass
       if (claim.boundAddressName === b.address.name && !claim.errorMessage) return 'bound';
       if (claim.boundAddressName && claim.boundAddressName !== b.address.name) {
         // Another controller bound this claim to a different address first: ours is a duplicate.
@@ -228,16 +255,31 @@ export class IpamReconciler {
     return 'retry';
   }
 
-  private async verifyClaims(namespace: string, refs: readonly { kind: ClaimState['kind']; name: string }[], verified: MutableVerified): Promise<void> {
-    await mapConcurrent(refs, this.options.writeConcurrency ?? 32, async ({ kind, name }) => {
-      if (!(await this.options.store.readClaim(namespace, kind, name))) verified.absentClaims.add(claimKey(kind, name));
+  /**
+   * Reads claims live. A claim that is gone, or now names another pool, is absent
+   * for this pool; a present one records its uid. False when a read failed: the
+   * pass must not decide on incomplete knowledge.
+   */
+  private async verifyClaims(pool: PoolSnapshot['pool'], refs: readonly { kind: ClaimKind; name: string }[], verified: MutableVerified): Promise<boolean> {
+    const results = await mapConcurrent(refs, this.options.writeConcurrency ?? 32, async ({ kind, name }) => {
+      const live = await this.options.store.readClaim(pool.namespace, kind, name);
+      const key = kindKey(kind, name);
+      if (!live || live.poolName !== pool.name) verified.absentClaims.add(key);
+      else verified.liveClaimUids.set(key, live.uid);
     });
+    return results.every((r) => r.ok);
   }
 
-  private async verifyAddresses(namespace: string, refs: readonly { kind: ClaimState['kind']; name: string }[], verified: MutableVerified): Promise<void> {
-    await mapConcurrent(refs, this.options.writeConcurrency ?? 32, async ({ kind, name }) => {
-      if (!(await this.options.store.readAddress(namespace, kind, name))) verified.absentAddresses.add(addressKey(kind, name));
+  /** Reads addresses live; one that is gone or serves another claim is absent for the claim bound to it. */
+  private async verifyAddresses(snap: PoolSnapshot, refs: readonly { kind: ClaimKind; name: string }[], verified: MutableVerified): Promise<boolean> {
+    const boundBy = new Map(snap.claims.map((c) => [kindKey(c.kind, c.boundAddressName ?? ''), c]));
+    const results = await mapConcurrent(refs, this.options.writeConcurrency ?? 32, async ({ kind, name }) => {
+      const live = await this.options.store.readAddress(snap.pool.namespace, kind, name);
+      const claim = boundBy.get(kindKey(kind, name));
+      const theirs = live && claim && (live.claimName !== claim.name || (live.claimUid !== undefined && live.claimUid !== claim.uid));
+      if (!live || theirs) verified.absentAddresses.add(kindKey(kind, name));
     });
+    return results.every((r) => r.ok);
   }
 
   /** Events for a pool's problems, once per change of the set (not every pass). */

@@ -28,6 +28,8 @@ export interface ClaimState {
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;
+  /** The IPPool (in the claim's namespace) the claim names; '' when it names none or not ours. */
+  readonly poolName: string;
   readonly resourceVersion: string;
   readonly generation: number;
   readonly createdMs: number;
@@ -54,7 +56,12 @@ export interface AddressState {
   readonly uid: string;
   readonly resourceVersion: string;
   readonly poolName: string;
+  /** '' for an address nobody claims (counted as used, never released by us). */
   readonly claimName: string;
+  /** uid of the claim in the address's owner references (which incarnation of a claim name it belongs to). */
+  readonly claimUid: string | undefined;
+  /** uid of the pool in the owner references (set on the addresses we create). */
+  readonly poolUid: string | undefined;
   /** spec.address as stored. */
   readonly address: string;
   readonly deleting: boolean;
@@ -73,14 +80,18 @@ export interface PoolSnapshot {
   readonly otherPools: readonly IpPoolObject[];
 }
 
-/** Claims and addresses the cache does not show but a live read proved absent. */
+/** What live reads (past the cache) established during this pass. */
 export interface Verified {
+  /** Claim keys that are gone, or now name another pool: absent for this pool. */
   readonly absentClaims: ReadonlySet<string>;
+  /** Address keys that are gone, or belong to another claim than the one bound to them. */
   readonly absentAddresses: ReadonlySet<string>;
+  /** Live uid of claims read and found on this pool, by claim key (an address of another uid is an orphan). */
+  readonly liveClaimUids: ReadonlyMap<string, string>;
 }
 
-export const claimKey = (kind: ClaimKind, name: string): string => `${kind}/${name}`;
-export const addressKey = (kind: ClaimKind, name: string): string => `${kind}/${name}`;
+/** `<kind>/<name>`: claims by kind and name; addresses by the kind of claim they serve and name. */
+export const kindKey = (kind: ClaimKind, name: string): string => `${kind}/${name}`;
 
 /** The address object the runner creates (or finds) for a claim. */
 export interface DesiredAddress {
@@ -101,7 +112,8 @@ export type FailureReason =
   | 'poolInvalid'
   | 'poolDeleting'
   | 'claimInvalid'
-  | 'nameCollision';
+  | 'nameCollision'
+  | 'createFailed';
 
 export interface Failure {
   readonly claim: ClaimState;
@@ -139,8 +151,10 @@ export interface AllocationPlan {
   readonly failures: readonly Failure[];
   /** Claims bound to an address the cache lacks: read the address live. */
   readonly verifyAddresses: readonly { kind: ClaimKind; name: string }[];
-  /** Bound claims whose address was proven gone: clear their status so they are allocated again. */
+  /** Bound claims whose address was proven gone (or another claim's): clear their status so they are allocated again. */
   readonly unbind: readonly ClaimState[];
+  /** Extra addresses of a claim already bound to another one: delete them. */
+  readonly duplicates: readonly AddressState[];
   readonly problems: readonly PoolProblem[];
   readonly poolFinalizer: 'add' | 'remove' | undefined;
   /** Labels to set on the pool (CAPI cluster labels), or undefined. */

@@ -189,7 +189,11 @@ export class Informer<T extends KubeObject> {
     this.emit({ type: 'deleted', object: old });
   }
 
-  /** Applies a full list: emits what changed relative to the cache. */
+  /**
+   * Applies a full list: emits what changed relative to the cache. Objects our
+   * own writes put in the cache after the list was taken (newer than its
+   * resourceVersion) are kept; the watch that follows confirms or removes them.
+   */
   private replace(items: T[], resourceVersion: string): void {
     const seen = new Set<string>();
     for (const raw of items) {
@@ -197,15 +201,15 @@ export class Informer<T extends KubeObject> {
       const key = objectKey(item);
       seen.add(key);
       const old = this.cache.get(key);
+      if (old && isNewer(old.metadata.resourceVersion, item.metadata.resourceVersion)) continue;
       this.cache.set(key, item);
       if (!old) this.emit({ type: 'added', object: item });
       else if (old.metadata.resourceVersion !== item.metadata.resourceVersion) this.emit({ type: 'updated', object: item, old });
     }
     for (const [key, old] of [...this.cache]) {
-      if (!seen.has(key)) {
-        this.cache.delete(key);
-        this.emit({ type: 'deleted', object: old });
-      }
+      if (seen.has(key) || isNewer(old.metadata.resourceVersion, resourceVersion)) continue;
+      this.cache.delete(key);
+      this.emit({ type: 'deleted', object: old });
     }
     this.lastResourceVersion = resourceVersion;
     this.tombstones.clear();
@@ -225,6 +229,7 @@ export class Informer<T extends KubeObject> {
     if (event.type === 'DELETED') {
       if (rv) this.bury(key, rv);
       if (!old) return; // already removed by observeDeleted
+      if (isNewer(old.metadata.resourceVersion, rv)) return; // an object of the same name, created again since
       this.cache.delete(key);
       this.emit({ type: 'deleted', object: event.object });
       return;

@@ -1,31 +1,34 @@
 /**
- * The IpamStore port over the API server: five informers (IPPool, IPClaim,
- * IPAddress, and CAPI IPAddressClaim / IPAddress when that API is served),
- * indexed by the pool each object names, and conditional writes whose results
- * are written through to the informers' caches.
+ * The IpamStore port over the API server: informers for IPPools and, per claim
+ * kind (metal3 IPClaim/IPAddress; CAPI IPAddressClaim/IPAddress when that API
+ * is served), claims and addresses, indexed by the pool each names; and
+ * conditional writes whose results are written through to the caches.
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { KubeObject } from '../core/object-meta.js';
 import { withFinalizer } from '../core/object-meta.js';
 import {
+  addressFinalizer,
   addressObject,
   bindStatusPatch,
   capiAddressState,
   capiClaimState,
+  claimFinalizer,
   failStatusPatch,
   ipAddressState,
   ipClaimState,
   poolState,
   unbindStatusPatch,
-  addressFinalizer,
-  claimFinalizer,
 } from '../ipam/convert.js';
 import {
-  isOurCapiPoolRef,
+  CAPI_IPAM_VERSION,
   FINALIZERS,
+  METAL3_IPAM_VERSION,
+  isOurCapiPoolRef,
   type CapiIpAddressClaimObject,
   type CapiIpAddressObject,
+  type Condition,
   type IpAddressObject,
   type IpClaimObject,
   type IpPoolObject,
@@ -54,20 +57,29 @@ export interface KubeIpamStoreOptions {
   readonly onPoolChanged: (key: PoolKey) => void;
 }
 
-type AnyClaim = IpClaimObject | CapiIpAddressClaimObject;
-type AnyAddress = IpAddressObject | CapiIpAddressObject;
+type ClaimObject = KubeObject & { status?: { conditions?: Condition[] } };
+
+/** Everything that differs between the two claim kinds, in one place. */
+interface KindTable {
+  readonly kind: ClaimKind;
+  readonly apiVersion: string;
+  readonly claims: ResourceClient<ClaimObject>;
+  readonly addresses: ResourceClient<KubeObject>;
+  readonly claimInformer: Informer<ClaimObject>;
+  readonly addressInformer: Informer<KubeObject>;
+  readonly claimState: (obj: ClaimObject) => ClaimState;
+  readonly addressState: (obj: KubeObject) => AddressState;
+}
 
 /** Keeps, per pool key, the converted states of the objects naming that pool. */
 class PoolIndex<S> {
   private readonly byPool = new Map<PoolKey, Map<string, S>>();
   private readonly poolOf = new Map<string, PoolKey>();
+
+  /** Files `state` under `pool` (none: unfiled); returns the pool it was under before. */
   set(objKey: string, pool: PoolKey | undefined, state: S): PoolKey | undefined {
-    const before = this.poolOf.get(objKey);
-    if (before !== undefined && before !== pool) this.byPool.get(before)?.delete(objKey);
-    if (pool === undefined) {
-      this.poolOf.delete(objKey);
-      return before;
-    }
+    const before = this.delete(objKey);
+    if (pool === undefined) return before;
     this.poolOf.set(objKey, pool);
     let m = this.byPool.get(pool);
     if (!m) {
@@ -95,15 +107,8 @@ class PoolIndex<S> {
 
 export class KubeIpamStore implements IpamStore {
   private readonly pools: ResourceClient<IpPoolObject>;
-  private readonly claims: ResourceClient<IpClaimObject>;
-  private readonly addresses: ResourceClient<IpAddressObject>;
-  private readonly capiClaims: ResourceClient<CapiIpAddressClaimObject>;
-  private readonly capiAddresses: ResourceClient<CapiIpAddressObject>;
   private readonly poolInformer: Informer<IpPoolObject>;
-  private readonly claimInformer: Informer<IpClaimObject>;
-  private readonly addressInformer: Informer<IpAddressObject>;
-  private readonly capiClaimInformer: Informer<CapiIpAddressClaimObject> | undefined;
-  private readonly capiAddressInformer: Informer<CapiIpAddressObject> | undefined;
+  private readonly kinds = new Map<ClaimKind, KindTable>();
   private readonly claimIndex = new PoolIndex<ClaimState>();
   private readonly addressIndex = new PoolIndex<AddressState>();
 
@@ -111,50 +116,64 @@ export class KubeIpamStore implements IpamStore {
     kube: KubeClient,
     private readonly options: KubeIpamStoreOptions,
   ) {
-    this.pools = kube.resource(RESOURCES.ipPool);
-    this.claims = kube.resource(RESOURCES.ipClaim);
-    this.addresses = kube.resource(RESOURCES.ipAddress);
-    this.capiClaims = kube.resource(RESOURCES.capiIpAddressClaim);
-    this.capiAddresses = kube.resource(RESOURCES.capiIpAddress);
     const common = { namespace: options.namespace, clock: options.clock, logger: options.logger };
-    this.poolInformer = informerFor(this.pools, {
-      ...common,
-      name: 'ippools',
-      onEvent: (e) => options.onPoolChanged(objectKey(e.object)),
-    });
-    this.claimInformer = informerFor(this.claims, {
-      ...common,
-      name: 'ipclaims',
-      onEvent: (e) => this.onIpClaim(e.object, e.type === 'deleted'),
-    });
-    this.addressInformer = informerFor(this.addresses, {
-      ...common,
-      name: 'ipaddresses',
-      onEvent: (e) => this.onIpAddress(e.object, e.type === 'deleted'),
+    this.pools = kube.resource(RESOURCES.ipPool);
+    this.poolInformer = informerFor(this.pools, { ...common, name: 'ippools', onEvent: (e) => options.onPoolChanged(objectKey(e.object)) });
+
+    const addKind = <C extends KubeObject, A extends KubeObject>(t: {
+      kind: ClaimKind;
+      apiVersion: string;
+      claims: ResourceClient<C>;
+      addresses: ResourceClient<A>;
+      names: [string, string];
+      claimState: (c: C) => ClaimState;
+      addressState: (a: A) => AddressState;
+    }): void => {
+      const claimInformer = informerFor(t.claims, {
+        ...common,
+        name: t.names[0],
+        onEvent: (e) => this.onClaim(t.claimState(e.object), e.type === 'deleted'),
+      });
+      const addressInformer = informerFor(t.addresses, {
+        ...common,
+        name: t.names[1],
+        onEvent: (e) => this.onAddress(t.addressState(e.object), e.type === 'deleted'),
+      });
+      this.kinds.set(t.kind, {
+        kind: t.kind,
+        apiVersion: t.apiVersion,
+        claims: t.claims,
+        addresses: t.addresses,
+        claimInformer: claimInformer as unknown as Informer<ClaimObject>,
+        addressInformer: addressInformer as unknown as Informer<KubeObject>,
+        claimState: t.claimState as unknown as (c: ClaimObject) => ClaimState,
+        addressState: t.addressState as unknown as (a: KubeObject) => AddressState,
+      });
+    };
+    addKind<IpClaimObject, IpAddressObject>({
+      kind: 'IPClaim',
+      apiVersion: METAL3_IPAM_VERSION,
+      claims: kube.resource(RESOURCES.ipClaim),
+      addresses: kube.resource(RESOURCES.ipAddress),
+      names: ['ipclaims', 'ipaddresses'],
+      claimState: ipClaimState,
+      addressState: ipAddressState,
     });
     if (options.capi) {
-      this.capiClaimInformer = informerFor(this.capiClaims, {
-        ...common,
-        name: 'capi-ipaddressclaims',
-        onEvent: (e) => this.onCapiClaim(e.object, e.type === 'deleted'),
-      });
-      this.capiAddressInformer = informerFor(this.capiAddresses, {
-        ...common,
-        name: 'capi-ipaddresses',
-        onEvent: (e) => this.onCapiAddress(e.object, e.type === 'deleted'),
+      addKind<CapiIpAddressClaimObject, CapiIpAddressObject>({
+        kind: 'IPAddressClaim',
+        apiVersion: CAPI_IPAM_VERSION,
+        claims: kube.resource(RESOURCES.capiIpAddressClaim),
+        addresses: kube.resource(RESOURCES.capiIpAddress),
+        names: ['capi-ipaddressclaims', 'capi-ipaddresses'],
+        claimState: capiClaimState,
+        addressState: (a) => (isOurCapiPoolRef(a.spec?.poolRef) ? capiAddressState(a) : { ...capiAddressState(a), poolName: '' }),
       });
     }
   }
 
   private informers(): Informer<KubeObject>[] {
-    const all: (Informer<KubeObject> | undefined)[] = [
-      this.poolInformer,
-      this.claimInformer,
-      this.addressInformer,
-      this.capiClaimInformer,
-      this.capiAddressInformer,
-    ];
-    return all.filter((i): i is Informer<KubeObject> => i !== undefined);
+    return [this.poolInformer, ...[...this.kinds.values()].flatMap((k) => [k.claimInformer, k.addressInformer])];
   }
 
   /** Why the caches are not synced yet (the first failing informer's error), or undefined. */
@@ -171,36 +190,18 @@ export class KubeIpamStore implements IpamStore {
     return { done, synced };
   }
 
-  /** Re-indexes one claim or address under the pool it names (none when deleted or not ours). */
-  private reindex<S>(index: PoolIndex<S>, key: string, pool: PoolKey | undefined, state: S, deleted: boolean): PoolKey | undefined {
-    const before = deleted ? index.delete(key) : index.set(key, pool, state);
-    this.notify(before, deleted ? undefined : pool);
-    return pool;
+  private onClaim(state: ClaimState, deleted: boolean): void {
+    const pool = state.poolName ? `${state.namespace}/${state.poolName}` : undefined;
+    const key = `${state.kind}/${state.namespace}/${state.name}`;
+    this.notify(deleted ? this.claimIndex.delete(key) : this.claimIndex.set(key, pool, state), deleted ? undefined : pool);
   }
 
-  private onIpClaim(c: IpClaimObject, deleted: boolean): void {
-    this.reindex(this.claimIndex, `IPClaim/${objectKey(c)}`, poolKeyOf(c.metadata.namespace, c.spec?.pool?.name), ipClaimState(c), deleted);
-  }
-
-  private onCapiClaim(c: CapiIpAddressClaimObject, deleted: boolean): void {
-    const pool = isOurCapiPoolRef(c.spec?.poolRef) ? poolKeyOf(c.metadata.namespace, c.spec?.poolRef?.name) : undefined;
-    this.reindex(this.claimIndex, `IPAddressClaim/${objectKey(c)}`, pool, capiClaimState(c), deleted);
-  }
-
-  private onIpAddress(a: IpAddressObject, deleted: boolean): void {
-    const pool = this.reindex(this.addressIndex, `IPClaim/${objectKey(a)}`, poolKeyOf(a.metadata.namespace, a.spec?.pool?.name), ipAddressState(a), deleted);
-    this.touchNamespace(a.metadata.namespace, pool);
-  }
-
-  private onCapiAddress(a: CapiIpAddressObject, deleted: boolean): void {
-    const ours = isOurCapiPoolRef(a.spec?.poolRef) ? poolKeyOf(a.metadata.namespace, a.spec?.poolRef?.name) : undefined;
-    const pool = this.reindex(this.addressIndex, `IPAddressClaim/${objectKey(a)}`, ours, capiAddressState(a), deleted);
-    this.touchNamespace(a.metadata.namespace, pool);
-  }
-
-  /** Pools that overlap `pool` skip its addresses: let the namespace's other pools look again. */
-  private touchNamespace(namespace: string | undefined, pool: PoolKey | undefined): void {
-    for (const p of this.poolInformer.list()) if (p.metadata.namespace === namespace && objectKey(p) !== pool) this.options.onPoolChanged(objectKey(p));
+  private onAddress(state: AddressState, deleted: boolean): void {
+    const pool = state.poolName ? `${state.namespace}/${state.poolName}` : undefined;
+    const key = `${state.claimKind}/${state.namespace}/${state.name}`;
+    this.notify(deleted ? this.addressIndex.delete(key) : this.addressIndex.set(key, pool, state), deleted ? undefined : pool);
+    // Pools that overlap this one skip its addresses: let the namespace's other pools look again.
+    for (const p of this.poolInformer.list()) if (p.metadata.namespace === state.namespace && objectKey(p) !== pool) this.options.onPoolChanged(objectKey(p));
   }
 
   private notify(before: PoolKey | undefined, after: PoolKey | undefined): void {
@@ -226,8 +227,8 @@ export class KubeIpamStore implements IpamStore {
   }
 
   async readPool(key: PoolKey): Promise<PoolState | undefined> {
-    const [namespace, name] = splitKey(key);
-    const obj = await this.pools.tryGet({ namespace, name });
+    const i = key.indexOf('/');
+    const obj = await this.pools.tryGet({ namespace: key.slice(0, i), name: key.slice(i + 1) });
     if (!obj) {
       const cached = this.poolInformer.get(key);
       if (cached) this.poolInformer.observeDeleted(cached);
@@ -238,31 +239,34 @@ export class KubeIpamStore implements IpamStore {
   }
 
   async readClaim(namespace: string, kind: ClaimKind, name: string): Promise<ClaimState | undefined> {
-    if (kind === 'IPClaim') {
-      const obj = await this.claims.tryGet({ namespace, name });
-      if (obj) this.claimInformer.observe(obj);
-      return obj ? ipClaimState(obj) : undefined;
-    }
-    if (!this.capiClaimInformer) return undefined;
-    const obj = await this.capiClaims.tryGet({ namespace, name });
-    if (obj) this.capiClaimInformer.observe(obj);
-    return obj ? capiClaimState(obj) : undefined;
+    const t = this.kinds.get(kind);
+    if (!t || !name) return undefined;
+    const obj = await t.claims.tryGet({ namespace, name });
+    if (obj) t.claimInformer.observe(obj);
+    return obj ? t.claimState(obj) : undefined;
   }
 
   async readAddress(namespace: string, kind: ClaimKind, name: string): Promise<AddressState | undefined> {
-    if (kind === 'IPClaim') {
-      const obj = await this.addresses.tryGet({ namespace, name });
-      if (obj) this.addressInformer.observe(obj);
-      return obj ? ipAddressState(obj) : undefined;
+    const t = this.kinds.get(kind);
+    if (!t || !name) return undefined;
+    const obj = await t.addresses.tryGet({ namespace, name });
+    if (obj) t.addressInformer.observe(obj);
+    return obj ? t.addressState(obj) : undefined;
+  }
+
+  async countAddressesLive(pool: PoolState): Promise<number> {
+    let n = 0;
+    for (const t of this.kinds.values()) {
+      const { items } = await t.addresses.list(pool.namespace);
+      n += items.map(t.addressState).filter((a) => a.poolName === pool.name).length;
     }
-    if (!this.capiAddressInformer) return undefined;
-    const obj = await this.capiAddresses.tryGet({ namespace, name });
-    if (obj) this.capiAddressInformer.observe(obj);
-    return obj ? capiAddressState(obj) : undefined;
+    return n;
   }
 
   commitPoolStatus(pool: PoolState, indexes: Readonly<Record<string, string>>, nowMs: number): Promise<WriteResult<PoolState>> {
-    const patch: Record<string, string | null> = { ...indexes };
+    // A merge patch of the changes only; the resourceVersion precondition makes it as safe as a full write.
+    const patch: Record<string, string | null> = {};
+    for (const [k, v] of Object.entries(indexes)) if (pool.indexes[k] !== v) patch[k] = v;
     for (const k of Object.keys(pool.indexes)) if (!(k in indexes)) patch[k] = null;
     return this.write(
       () =>
@@ -291,21 +295,19 @@ export class KubeIpamStore implements IpamStore {
   }
 
   setClaimFinalizer(claim: ClaimState, change: 'add' | 'remove'): Promise<WriteResult<ClaimState>> {
-    const cached = this.cachedClaim(claim);
-    const finalizers = withFinalizer(cached?.metadata ?? { finalizers: [...claim.otherFinalizers, ...(claim.hasOurFinalizer ? [claimFinalizer(claim.kind)] : [])] }, claimFinalizer(claim.kind), change);
+    const current = this.cachedClaim(claim)?.metadata ?? { finalizers: [...claim.otherFinalizers, ...(claim.hasOurFinalizer ? [claimFinalizer(claim.kind)] : [])] };
+    const finalizers = withFinalizer(current, claimFinalizer(claim.kind), change);
     if (!finalizers) return Promise.resolve({ kind: 'ok', value: claim });
     return this.writeClaim(claim, (client, id) => client.mergePatch(id, { metadata: { finalizers } }, { resourceVersion: claim.resourceVersion }));
   }
 
   bindClaim(claim: ClaimState, addressName: string, nowMs: number): Promise<WriteResult<ClaimState>> {
-    const conditions = (this.cachedClaim(claim) as CapiIpAddressClaimObject | undefined)?.status?.conditions;
-    const patch = bindStatusPatch(claim, addressName, formatTime(nowMs), conditions);
+    const patch = bindStatusPatch(claim, addressName, formatTime(nowMs), this.cachedClaim(claim)?.status?.conditions);
     return this.writeClaim(claim, (client, id) => client.mergePatchStatus(id, patch, { resourceVersion: claim.resourceVersion }));
   }
 
   failClaim(claim: ClaimState, reason: FailureReason, message: string, nowMs: number): Promise<WriteResult<ClaimState>> {
-    const conditions = (this.cachedClaim(claim) as CapiIpAddressClaimObject | undefined)?.status?.conditions;
-    const patch = failStatusPatch(claim, reason, message, formatTime(nowMs), conditions);
+    const patch = failStatusPatch(claim, reason, message, formatTime(nowMs), this.cachedClaim(claim)?.status?.conditions);
     return this.writeClaim(claim, (client, id) => client.mergePatchStatus(id, patch, { resourceVersion: claim.resourceVersion }));
   }
 
@@ -314,44 +316,43 @@ export class KubeIpamStore implements IpamStore {
   }
 
   async createAddress(pool: PoolState, claim: ClaimState, address: DesiredAddress): Promise<CreateResult> {
-    const body = addressObject(pool, claim, address);
-    const client = this.addressClient(claim.kind);
+    const t = this.table(claim.kind);
     try {
-      const created = await client.create(body);
-      this.observeAddress(claim.kind, created);
-      return { kind: 'created', address: this.addressState(claim.kind, created) };
+      const created = await t.addresses.create(addressObject(pool, claim, address));
+      t.addressInformer.observe(created);
+      return { kind: 'created', address: t.addressState(created) };
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
-      const existing = await client.get({ namespace: pool.namespace, name: address.name });
-      this.observeAddress(claim.kind, existing);
-      return { kind: 'exists', address: this.addressState(claim.kind, existing) };
+      const existing = await t.addresses.get({ namespace: pool.namespace, name: address.name });
+      t.addressInformer.observe(existing);
+      return { kind: 'exists', address: t.addressState(existing) };
     }
   }
 
   async deleteAddress(address: AddressState): Promise<void> {
-    const client = this.addressClient(address.claimKind);
+    const t = this.table(address.claimKind);
     const id = { namespace: address.namespace, name: address.name };
-    let current: AnyAddress | undefined = this.cachedAddress(address);
+    let current: KubeObject | undefined = t.addressInformer.get(`${address.namespace}/${address.name}`);
     for (let attempt = 0; attempt < 5; attempt++) {
-      current ??= await client.tryGet(id);
-      if (!current) return;
+      current ??= await t.addresses.tryGet(id);
+      if (!current || current.metadata.uid !== address.uid) return; // gone, or a new object of that name
       const finalizers = withFinalizer(current.metadata, addressFinalizer(address.claimKind), 'remove');
       if (!finalizers) break;
       try {
-        current = await client.mergePatch(id, { metadata: { finalizers } }, { resourceVersion: current.metadata.resourceVersion });
+        current = await t.addresses.mergePatch(id, { metadata: { finalizers } }, { resourceVersion: current.metadata.resourceVersion });
         break;
       } catch (err) {
-        if (isNotFound(err)) return this.forgetAddress(address);
+        if (isNotFound(err)) return this.forget(t, address);
         if (!isConflict(err)) throw err;
         current = undefined;
       }
     }
     try {
-      await client.delete(id, { preconditions: { uid: address.uid } });
+      await t.addresses.delete(id, { preconditions: { uid: address.uid } });
     } catch (err) {
       if (!isNotFound(err) && !isConflict(err)) throw err;
     }
-    if (current) this.forgetAddress(address, current);
+    this.forget(t, address, current);
   }
 
   async recordEvent(target: EventTarget, event: IpamEvent): Promise<void> {
@@ -359,7 +360,7 @@ export class KubeIpamStore implements IpamStore {
       target.kind === 'IPPool'
         ? target.pool.object
         : {
-            apiVersion: target.claim.kind === 'IPClaim' ? 'ipam.metal3.io/v1alpha1' : 'ipam.cluster.x-k8s.io/v1beta2',
+            apiVersion: this.table(target.claim.kind).apiVersion,
             kind: target.claim.kind,
             metadata: { name: target.claim.name, namespace: target.claim.namespace, uid: target.claim.uid },
           };
@@ -367,6 +368,12 @@ export class KubeIpamStore implements IpamStore {
   }
 
   // — helpers —
+
+  private table(kind: ClaimKind): KindTable {
+    const t = this.kinds.get(kind);
+    if (!t) throw new Error(`${kind}s are not served (the ipam.cluster.x-k8s.io API is not installed)`);
+    return t;
+  }
 
   private async write<O, S>(send: () => Promise<O>, done: (obj: O) => S): Promise<WriteResult<S>> {
     try {
@@ -380,58 +387,24 @@ export class KubeIpamStore implements IpamStore {
 
   private writeClaim(
     claim: ClaimState,
-    send: (client: ResourceClient<AnyClaim>, id: { namespace: string; name: string }) => Promise<AnyClaim>,
+    send: (client: ResourceClient<ClaimObject>, id: { namespace: string; name: string }) => Promise<ClaimObject>,
   ): Promise<WriteResult<ClaimState>> {
-    const client = (claim.kind === 'IPClaim' ? this.claims : this.capiClaims) as ResourceClient<AnyClaim>;
+    const t = this.table(claim.kind);
     return this.write(
-      () => send(client, { namespace: claim.namespace, name: claim.name }),
+      () => send(t.claims, { namespace: claim.namespace, name: claim.name }),
       (obj) => {
-        if (claim.kind === 'IPClaim') {
-          this.claimInformer.observe(obj as IpClaimObject);
-          return ipClaimState(obj as IpClaimObject);
-        }
-        this.capiClaimInformer?.observe(obj as CapiIpAddressClaimObject);
-        return capiClaimState(obj as CapiIpAddressClaimObject);
+        t.claimInformer.observe(obj);
+        return t.claimState(obj);
       },
     );
   }
 
-  private cachedClaim(claim: ClaimState): AnyClaim | undefined {
-    const key = `${claim.namespace}/${claim.name}`;
-    return claim.kind === 'IPClaim' ? this.claimInformer.get(key) : this.capiClaimInformer?.get(key);
+  private cachedClaim(claim: ClaimState): ClaimObject | undefined {
+    return this.kinds.get(claim.kind)?.claimInformer.get(`${claim.namespace}/${claim.name}`);
   }
 
-  private cachedAddress(address: AddressState): AnyAddress | undefined {
-    const key = `${address.namespace}/${address.name}`;
-    return address.claimKind === 'IPClaim' ? this.addressInformer.get(key) : this.capiAddressInformer?.get(key);
+  private forget(t: KindTable, address: AddressState, obj?: KubeObject): void {
+    const o = obj ?? t.addressInformer.get(`${address.namespace}/${address.name}`);
+    if (o && o.metadata.uid === address.uid) t.addressInformer.observeDeleted(o);
   }
-
-  private addressClient(kind: ClaimKind): ResourceClient<AnyAddress> {
-    return (kind === 'IPClaim' ? this.addresses : this.capiAddresses);
-  }
-
-  private addressState(kind: ClaimKind, obj: AnyAddress): AddressState {
-    return kind === 'IPClaim' ? ipAddressState(obj) : capiAddressState(obj);
-  }
-
-  private observeAddress(kind: ClaimKind, obj: AnyAddress): void {
-    if (kind === 'IPClaim') this.addressInformer.observe(obj);
-    else this.capiAddressInformer?.observe(obj);
-  }
-
-  private forgetAddress(address: AddressState, obj?: AnyAddress): void {
-    const o = obj ?? this.cachedAddress(address);
-    if (!o) return;
-    if (address.claimKind === 'IPClaim') this.addressInformer.observeDeleted(o);
-    else this.capiAddressInformer?.observeDeleted(o);
-  }
-}
-
-function poolKeyOf(namespace: string | undefined, name: string | undefined): PoolKey | undefined {
-  return namespace && name ? `${namespace}/${name}` : undefined;
-}
-
-function splitKey(key: PoolKey): [string, string] {
-  const i = key.indexOf('/');
-  return [key.slice(0, i), key.slice(i + 1)];
 }

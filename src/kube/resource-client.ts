@@ -51,6 +51,7 @@ export class ResourceClient<T extends KubeObject> {
   path(namespace: string | undefined, name?: string, subresource?: string): string {
     const base = this.ref.group === '' ? `/api/${this.ref.version}` : `/apis/${this.ref.group}/${this.ref.version}`;
     const ns = this.ref.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+    if (name === '') throw new Error(`${this.ref.kind}: an empty object name would address the whole collection`);
     const obj = name === undefined ? '' : `/${encodeURIComponent(name)}`;
     const sub = subresource ? `/${subresource}` : '';
     return `${base}${ns}/${this.ref.plural}${obj}${sub}`;

@@ -106,6 +106,47 @@ describe('WorkQueue', () => {
     await done;
   });
 
+  it('keeps one timer per key: the earliest wins, and add() cancels it', async () => {
+    const { q, clock, calls, ac, done } = setup(async () => ({ kind: 'done' }));
+    for (let i = 0; i < 50; i++) q.addAfter('a', 1000 + i);
+    q.addAfter('a', 500);
+    expect(q.scheduled).to.equal(1);
+    await clock.advance(499);
+    expect(calls).to.have.length(0);
+    await clock.advance(1);
+    expect(calls).to.deep.equal(['a']);
+    await clock.advance(5000);
+    expect(calls).to.deep.equal(['a']);
+    q.addAfter('b', 1000);
+    q.add('b');
+    await flushMicrotasks();
+    expect(q.scheduled).to.equal(0);
+    await clock.advance(2000);
+    expect(calls).to.deep.equal(['a', 'b']);
+    ac.abort();
+    await done;
+  });
+
+  it('a failed key with new events waiting runs again at once, not after its backoff', async () => {
+    const gate = deferred();
+    let n = 0;
+    const { q, calls, ac, done } = setup(async () => {
+      if (n++ === 0) {
+        await gate.promise;
+        throw new Error('boom');
+      }
+      return { kind: 'done' };
+    });
+    q.add('a');
+    await flushMicrotasks();
+    q.add('a'); // an event while it runs
+    gate.resolve();
+    await flushMicrotasks();
+    expect(calls).to.deep.equal(['a', 'a']);
+    ac.abort();
+    await done;
+  });
+
   it('stops its workers and pending timers when aborted', async () => {
     const { q, clock, calls, ac, done } = setup(async () => ({ kind: 'requeueAfter', delayMs: 50 }));
     q.add('a');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { mapConcurrent } from '../../src/core/concurrency.js';
 import { freshNamespace, tokenWithChartRole, writeKubeconfig } from '../support/cluster.js';
 import { census, type IpamCensus } from '../support/ipam-invariants.js';
-import { claim, eventually, ipamObjects, pool } from '../support/ipam-fixture.js';
+import { capiClaim, claim, eventually, ipamObjects, pool } from '../support/ipam-fixture.js';
 import { spawnIronet, stopAll, type IronetProcess } from '../support/processes.js';
 
 async function controllers(ns: string, count: number, tag: string): Promise<IronetProcess[]> {
@@ -129,5 +129,57 @@ describe('IPAM under concurrency and crashes', function () {
       120_000,
     );
     expectSafe(after);
+  });
+
+  it('metal3 IPClaims and CAPI IPAddressClaims in one pool, three controllers: no address is handed out twice across the two APIs', async () => {
+    const o = ipamObjects();
+    const ns = await freshNamespace('mix');
+    await o.pools.create(pool(ns, 'mixed', { pools: [{ subnet: '10.23.0.0/23' }], prefix: 23 }));
+    procs = await controllers(ns, 3, 'm');
+    await mapConcurrent(
+      Array.from({ length: 400 }, (_, i) => i),
+      48,
+      async (i) => {
+        if (i % 2) await o.claims.create(claim(ns, `m3-${i}`, 'mixed'));
+        else await o.capiClaims.create(capiClaim(ns, `capi-${i}`, 'mixed'));
+      },
+    );
+    const settled = await eventually(
+      async () => {
+        const c = await census(o, ns, 'mixed');
+        return c.bound === 400 && c.addresses === 400 && c.indexesMatch ? c : undefined;
+      },
+      '400 mixed claims bound',
+      5 * 60_000,
+    );
+    expectSafe(settled);
+  });
+
+  it('claims deleted and created again under the same names while three controllers run: no two claims share an address', async () => {
+    const o = ipamObjects();
+    const ns = await freshNamespace('reborn');
+    await o.pools.create(pool(ns, 'again', { pools: [{ start: '10.24.0.1', end: '10.24.0.40' }] }));
+    procs = await controllers(ns, 3, 'r');
+    const names = Array.from({ length: 30 }, (_, i) => `r-${i}`);
+    await mapConcurrent(names, 30, (n) => o.claims.create(claim(ns, n, 'again')));
+    await eventually(async () => ((await census(o, ns, 'again')).bound === 30 ? true : undefined), 'first round bound', 120_000);
+    for (let round = 0; round < 3; round++) {
+      const victims = names.filter((_, i) => i % 3 === round);
+      await Promise.all(victims.map((n) => o.claims.delete({ namespace: ns, name: n })));
+      await eventually(async () => {
+        const left = (await o.claims.list(ns)).items.map((c) => c.metadata.name);
+        return victims.every((v) => !left.includes(v)) ? true : undefined;
+      }, 'victims released', 120_000);
+      await mapConcurrent(victims, 30, (n) => o.claims.create(claim(ns, n, 'again')));
+    }
+    const settled = await eventually(
+      async () => {
+        const c = await census(o, ns, 'again');
+        return c.bound === 30 && c.addresses === 30 && c.indexesMatch ? c : undefined;
+      },
+      'all claims bound after the churn',
+      120_000,
+    );
+    expectSafe(settled);
   });
 });

@@ -26,6 +26,7 @@ function claimState(kind: ClaimKind, over: Partial<ClaimState> = {}): ClaimState
     namespace: 'lab',
     name: 'host-a',
     uid: 'claim-uid',
+    poolName: 'prov',
     resourceVersion: '5',
     generation: 3,
     createdMs: 0,
@@ -155,6 +156,7 @@ describe('ipam/convert', () => {
         deleting: true,
         hasOurFinalizer: true,
         otherFinalizers: ['example.com/hold', 'ipam.metal3.io/ipaddressclaim'],
+        poolName: 'prov',
         problem: undefined,
       });
     });
@@ -175,6 +177,7 @@ describe('ipam/convert', () => {
         deleting: false,
         hasOurFinalizer: false,
         otherFinalizers: [],
+        poolName: '',
         problem: undefined,
       });
     });
@@ -223,6 +226,7 @@ describe('ipam/convert', () => {
         deleting: false,
         hasOurFinalizer: true,
         otherFinalizers: ['ipclaim.ipam.metal3.io'],
+        poolName: 'prov',
         problem: undefined,
       });
     });
@@ -251,7 +255,17 @@ describe('ipam/convert', () => {
   describe('ipAddressState and capiAddressState', () => {
     it('read a metal3 IPAddress', () => {
       const state = ipAddressState({
-        metadata: { name: 'prov-10-0-0-10', namespace: 'lab', uid: 'a1', resourceVersion: '3', finalizers: ['ipaddress.ipam.metal3.io'] },
+        metadata: {
+          name: 'prov-10-0-0-10',
+          namespace: 'lab',
+          uid: 'a1',
+          resourceVersion: '3',
+          finalizers: ['ipaddress.ipam.metal3.io'],
+          ownerReferences: [
+            { apiVersion: 'ipam.metal3.io/v1alpha1', kind: 'IPPool', name: 'prov', uid: 'pool-uid' },
+            { apiVersion: 'ipam.metal3.io/v1alpha1', kind: 'IPClaim', name: 'host-a', uid: 'claim-uid' },
+          ],
+        },
         spec: { address: '10.0.0.10', pool: { name: 'prov', namespace: 'lab' }, claim: { name: 'host-a', namespace: 'lab' }, prefix: 24 },
       });
       expect(state).to.deep.equal({
@@ -262,6 +276,8 @@ describe('ipam/convert', () => {
         resourceVersion: '3',
         poolName: 'prov',
         claimName: 'host-a',
+        claimUid: 'claim-uid',
+        poolUid: 'pool-uid',
         address: '10.0.0.10',
         deleting: false,
         hasOurFinalizer: true,
@@ -281,6 +297,8 @@ describe('ipam/convert', () => {
         resourceVersion: '4',
         poolName: 'prov',
         claimName: 'node-1',
+        claimUid: undefined,
+        poolUid: undefined,
         address: '10.0.0.11',
         deleting: true,
         hasOurFinalizer: false,

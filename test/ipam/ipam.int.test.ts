@@ -324,4 +324,19 @@ describe('IPAM (metal3 ip-address-manager compatible)', function () {
     await eventually(async () => !(await o.addresses.tryGet({ namespace: ns, name: 'orph-10-12-0-1' })), 'orphan address released');
     await eventually(async () => Object.keys((await o.pools.get({ namespace: ns, name: 'orph' })).status?.indexes ?? {}).length === 0, 'index cleared');
   });
+
+  it('leaves a paused pool alone (cluster.x-k8s.io/paused) and serves it once unpaused', async () => {
+    const paused = pool(ns, 'held', { pools: [{ start: '10.13.0.1', end: '10.13.0.9' }] });
+    paused.metadata.annotations = { 'cluster.x-k8s.io/paused': '' };
+    await o.pools.create(paused);
+    await o.claims.create(claim(ns, 'patient', 'held'));
+    ipam = await startTestIpam(ns);
+    await new Promise((r) => setTimeout(r, 700));
+    const before = await o.claims.get({ namespace: ns, name: 'patient' });
+    expect(before.status).to.equal(undefined);
+    expect(before.metadata.finalizers).to.equal(undefined);
+    const p = await o.pools.get({ namespace: ns, name: 'held' });
+    await o.pools.replace({ ...p, metadata: { ...p.metadata, annotations: {} } });
+    await eventually(async () => (await o.claims.get({ namespace: ns, name: 'patient' })).status?.address?.name === 'held-10-13-0-1', 'served after unpause');
+  });
 });

@@ -51,6 +51,7 @@ function claim(name: string, o: Partial<ClaimState> = {}): ClaimState {
     namespace: NS,
     name,
     uid: `uid-${name}`,
+    poolName: POOL,
     resourceVersion: '1',
     generation: 1,
     createdMs: 0,
@@ -77,6 +78,8 @@ function address(claimName: string, ip: string, o: Partial<AddressState> = {}): 
     resourceVersion: '1',
     poolName: POOL,
     claimName,
+    claimUid: undefined,
+    poolUid: `${POOL}-uid`,
     address: ip,
     deleting: false,
     hasOurFinalizer: true,
@@ -88,8 +91,12 @@ function snap(p: PoolState, parts: { claims?: ClaimState[]; addresses?: AddressS
   return { pool: p, claims: parts.claims ?? [], addresses: parts.addresses ?? [], foreignAddresses: parts.foreignAddresses ?? [], otherPools: parts.otherPools ?? [] };
 }
 
-function verified(o: { absentClaims?: string[]; absentAddresses?: string[] } = {}): Verified {
-  return { absentClaims: new Set(o.absentClaims ?? []), absentAddresses: new Set(o.absentAddresses ?? []) };
+function verified(o: { absentClaims?: string[]; absentAddresses?: string[]; liveClaimUids?: Record<string, string> } = {}): Verified {
+  return {
+    absentClaims: new Set(o.absentClaims ?? []),
+    absentAddresses: new Set(o.absentAddresses ?? []),
+    liveClaimUids: new Map(Object.entries(o.liveClaimUids ?? {})),
+  };
 }
 const NONE = verified();
 
@@ -672,6 +679,78 @@ describe('ipam/plan', () => {
     it('leaves index entries alone when a claim or an address names them', () => {
       const r = noVerify(snap(pool(STD, { indexes: { a: '10.0.0.10', b: '10.0.0.11' } }), { claims: [claim('a', { kind: 'IPAddressClaim' })], addresses: [address('b', '10.0.0.11')] }));
       expect(r.verifyClaims).to.deep.equal([{ kind: 'IPClaim', name: 'b' }]); // the address's own claim, not the entry
+    });
+  });
+
+  describe('review fixes: incarnations, reservations, duplicates, in-flight entries', () => {
+    it('an address of an earlier incarnation of a claim name is not adopted; a live read decides, and it is released', () => {
+      const reborn = claim('c', { uid: 'uid-new', boundAddressName: undefined });
+      const old = address('c', '10.0.0.10', { claimUid: 'uid-old' });
+      const s = snap(pool(STD, { indexes: { c: '10.0.0.10' } }), { claims: [reborn], addresses: [old] });
+      const first = planRelease(s, NONE);
+      expect(first.verifyClaims).to.deep.equal([{ kind: 'IPClaim', name: 'c' }]);
+      expect(first.orphans).to.deep.equal([]);
+      const live = verified({ liveClaimUids: { 'IPClaim/c': 'uid-new' } });
+      expect(planRelease(s, live).orphans).to.deep.equal([old]);
+      // meanwhile the reborn claim is not bound to the old address
+      expect(bound(plan(s, live))).to.not.include('IPClaim/c → 10.0.0.10 (exists)');
+    });
+
+    it('a claim bound to an address that now serves another claim is unbound', () => {
+      const c1 = claim('c1', { boundAddressName: 'prov-10-0-0-10', createdMs: 1 });
+      const c2 = claim('c2', { boundAddressName: 'prov-10-0-0-10', createdMs: 2 });
+      const addr = address('c2', '10.0.0.10', { claimUid: 'uid-c2' });
+      const p = plan(snap(pool(STD, { indexes: { c2: '10.0.0.10' } }), { claims: [c1, c2], addresses: [addr] }));
+      expect(p.unbind.map((c) => c.name)).to.deep.equal(['c1']);
+      expect(p.verifyAddresses).to.deep.equal([]);
+    });
+
+    it('an in-flight entry whose address has since been reserved is not re-created: the claim gets another', () => {
+      const spec: Spec = { ...STD, preAllocations: { 'reserved-vip': '10.0.0.10' } };
+      const p = plan(snap(pool(spec, { indexes: { c: '10.0.0.10' } }), { claims: [claim('c')] }));
+      expect(bound(p)).to.deep.equal(['IPClaim/c → 10.0.0.11']);
+      expect(p.indexes).to.deep.equal({ c: '10.0.0.11' });
+    });
+
+    it('an in-flight entry that is another claim\'s pre-allocation is not re-created', () => {
+      const spec: Spec = { ...STD, preAllocations: { other: '10.0.0.10' } };
+      const p = plan(snap(pool(spec, { indexes: { c: '10.0.0.10' } }), { claims: [claim('c')] }));
+      expect(bound(p)).to.deep.equal(['IPClaim/c → 10.0.0.11']);
+    });
+
+    it('extra addresses of a bound claim are planned for deletion', () => {
+      const c = claim('c', { boundAddressName: 'prov-10-0-0-10' });
+      const kept = address('c', '10.0.0.10');
+      const extra = address('c', '10.0.0.12');
+      const p = plan(snap(pool(STD, { indexes: { c: '10.0.0.10' } }), { claims: [c], addresses: [kept, extra] }));
+      expect(p.duplicates).to.deep.equal([extra]);
+      expect(p.indexes).to.deep.equal({ c: '10.0.0.10' });
+      expect(p.bindings).to.deep.equal([]);
+    });
+
+    it('a claim that cannot be served keeps its in-flight entry (another controller may be creating it)', () => {
+      const s = snap(pool(STD, { deleting: true, indexes: { c: '10.0.0.10' } }), { claims: [claim('c')] });
+      const p = plan(s);
+      expect(p.failures.map((f) => f.reason)).to.deep.equal(['poolDeleting']);
+      expect(p.indexes).to.deep.equal({ c: '10.0.0.10' });
+      expect(p.poolFinalizer).to.equal(undefined);
+    });
+
+    it('an address someone else created under another name is used, not a renamed namePrefix', () => {
+      const foreign = address('', '10.0.0.10', { name: 'static-ironic', hasOurFinalizer: false, poolUid: undefined });
+      const p = plan(snap(pool(STD), { claims: [claim('c')], addresses: [foreign] }));
+      expect(p.problems.filter((x) => x.severity === 'blocking')).to.deep.equal([]);
+      expect(bound(p)).to.deep.equal(['IPClaim/c → 10.0.0.11']);
+      expect(planRelease(snap(pool(STD), { addresses: [foreign] }), NONE)).to.deep.equal({ releases: [], orphans: [], verifyClaims: [] });
+    });
+
+    it('a name collision never marks a claim that already holds an address as failed', () => {
+      const capi = claim('same', { kind: 'IPAddressClaim', boundAddressName: 'prov-10-0-0-10', createdMs: 1 });
+      const metal3 = claim('same', { kind: 'IPClaim', boundAddressName: 'prov-10-0-0-11', createdMs: 2 });
+      const a1 = address('same', '10.0.0.10', { claimKind: 'IPAddressClaim' });
+      const a2 = address('same', '10.0.0.11');
+      const p = plan(snap(pool(STD), { claims: [capi, metal3], addresses: [a1, a2] }));
+      expect(p.failures).to.deep.equal([]);
     });
   });
 });

@@ -212,6 +212,53 @@ describe('Informer', () => {
     await done;
   });
 
+  it('a DELETED event for an earlier object of the same name does not remove the newer one', async () => {
+    let emit: ((e: WatchEvent<Obj>) => void) | undefined;
+    const lw = new ScriptedListWatch(
+      [async () => ({ items: [obj('a', '10')], resourceVersion: '10' })],
+      [(_rv, e, signal) => new Promise((_, reject) => { emit = e; signal.addEventListener('abort', () => reject(new Error('aborted'))); })],
+    );
+    const { informer, ac, done } = await start(lw);
+    informer.observe(obj('a', '16', 2)); // we deleted and re-created it; the watch is behind
+    emit!({ type: 'DELETED', object: obj('a', '14') });
+    expect(informer.get('ns/a')?.v).to.equal(2);
+    ac.abort();
+    await done;
+  });
+
+  it('a relist keeps objects our own writes added after the list was taken', async () => {
+    let listed = 0;
+    const lw = new ScriptedListWatch(
+      [
+        async () => ({ items: [obj('a', '10')], resourceVersion: '10' }),
+        async () => {
+          listed++;
+          return { items: [obj('a', '10')], resourceVersion: '12' };
+        },
+      ],
+      [
+        async () => {
+          throw new GoneError(details);
+        },
+      ],
+    );
+    const clock = new FakeClock();
+    const informer = new Informer<Obj>({ name: 't', listWatch: lw, clock, logger: new RecordingLogger(), random: () => 0.5 });
+    const ac = new AbortController();
+    // before the relist, our write adds b@15 (newer than the relist's resourceVersion 12)
+    const origList = lw.list.bind(lw);
+    lw.list = () => {
+      if (informer.hasSynced) informer.observe(obj('b', '15'));
+      return origList();
+    };
+    const done = informer.run(ac.signal);
+    await flushMicrotasks();
+    expect(listed).to.equal(1);
+    expect(informer.get('ns/b')?.metadata.resourceVersion).to.equal('15');
+    ac.abort();
+    await done;
+  });
+
   it('waitForSync resolves after the first list and rejects when aborted first', async () => {
     let releaseList: (() => void) | undefined;
     const lw = new ScriptedListWatch(

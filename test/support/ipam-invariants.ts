@@ -1,9 +1,11 @@
 /**
  * The IPAM safety invariants, checked from the API server's point of view:
- * no address handed out twice, every address owned by a live claim that points
- * back at it, and the pool's status.indexes equal to the addresses.
+ * no address handed out twice (across metal3 and CAPI addresses), every
+ * address owned by a live claim that points back at it, every bound claim
+ * pointing at its own address, and the pool's status.indexes equal to the
+ * addresses.
  */
-import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
+import type { CapiIpAddressClaimObject, CapiIpAddressObject, IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { ResourceClient } from '../../src/kube/resource-client.js';
 
 export interface IpamCensus {
@@ -11,59 +13,88 @@ export interface IpamCensus {
   readonly bound: number;
   readonly errored: Record<string, number>;
   readonly addresses: number;
-  /** Addresses whose IP another address also has. */
+  /** Addresses whose IP another address (of either API) also has. */
   readonly duplicateIps: number;
   /** Claims with more than one address. */
   readonly claimsWithSeveralAddresses: number;
-  /** Addresses whose claim is gone or points elsewhere. */
+  /** Addresses whose claim is gone, points elsewhere, or is another incarnation. */
   readonly strayAddresses: number;
-  /** Bound claims whose address does not exist. */
+  /** Bound claims whose address does not exist or belongs to another claim. */
   readonly danglingClaims: number;
   readonly indexesMatch: boolean;
 }
 
+interface Row {
+  kind: 'metal3' | 'capi';
+  name: string;
+  ip: string;
+  claim: string;
+  claimUid: string | undefined;
+}
+
 export async function census(
-  clients: { pools: ResourceClient<IpPoolObject>; claims: ResourceClient<IpClaimObject>; addresses: ResourceClient<IpAddressObject> },
+  clients: {
+    pools: ResourceClient<IpPoolObject>;
+    claims: ResourceClient<IpClaimObject>;
+    addresses: ResourceClient<IpAddressObject>;
+    capiClaims?: ResourceClient<CapiIpAddressClaimObject>;
+    capiAddresses?: ResourceClient<CapiIpAddressObject>;
+  },
   namespace: string,
   poolName: string,
 ): Promise<IpamCensus> {
-  const [pool, claims, addresses] = await Promise.all([
+  const [pool, claims, addresses, capiClaims, capiAddresses] = await Promise.all([
     clients.pools.get({ namespace, name: poolName }),
     clients.claims.list(namespace),
     clients.addresses.list(namespace),
+    clients.capiClaims?.list(namespace),
+    clients.capiAddresses?.list(namespace),
   ]);
-  const mine = addresses.items.filter((a) => a.spec?.pool?.name === poolName);
-  const byIp = new Map<string, number>();
-  const byClaim = new Map<string, number>();
-  for (const a of mine) {
-    byIp.set(a.spec?.address ?? '', (byIp.get(a.spec?.address ?? '') ?? 0) + 1);
-    byClaim.set(a.spec?.claim?.name ?? '', (byClaim.get(a.spec?.claim?.name ?? '') ?? 0) + 1);
-  }
-  const claimByName = new Map(claims.items.map((c) => [c.metadata.name ?? '', c]));
-  const addressByName = new Map(mine.map((a) => [a.metadata.name ?? '', a]));
+  const rows: Row[] = [
+    ...addresses.items
+      .filter((a) => a.spec?.pool?.name === poolName)
+      .map((a): Row => ({ kind: 'metal3', name: a.metadata.name ?? '', ip: a.spec?.address ?? '', claim: a.spec?.claim?.name ?? '', claimUid: a.metadata.ownerReferences?.find((r) => r.kind === 'IPClaim')?.uid })),
+    ...(capiAddresses?.items ?? [])
+      .filter((a) => a.spec?.poolRef?.name === poolName)
+      .map((a): Row => ({ kind: 'capi', name: a.metadata.name ?? '', ip: a.spec?.address ?? '', claim: a.spec?.claimRef?.name ?? '', claimUid: a.metadata.ownerReferences?.find((r) => r.kind === 'IPAddressClaim')?.uid })),
+  ];
+  const claimRows = [
+    ...claims.items.map((c) => ({ kind: 'metal3' as const, name: c.metadata.name ?? '', uid: c.metadata.uid, bound: c.status?.address?.name, error: c.status?.errorMessage })),
+    ...(capiClaims?.items ?? []).map((c) => ({
+      kind: 'capi' as const,
+      name: c.metadata.name ?? '',
+      uid: c.metadata.uid,
+      bound: c.status?.addressRef?.name,
+      error: c.status?.conditions?.find((x) => x.type === 'Ready' && x.status === 'False')?.message,
+    })),
+  ];
+  const count = <K>(keys: K[]): Map<K, number> => keys.reduce((m, k) => m.set(k, (m.get(k) ?? 0) + 1), new Map<K, number>());
+  const byIp = count(rows.map((r) => r.ip));
+  const byClaim = count(rows.map((r) => `${r.kind}/${r.claim}`));
+  const claimByKey = new Map(claimRows.map((c) => [`${c.kind}/${c.name}`, c]));
+  const rowByKey = new Map(rows.map((r) => [`${r.kind}/${r.name}`, r]));
   const errored: Record<string, number> = {};
   let bound = 0;
   let dangling = 0;
-  for (const c of claims.items) {
-    if (c.status?.errorMessage) errored[c.status.errorMessage] = (errored[c.status.errorMessage] ?? 0) + 1;
-    const ref = c.status?.address?.name;
-    if (ref) {
-      bound++;
-      if (!addressByName.has(ref)) dangling++;
-    }
+  for (const c of claimRows) {
+    if (c.error) errored[c.error] = (errored[c.error] ?? 0) + 1;
+    if (!c.bound) continue;
+    bound++;
+    const r = rowByKey.get(`${c.kind}/${c.bound}`);
+    if (!r || r.claim !== c.name || (r.claimUid !== undefined && r.claimUid !== c.uid)) dangling++;
   }
-  const stray = mine.filter((a) => {
-    const c = claimByName.get(a.spec?.claim?.name ?? '');
-    return !c || (c.status?.address?.name !== undefined && c.status.address.name !== a.metadata.name);
+  const stray = rows.filter((r) => {
+    const c = claimByKey.get(`${r.kind}/${r.claim}`);
+    return !c || (r.claimUid !== undefined && r.claimUid !== c.uid) || (c.bound !== undefined && c.bound !== r.name);
   }).length;
-  const expected = Object.fromEntries(mine.map((a) => [a.spec?.claim?.name ?? '', a.spec?.address ?? '']));
+  const expected = Object.fromEntries(rows.map((r) => [r.claim, r.ip]));
   const indexes = pool.status?.indexes ?? {};
   const indexesMatch = Object.keys(expected).length === Object.keys(indexes).length && Object.entries(expected).every(([k, v]) => indexes[k] === v);
   return {
-    claims: claims.items.length,
+    claims: claimRows.length,
     bound,
     errored,
-    addresses: mine.length,
+    addresses: rows.length,
     duplicateIps: [...byIp.values()].filter((n) => n > 1).reduce((a, n) => a + n, 0),
     claimsWithSeveralAddresses: [...byClaim.values()].filter((n) => n > 1).length,
     strayAddresses: stray,
