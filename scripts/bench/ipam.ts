@@ -114,6 +114,9 @@ async function runCase(admin: KubeClient, server: { url: string; ca: string; tok
     await systemClock.sleep(300); // let the last pool-status write land before counting
     const metrics = await scrape(port);
     const requests = requestCount(metrics);
+    if (process.env.IRONET_BENCH_HEAP) {
+      for (const line of metrics.split('\n')) if (/^ironet_(nodejs_heap_size|nodejs_external|process_resident|ipam_reconcile_duration_seconds_(count|sum))/.test(line)) console.log('   ', line);
+    }
     const rss = peakRssMb(child.pid ?? 0);
     const c = await census({ pools, claims: claimClient, addresses }, ns, 'bench');
     const seconds = (boundAt - readyAt) / 1000;

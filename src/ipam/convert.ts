@@ -2,6 +2,7 @@
  * Between the wire objects (objects.ts) and the normalised states (types.ts),
  * and the bodies of every write. Pure, so the adapter only moves bytes.
  */
+import { tryParseIp } from '../core/ip.js';
 import type { KubeObject, OwnerReference } from '../core/object-meta.js';
 import {
   CAPI_IPAM_VERSION,
@@ -112,6 +113,7 @@ function addressBase(kind: ClaimKind, obj: KubeObject, pool?: string, claim?: st
     poolName: pool ?? '',
     claimName: claim ?? '',
     address: address ?? '',
+    ip: tryParseIp(address ?? ''),
     deleting: Boolean(m.deletionTimestamp),
     hasOurFinalizer: (m.finalizers ?? []).includes(addressFinalizer(kind)),
   };

@@ -120,10 +120,9 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   const holderOf = new Map<string, string>(); // ipKey → claim name, for "held by" messages
   const used: IpAddress[] = [];
   for (const a of [...snap.addresses, ...snap.foreignAddresses]) {
-    const ip = tryParseIp(a.address);
-    if (ip) {
-      used.push(ip);
-      holderOf.set(ipKey(ip), a.claimName);
+    if (a.ip) {
+      used.push(a.ip);
+      holderOf.set(ipKey(a.ip), a.claimName);
     }
   }
   // Overlapping pools' index entries (their in-flight allocations) are used here too.
@@ -186,9 +185,7 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     if (ip) claimIndex(claim, formatIp(ip));
   };
 
-  const ordered = [...snap.claims].sort(
-    (a, b) => a.createdMs - b.createdMs || compareText(a.name, b.name) || compareText(a.kind, b.kind),
-  );
+  const ordered = [...snap.claims].sort((a, b) => a.createdMs - b.createdMs || compareNames(a.name, b.name) || compareNames(a.kind, b.kind));
   const mine = (c: ClaimState): AddressState[] => (byClaim.get(kindKey(c.kind, c.name)) ?? []).filter((a) => belongsTo(a, c));
   // Claims that already hold an address claim their index first, so a newcomer of the other kind cannot take it.
   const holding = ordered.filter((c) => mine(c).length > 0);
@@ -377,6 +374,11 @@ function renamedPrefix(spec: PoolSpec, poolUid: string, addresses: readonly Addr
   ];
 }
 
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Orders address texts numerically when both parse, else as strings. */
 function compareText(a: string, b: string): number {
   const ia = tryParseIp(a);
   const ib = tryParseIp(b);

@@ -3,6 +3,7 @@
  * decides (plans). Claims and addresses of both APIs — metal3 IPClaim /
  * IPAddress and CAPI IPAddressClaim / IPAddress — are normalised into one shape.
  */
+import type { IpAddress } from '../core/ip.js';
 import type { IpPoolObject } from './objects.js';
 import type { PoolProblem } from './pool-spec.js';
 
@@ -64,6 +65,8 @@ export interface AddressState {
   readonly poolUid: string | undefined;
   /** spec.address as stored. */
   readonly address: string;
+  /** spec.address parsed once (undefined when it is not an address). */
+  readonly ip: IpAddress | undefined;
   readonly deleting: boolean;
   readonly hasOurFinalizer: boolean;
 }

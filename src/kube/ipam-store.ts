@@ -25,6 +25,7 @@ import {
   CAPI_IPAM_VERSION,
   FINALIZERS,
   METAL3_IPAM_VERSION,
+  REQUESTED_IP_ANNOTATION,
   isOurCapiPoolRef,
   type CapiIpAddressClaimObject,
   type CapiIpAddressObject,
@@ -131,11 +132,13 @@ export class KubeIpamStore implements IpamStore {
     }): void => {
       const claimInformer = informerFor(t.claims, {
         ...common,
+        transform: trimClaim,
         name: t.names[0],
         onEvent: (e) => this.onClaim(t.claimState(e.object), e.type === 'deleted'),
       });
       const addressInformer = informerFor(t.addresses, {
         ...common,
+        transform: trimAddress,
         name: t.names[1],
         onEvent: (e) => this.onAddress(t.addressState(e.object), e.type === 'deleted'),
       });
@@ -407,4 +410,46 @@ export class KubeIpamStore implements IpamStore {
     const o = obj ?? t.addressInformer.get(`${address.namespace}/${address.name}`);
     if (o && o.metadata.uid === address.uid) t.addressInformer.observeDeleted(o);
   }
+}
+
+/**
+ * What the caches keep of a claim: what IPAM reads or writes back. Dropping the
+ * rest (managedFields, kubectl's last-applied annotation, other annotations)
+ * is most of the memory of a cache of thousands of claims.
+ */
+function trimClaim<T extends KubeObject>(obj: T): T {
+  const m = obj.metadata;
+  const requested = m.annotations?.[REQUESTED_IP_ANNOTATION];
+  return {
+    ...obj,
+    metadata: {
+      name: m.name,
+      namespace: m.namespace,
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
+      generation: m.generation,
+      creationTimestamp: m.creationTimestamp,
+      deletionTimestamp: m.deletionTimestamp,
+      labels: m.labels,
+      finalizers: m.finalizers,
+      ...(requested === undefined ? {} : { annotations: { [REQUESTED_IP_ANNOTATION]: requested } }),
+    },
+  };
+}
+
+/** What the caches keep of an address (its spec, identity, finalizers and owners). */
+function trimAddress<T extends KubeObject>(obj: T): T {
+  const m = obj.metadata;
+  return {
+    ...obj,
+    metadata: {
+      name: m.name,
+      namespace: m.namespace,
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
+      deletionTimestamp: m.deletionTimestamp,
+      finalizers: m.finalizers,
+      ownerReferences: m.ownerReferences,
+    },
+  };
 }

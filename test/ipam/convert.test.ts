@@ -279,6 +279,7 @@ describe('ipam/convert', () => {
         claimUid: 'claim-uid',
         poolUid: 'pool-uid',
         address: '10.0.0.10',
+        ip: { family: 4, value: 0x0a00000an },
         deleting: false,
         hasOurFinalizer: true,
       });
@@ -300,6 +301,7 @@ describe('ipam/convert', () => {
         claimUid: undefined,
         poolUid: undefined,
         address: '10.0.0.11',
+        ip: { family: 4, value: 0x0a00000bn },
         deleting: true,
         hasOurFinalizer: false,
       });

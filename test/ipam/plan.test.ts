@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { tryParseIp } from '../../src/core/ip.js';
 import { OURS, UPSTREAM } from '../../src/ipam/messages.js';
 import { addressName } from '../../src/ipam/naming.js';
 import { CLUSTER_NAME_LABEL, PROVIDER_LABEL, type IpPoolObject } from '../../src/ipam/objects.js';
@@ -81,6 +82,7 @@ function address(claimName: string, ip: string, o: Partial<AddressState> = {}): 
     claimUid: undefined,
     poolUid: `${POOL}-uid`,
     address: ip,
+    ip: tryParseIp(o.address ?? ip),
     deleting: false,
     hasOurFinalizer: true,
     ...o,
