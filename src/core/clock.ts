@@ -5,7 +5,12 @@
 export interface Clock {
   /** Milliseconds since the epoch, for timestamps shown to people and written to objects. */
   wallMs(): number;
-  /** Milliseconds from an arbitrary origin that never goes backwards, for deadlines and ages. */
+  /**
+   * Milliseconds on CLOCK_MONOTONIC (boot-based origin, never goes backwards,
+   * keeps counting while the process is stopped), for deadlines and ages. The
+   * same clock the kernel and the native addon use, so a deadline computed
+   * here can be checked there.
+   */
   monotonicMs(): number;
   /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
@@ -13,7 +18,7 @@ export interface Clock {
 
 export const systemClock: Clock = {
   wallMs: () => Date.now(),
-  monotonicMs: () => performance.now(),
+  monotonicMs: () => Number(process.hrtime.bigint()) / 1e6,
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {

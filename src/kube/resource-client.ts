@@ -24,6 +24,13 @@ export interface WatchOptions extends Omit<ListOptions, 'limit'> {
   readonly signal?: AbortSignal;
 }
 
+/** A signal, or a signal and a whole-request deadline (e.g. a Lease renew that must not outlive its deadline). */
+export type RequestOptions = AbortSignal | { readonly signal?: AbortSignal; readonly timeoutMs?: number };
+
+function split(o: RequestOptions | undefined): { signal?: AbortSignal; timeoutMs?: number } {
+  return o instanceof AbortSignal ? { signal: o } : (o ?? {});
+}
+
 export interface DeleteOptions {
   readonly preconditions?: { uid?: string; resourceVersion?: string };
   readonly propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
@@ -57,14 +64,14 @@ export class ResourceClient<T extends KubeObject> {
     return `${base}${ns}/${this.ref.plural}${obj}${sub}`;
   }
 
-  get(id: ObjectId, signal?: AbortSignal): Promise<T> {
-    return this.rest.request<T>({ method: 'GET', path: this.path(id.namespace, id.name), signal });
+  get(id: ObjectId, options?: RequestOptions): Promise<T> {
+    return this.rest.request<T>({ method: 'GET', path: this.path(id.namespace, id.name), ...split(options) });
   }
 
   /** Like {@link get}, but `undefined` when the object does not exist. */
-  async tryGet(id: ObjectId, signal?: AbortSignal): Promise<T | undefined> {
+  async tryGet(id: ObjectId, options?: RequestOptions): Promise<T | undefined> {
     try {
-      return await this.get(id, signal);
+      return await this.get(id, options);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -95,22 +102,22 @@ export class ResourceClient<T extends KubeObject> {
     return { items, resourceVersion };
   }
 
-  create(obj: T, signal?: AbortSignal): Promise<T> {
+  create(obj: T, options?: RequestOptions): Promise<T> {
     return this.rest.request<T>({
       method: 'POST',
       path: this.path(obj.metadata.namespace),
       body: this.withType(obj),
-      signal,
+      ...split(options),
     });
   }
 
   /** PUT; conditional on `obj.metadata.resourceVersion` when set. */
-  replace(obj: T, signal?: AbortSignal): Promise<T> {
+  replace(obj: T, options?: RequestOptions): Promise<T> {
     return this.rest.request<T>({
       method: 'PUT',
       path: this.path(obj.metadata.namespace, requireName(obj)),
       body: this.withType(obj),
-      signal,
+      ...split(options),
     });
   }
 

@@ -9,7 +9,8 @@ import { silentLogger } from '../../src/core/logger.js';
 import { ConflictError, ForbiddenError, GoneError, InvalidError, AlreadyExistsError, NotFoundError } from '../../src/kube/errors.js';
 import { EventRecorder, type EventObject } from '../../src/kube/event-recorder.js';
 import { informerFor, Informer, type InformerEvent } from '../../src/kube/informer.js';
-import { LeaseStore, type LeaseObject } from '../../src/kube/lease-store.js';
+import { LeaseStore, type LeaseObject, type StoredLease } from '../../src/kube/lease-store.js';
+import type { LeaseWrite } from '../../src/vip/ports.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import type { WatchEvent } from '../../src/kube/types.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
@@ -229,18 +230,21 @@ describe('kube adapter against a real API server', () => {
     const b = new LeaseStore(client, { namespace: ns, name: 'vip' });
     expect(await a.get()).to.equal(undefined);
     const t0 = Date.UTC(2026, 10, 29, 12, 0, 0, 123) + 0.456;
-    const created = await a.create({ holderIdentity: 'node-a', leaseDurationSeconds: 15, acquireTimeMs: t0, renewTimeMs: t0, leaseTransitions: 0 });
-    expect(await b.create({ holderIdentity: 'node-b', leaseDurationSeconds: 15, acquireTimeMs: t0, renewTimeMs: t0, leaseTransitions: 0 }).catch((e: unknown) => e)).to.be.instanceOf(AlreadyExistsError);
+    const ok = (w: LeaseWrite): StoredLease => {
+      if (w.kind !== 'ok') throw new Error('expected the write to win');
+      return w.lease;
+    };
+    const created = ok(await a.create({ holderIdentity: 'node-a', leaseDurationSeconds: 15, acquireTimeMs: t0, renewTimeMs: t0, leaseTransitions: 0 }));
+    expect(await b.create({ holderIdentity: 'node-b', leaseDurationSeconds: 15, acquireTimeMs: t0, renewTimeMs: t0, leaseTransitions: 0 })).to.deep.equal({ kind: 'conflict' });
 
     const raw = await client.get({ namespace: ns, name: 'vip' });
     expect(raw.spec?.renewTime).to.equal('2026-11-29T12:00:00.123456Z');
     const read = await b.get();
     expect(read?.record).to.deep.equal({ holderIdentity: 'node-a', leaseDurationSeconds: 15, acquireTimeMs: Date.UTC(2026, 10, 29, 12, 0, 0, 123), renewTimeMs: Date.UTC(2026, 10, 29, 12, 0, 0, 123), leaseTransitions: 0 });
 
-    const renewed = await a.update({ ...created.record, renewTimeMs: t0 + 2000 }, created.resourceVersion);
-    const lost = await b.update({ ...created.record, holderIdentity: 'node-b', leaseTransitions: 1 }, created.resourceVersion).catch((e: unknown) => e);
-    expect(lost).to.be.instanceOf(ConflictError);
-    const released = await a.update({ ...renewed.record, holderIdentity: undefined, leaseDurationSeconds: 1 }, renewed.resourceVersion);
+    const renewed = ok(await a.update({ ...created.record, renewTimeMs: t0 + 2000 }, created.resourceVersion));
+    expect(await b.update({ ...created.record, holderIdentity: 'node-b', leaseTransitions: 1 }, created.resourceVersion)).to.deep.equal({ kind: 'conflict' });
+    const released = ok(await a.update({ ...renewed.record, holderIdentity: undefined, leaseDurationSeconds: 1 }, renewed.resourceVersion));
     expect(released.record.holderIdentity).to.equal(undefined);
 
     // an informer over Leases sees the whole history collapse into the current state

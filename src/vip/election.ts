@@ -1,0 +1,186 @@
+/**
+ * Lease-based leader election as a pure step function: given what this agent
+ * has observed of the Lease and of itself, what to do next and why.
+ *
+ * Semantics follow client-go's leaderelection (leaseDuration, renewDeadline,
+ * retryPeriod; expiry judged by the local monotonic time at which a change of
+ * the record was *observed*, never by the timestamps written in it; every write
+ * conditional on the resourceVersion it was based on), with ironet's changes:
+ * - a leader *fences* itself: when its last successful renew was sent more
+ *   than renewDeadline ago, it must drop the VIP at once, and renewDeadline is
+ *   validated to leave room (fenceMarginMs) before leaseDuration, the earliest
+ *   moment a follower may take over;
+ * - on shutdown or lost readiness a leader fences first and releases after
+ *   (holderIdentity cleared, leaseDurationSeconds 1), so a follower watching
+ *   the Lease takes over at once, never while the VIP is still up here.
+ *
+ * Not guaranteed (see also elector.ts): safety assumes the monotonic clocks of
+ * the agents advance at about the same rate (a drift below fenceMarginMs over
+ * one leaseDuration is harmless) and that the API server is linearizable for
+ * one object (etcd is).
+ */
+import { ConfigError } from '../core/errors.js';
+
+export interface ElectionTimings {
+  /** How long a follower waits after last seeing the record change before it may take over. */
+  readonly leaseDurationMs: number;
+  /** A leader that has not renewed for this long (since sending) fences itself. */
+  readonly renewDeadlineMs: number;
+  /** How often a leader renews, and a follower without a watch event re-checks. */
+  readonly retryPeriodMs: number;
+}
+
+/** The minimum gap between renewDeadline and leaseDuration: the time a fence has to remove the VIP. */
+export const FENCE_MARGIN_MS = 500;
+
+/** Checks timings up front, naming the setting and the rule it breaks. */
+export function validateTimings(t: ElectionTimings, prefix = 'election'): ElectionTimings {
+  const check = (ok: boolean, setting: string, message: string): void => {
+    if (!ok) throw new ConfigError(`${prefix}.${setting}`, message);
+  };
+  check(Number.isFinite(t.retryPeriodMs) && t.retryPeriodMs >= 50, 'retryPeriodMs', `${t.retryPeriodMs} must be at least 50`);
+  check(
+    t.renewDeadlineMs >= t.retryPeriodMs * 1.2,
+    'renewDeadlineMs',
+    `${t.renewDeadlineMs} must be at least 1.2 × retryPeriodMs (${t.retryPeriodMs}), so a leader gets more than one try per deadline`,
+  );
+  check(
+    t.leaseDurationMs >= t.renewDeadlineMs + FENCE_MARGIN_MS,
+    'leaseDurationMs',
+    `${t.leaseDurationMs} must exceed renewDeadlineMs (${t.renewDeadlineMs}) by at least ${FENCE_MARGIN_MS}: the leader removes the VIP in that gap, before any follower may take over`,
+  );
+  check(t.leaseDurationMs >= 1000, 'leaseDurationMs', `${t.leaseDurationMs} must be at least 1000 (the kernel address lifetime has 1 s steps)`);
+  return t;
+}
+
+/** A Lease's spec as the elector reads and writes it (times in epoch ms). */
+export interface LeaseRecord {
+  readonly holderIdentity: string | undefined;
+  readonly leaseDurationSeconds: number | undefined;
+  readonly acquireTimeMs: number | undefined;
+  readonly renewTimeMs: number | undefined;
+  readonly leaseTransitions: number;
+}
+
+export interface ObservedLease {
+  /** Undefined when the Lease does not exist. */
+  readonly record: LeaseRecord | undefined;
+  readonly resourceVersion: string;
+  /** Local monotonic time at which this record (by value) was first seen. */
+  readonly observedAtMs: number;
+}
+
+export interface ElectorState {
+  /** Undefined until the Lease has been read once. */
+  readonly lease: ObservedLease | undefined;
+  readonly leading: boolean;
+  /** Monotonic time the last successful acquire or renew was *sent* (the leader's clock for the deadline). */
+  readonly lastRenewSentMs: number | undefined;
+  /** Readiness (e.g. the local Ironic pod is Ready and the interface is up). */
+  readonly candidate: boolean;
+  readonly stopping: boolean;
+}
+
+export type WaitReason = 'heldByOther' | 'notCandidate' | 'leading' | 'stopped';
+export type FenceReason = 'renewDeadlineExceeded' | 'shutdown' | 'notCandidate' | 'lostLease';
+
+export type Decision =
+  | { readonly kind: 'read' }
+  | { readonly kind: 'create'; readonly record: LeaseRecord }
+  | { readonly kind: 'acquire'; readonly record: LeaseRecord; readonly resourceVersion: string; readonly reason: 'released' | 'expired' | 'heldByMe' }
+  | { readonly kind: 'renew'; readonly record: LeaseRecord; readonly resourceVersion: string }
+  | { readonly kind: 'fence'; readonly reason: FenceReason }
+  | { readonly kind: 'release'; readonly record: LeaseRecord; readonly resourceVersion: string }
+  | { readonly kind: 'wait'; readonly untilMs: number; readonly reason: WaitReason };
+
+export interface StepInput {
+  readonly state: ElectorState;
+  readonly identity: string;
+  readonly timings: ElectionTimings;
+  readonly nowMs: number;
+  /** Wall clock, written into acquireTime/renewTime for people (never used to judge expiry). */
+  readonly wallMs: number;
+}
+
+const FOREVER = Number.POSITIVE_INFINITY;
+
+export function step({ state, identity, timings, nowMs, wallMs }: StepInput): Decision {
+  const { lease } = state;
+  const record = lease?.record;
+  const durationSeconds = Math.ceil(timings.leaseDurationMs / 1000);
+
+  if (state.leading) {
+    if (state.stopping) return { kind: 'fence', reason: 'shutdown' };
+    if (!state.candidate) return { kind: 'fence', reason: 'notCandidate' };
+    const sent = state.lastRenewSentMs ?? Number.NEGATIVE_INFINITY;
+    if (nowMs - sent >= timings.renewDeadlineMs) return { kind: 'fence', reason: 'renewDeadlineExceeded' };
+    if (record?.holderIdentity !== identity) return { kind: 'fence', reason: 'lostLease' };
+    const renewAt = sent + timings.retryPeriodMs;
+    if (nowMs < renewAt) return { kind: 'wait', untilMs: renewAt, reason: 'leading' };
+    return { kind: 'renew', record: { ...record, leaseDurationSeconds: durationSeconds, renewTimeMs: wallMs }, resourceVersion: lease!.resourceVersion };
+  }
+
+  // Not leading. A record still naming us after we stepped down is released when we are leaving.
+  if (record?.holderIdentity === identity && (state.stopping || !state.candidate)) {
+    return {
+      kind: 'release',
+      record: { ...record, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTimeMs: wallMs, renewTimeMs: wallMs },
+      resourceVersion: lease!.resourceVersion,
+    };
+  }
+  if (state.stopping) return { kind: 'wait', untilMs: FOREVER, reason: 'stopped' };
+  if (!state.candidate) return { kind: 'wait', untilMs: FOREVER, reason: 'notCandidate' };
+  if (!lease) return { kind: 'read' };
+  if (!record) {
+    return {
+      kind: 'create',
+      record: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTimeMs: wallMs, renewTimeMs: wallMs, leaseTransitions: 0 },
+    };
+  }
+  const holder = record.holderIdentity;
+  let reason: 'released' | 'expired' | 'heldByMe';
+  if (!holder) reason = 'released';
+  else if (holder === identity) reason = 'heldByMe';
+  else {
+    const durationMs = Math.max(timings.leaseDurationMs, (record.leaseDurationSeconds ?? 0) * 1000);
+    const expiresAt = lease.observedAtMs + durationMs;
+    if (nowMs < expiresAt) return { kind: 'wait', untilMs: expiresAt, reason: 'heldByOther' };
+    reason = 'expired';
+  }
+  return {
+    kind: 'acquire',
+    reason,
+    resourceVersion: lease.resourceVersion,
+    record: {
+      holderIdentity: identity,
+      leaseDurationSeconds: durationSeconds,
+      acquireTimeMs: wallMs,
+      renewTimeMs: wallMs,
+      leaseTransitions: record.leaseTransitions + (holder === identity ? 0 : 1),
+    },
+  };
+}
+
+/** Whether two records are the same by value (a change restarts a follower's expiry clock). */
+export function sameRecord(a: LeaseRecord | undefined, b: LeaseRecord | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return (
+    a.holderIdentity === b.holderIdentity &&
+    a.leaseDurationSeconds === b.leaseDurationSeconds &&
+    a.acquireTimeMs === b.acquireTimeMs &&
+    a.renewTimeMs === b.renewTimeMs &&
+    a.leaseTransitions === b.leaseTransitions
+  );
+}
+
+/**
+ * The kernel lifetime for the VIP after a renew sent at `sentMs` returned at
+ * `nowMs`: whole seconds (the kernel's unit) that end before any follower may
+ * take over, counting the renew's round trip and `slackMs` for the kernel's
+ * own timer (it removes an address about 0.2 s late). 0 means "too late to
+ * refresh": let the previous lifetime run out.
+ */
+export function vipLifetimeSeconds(timings: ElectionTimings, sentMs: number, nowMs: number, slackMs = 400): number {
+  const left = timings.leaseDurationMs - (nowMs - sentMs) - slackMs;
+  return Math.max(0, Math.floor(left / 1000));
+}
