@@ -3,7 +3,8 @@
 # all is present. Safe to run again at any time.
 #   1. Debian packages listed in scripts/apt-packages.txt (root only; only missing ones)
 #   2. npm dependencies (npm ci when package-lock.json changed)
-#   3. etcd, kube-apiserver and kubectl built from Go modules (tools/apiserver/build.sh, cached)
+#   3. the native addon (scripts/build-native.sh, skipped when up to date)
+#   4. etcd, kube-apiserver and kubectl built from Go modules (tools/apiserver/build.sh, cached)
 set -eu
 cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -37,5 +38,8 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund --loglevel=error >&2
 fi
 
-# 4. etcd, kube-apiserver, kubectl
+# 4. the native addon (packet sockets, setns, netlink sockets in other namespaces)
+sh scripts/build-native.sh
+
+# 5. etcd, kube-apiserver, kubectl
 tools/apiserver/build.sh >/dev/null

@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { parseCommandLine, USAGE, type Command } from '../config/command-line.js';
 import { ConfigError, describeError } from '../core/errors.js';
 import { runController } from './controller.js';
+import { runAgent } from './agent.js';
 import { runDev } from './dev.js';
 
 function version(): string {
@@ -38,6 +39,8 @@ async function main(): Promise<number> {
       return runController(command, { version: version(), env: process.env });
     case 'dev':
       return runDev(command, { version: version(), env: process.env });
+    case 'agent':
+      return runAgent(command, { version: version(), env: process.env });
   }
 }
 

@@ -33,6 +33,28 @@ export interface ControllerConfig extends CommonConfig, KubeConnectionConfig {
   readonly ipamWriteConcurrency: number;
 }
 
+export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
+  readonly command: 'agent';
+  readonly metricsHost: string;
+  readonly metricsPort: number;
+  /** Holder identity written into the Lease (unique per agent). */
+  readonly identity: string;
+  /** The VIP and its prefix on the interface. */
+  readonly vip: string;
+  readonly vipPrefix: number | undefined;
+  /** Target network namespace path; undefined: the agent's own. */
+  readonly netns: string | undefined;
+  readonly iface: string;
+  readonly leaseName: string;
+  readonly leaseNamespace: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly garpBurstCount: number;
+  readonly garpBurstIntervalMs: number;
+  readonly garpRefreshMs: number;
+}
+
 export interface DevConfig extends CommonConfig {
   readonly command: 'dev';
   readonly metricsPort: number;
@@ -40,6 +62,7 @@ export interface DevConfig extends CommonConfig {
 
 export type Command =
   | ControllerConfig
+  | AgentConfig
   | DevConfig
   | { readonly command: 'version' }
   | { readonly command: 'help'; readonly topic?: string };
@@ -50,6 +73,7 @@ Usage: ironet <command> [flags]
 
 Commands:
   controller   run the controller (IPAM, network data, provisioning networks)
+  agent        hold the provisioning VIP (Lease election) on a node
   dev          start a local API server with the CRDs and run the controller against it
   version      print the version
   help         show this text
@@ -67,6 +91,20 @@ controller flags:
   --pod-name NAME        [POD_NAME]             reported on Events and Leases; default the host name
   --ipam-batch-size N    [IRONET_IPAM_BATCH_SIZE]        new addresses per pool per pass; default 500
   --ipam-write-concurrency N [IRONET_IPAM_WRITE_CONCURRENCY] API writes in flight per pass; default 32
+
+agent flags (the VIP holder; one Lease per VIP):
+  --vip ADDR[/PREFIX]    [IRONET_VIP]           required; e.g. 172.22.0.2 (/32 by default) or fd00::2
+  --interface NAME       [IRONET_INTERFACE]     required; the interface the VIP goes on
+  --netns PATH           [IRONET_NETNS]         that interface's network namespace (default: the agent's own)
+  --lease-name NAME      [IRONET_LEASE_NAME]    default ironet-vip-<vip>
+  --lease-namespace NS   [POD_NAMESPACE]        default "default"
+  --identity NAME        [POD_NAME]             default the host name
+  --lease-duration-ms N  default 3000   a follower takes over this long after the last renew it saw
+  --renew-deadline-ms N  default 2000   the holder drops the VIP when it could not renew for this long
+  --retry-period-ms N    default 500    renew interval
+  --garp-burst-count N   default 6      announcements on takeover, --garp-burst-interval-ms apart (default 1000)
+  --garp-refresh-ms N    default 10000  then one every N ms while holding (0: never)
+  --kubeconfig, --context, --metrics-host (default 0.0.0.0), --metrics-port (default 9090) as for controller
 
 dev flags:
   --metrics-port PORT    [IRONET_METRICS_PORT]  default 8080
@@ -101,6 +139,8 @@ export function parseCommandLine(argv: readonly string[], ctx: ParseContext): Co
       return parseController(rest, ctx);
     case 'dev':
       return parseDev(rest, ctx);
+    case 'agent':
+      return parseAgent(rest, ctx);
     default:
       throw new ConfigError('command', `unknown command ${JSON.stringify(command)}; run \`ironet help\` for the list`);
   }
@@ -131,6 +171,66 @@ function parseController(args: readonly string[], ctx: ParseContext): Command {
     ipamBatchSize: positiveInt('--ipam-batch-size', values['ipam-batch-size'] ?? nonEmpty(ctx.env.IRONET_IPAM_BATCH_SIZE), 500),
     ipamWriteConcurrency: positiveInt('--ipam-write-concurrency', values['ipam-write-concurrency'] ?? nonEmpty(ctx.env.IRONET_IPAM_WRITE_CONCURRENCY), 32),
   };
+}
+
+function parseAgent(args: readonly string[], ctx: ParseContext): Command {
+  const { values } = strictParse(args, {
+    ...COMMON_OPTIONS,
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+    'metrics-host': { type: 'string' },
+    'metrics-port': { type: 'string' },
+    identity: { type: 'string' },
+    vip: { type: 'string' },
+    interface: { type: 'string' },
+    netns: { type: 'string' },
+    'lease-name': { type: 'string' },
+    'lease-namespace': { type: 'string' },
+    'lease-duration-ms': { type: 'string' },
+    'renew-deadline-ms': { type: 'string' },
+    'retry-period-ms': { type: 'string' },
+    'garp-burst-count': { type: 'string' },
+    'garp-burst-interval-ms': { type: 'string' },
+    'garp-refresh-ms': { type: 'string' },
+  });
+  if (values.help) return { command: 'help', topic: 'agent' };
+  const vipText = values.vip ?? nonEmpty(ctx.env.IRONET_VIP);
+  if (!vipText) throw new ConfigError('--vip', 'is required: the provisioning VIP, e.g. --vip 172.22.0.2');
+  const [vip = '', prefixText] = vipText.split('/');
+  const vipPrefix = prefixText === undefined ? undefined : int('--vip', prefixText, 0, 128);
+  const iface = values.interface ?? nonEmpty(ctx.env.IRONET_INTERFACE);
+  if (!iface) throw new ConfigError('--interface', 'is required: the interface the VIP goes on, e.g. --interface prov0');
+  return {
+    command: 'agent',
+    ...common(values, ctx),
+    kubeconfig: values.kubeconfig ?? nonEmpty(ctx.env.KUBECONFIG),
+    context: values.context,
+    metricsHost: values['metrics-host'] ?? nonEmpty(ctx.env.IRONET_METRICS_HOST) ?? '0.0.0.0',
+    metricsPort: port('--metrics-port', values['metrics-port'] ?? nonEmpty(ctx.env.IRONET_METRICS_PORT), 9090),
+    identity: values.identity ?? nonEmpty(ctx.env.POD_NAME) ?? ctx.hostname,
+    vip,
+    vipPrefix,
+    netns: values.netns ?? nonEmpty(ctx.env.IRONET_NETNS),
+    iface,
+    leaseName: values['lease-name'] ?? nonEmpty(ctx.env.IRONET_LEASE_NAME) ?? `ironet-vip-${vip.replaceAll(/[.:]/g, '-').replace(/-+$/, '')}`,
+    leaseNamespace: values['lease-namespace'] ?? nonEmpty(ctx.env.POD_NAMESPACE) ?? 'default',
+    leaseDurationMs: int('--lease-duration-ms', values['lease-duration-ms'], 1000, 3_600_000, 3000),
+    renewDeadlineMs: int('--renew-deadline-ms', values['renew-deadline-ms'], 60, 3_600_000, 2000),
+    retryPeriodMs: int('--retry-period-ms', values['retry-period-ms'], 50, 3_600_000, 500),
+    garpBurstCount: int('--garp-burst-count', values['garp-burst-count'], 1, 100, 6),
+    garpBurstIntervalMs: int('--garp-burst-interval-ms', values['garp-burst-interval-ms'], 10, 60_000, 1000),
+    garpRefreshMs: int('--garp-refresh-ms', values['garp-refresh-ms'], 0, 3_600_000, 10_000),
+  };
+}
+
+function int(flag: string, value: string | undefined, min: number, max: number, fallback?: number): number {
+  if (value === undefined) {
+    if (fallback === undefined) throw new ConfigError(flag, 'is required');
+    return fallback;
+  }
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new ConfigError(flag, `${JSON.stringify(value)} is not a whole number from ${min} to ${max}`);
+  return n;
 }
 
 function parseDev(args: readonly string[], ctx: ParseContext): Command {

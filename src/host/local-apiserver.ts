@@ -31,6 +31,10 @@ export interface LocalApiServerOptions {
   readonly clock: Clock;
   /** Extra kube-apiserver flags (`--name=value`). */
   readonly extraApiServerArgs?: readonly string[];
+  /** Run etcd and kube-apiserver inside this named network namespace (`ip netns exec`). */
+  readonly netns?: string;
+  /** The address clients use (and the serving certificate names); default 127.0.0.1. */
+  readonly advertiseAddress?: string;
   readonly startTimeoutMs?: number;
 }
 
@@ -137,7 +141,8 @@ export async function startLocalApiServer(options: LocalApiServerOptions): Promi
 
   const [etcdClientPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
-  const server = `https://127.0.0.1:${apiPort}`;
+  const advertise = options.advertiseAddress ?? '127.0.0.1';
+  const server = `https://${advertise.includes(':') ? `[${advertise}]` : advertise}:${apiPort}`;
   const adminToken = randomBytes(24).toString('hex');
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   await writeFile(path.join(runDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
@@ -150,7 +155,8 @@ export async function startLocalApiServer(options: LocalApiServerOptions): Promi
   };
   const launch = async (name: string, bin: string, args: string[]): Promise<ChildProcess> => {
     const log = createWriteStream(path.join(runDir, `${name}.log`));
-    const child = spawn(path.join(options.binDir, bin), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [cmd, ...rest] = options.netns ? ['ip', 'netns', 'exec', options.netns, path.join(options.binDir, bin), ...args] : [path.join(options.binDir, bin), ...args];
+    const child = spawn(cmd, rest, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     children.push(child);
@@ -172,12 +178,13 @@ export async function startLocalApiServer(options: LocalApiServerOptions): Promi
       '--unsafe-no-fsync',
       '--log-level=warn',
     ]);
-    await waitFor(options.clock, timeoutMs, 'etcd', etcd, runDir, async () => (await httpGet(`${etcdUrl}/health`)).includes('"health":"true"'));
+    // etcd listens on loopback; from outside its namespace, kube-apiserver's /readyz (which needs etcd) stands in.
+    if (!options.netns) await waitFor(options.clock, timeoutMs, 'etcd', etcd, runDir, async () => (await httpGet(`${etcdUrl}/health`)).includes('"health":"true"'));
 
     const apiserver = await launch('apiserver', 'kube-apiserver', [
       `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      `--bind-address=${options.advertiseAddress ? '0.0.0.0' : '127.0.0.1'}`,
+      `--advertise-address=${advertise}`,
       `--secure-port=${apiPort}`,
       `--cert-dir=${path.join(runDir, 'certs')}`,
       '--authorization-mode=RBAC',

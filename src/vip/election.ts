@@ -32,6 +32,10 @@ export interface ElectionTimings {
 
 /** The minimum gap between renewDeadline and leaseDuration: the time a fence has to remove the VIP. */
 export const FENCE_MARGIN_MS = 500;
+/** How late the kernel may remove an address after its lifetime (measured: about 0.2 s). */
+export const LIFETIME_SLACK_MS = 400;
+/** A 1 s kernel lifetime + its slack + a renew round trip must fit in one lease. */
+export const MIN_LEASE_DURATION_MS = 1000 + LIFETIME_SLACK_MS + 100;
 
 /** Checks timings up front, naming the setting and the rule it breaks. */
 export function validateTimings(t: ElectionTimings, prefix = 'election'): ElectionTimings {
@@ -49,7 +53,11 @@ export function validateTimings(t: ElectionTimings, prefix = 'election'): Electi
     'leaseDurationMs',
     `${t.leaseDurationMs} must exceed renewDeadlineMs (${t.renewDeadlineMs}) by at least ${FENCE_MARGIN_MS}: the leader removes the VIP in that gap, before any follower may take over`,
   );
-  check(t.leaseDurationMs >= 1000, 'leaseDurationMs', `${t.leaseDurationMs} must be at least 1000 (the kernel address lifetime has 1 s steps)`);
+  check(
+    t.leaseDurationMs >= MIN_LEASE_DURATION_MS,
+    'leaseDurationMs',
+    `${t.leaseDurationMs} must be at least ${MIN_LEASE_DURATION_MS}: the VIP's kernel lifetime has 1 s steps and must end ${LIFETIME_SLACK_MS} ms before the Lease may be taken over`,
+  );
   return t;
 }
 
@@ -79,6 +87,11 @@ export interface ElectorState {
   /** Readiness (e.g. the local Ironic pod is Ready and the interface is up). */
   readonly candidate: boolean;
   readonly stopping: boolean;
+  /**
+   * The VIP may still be up here though we do not lead (an earlier process, or
+   * a removal that failed): the Lease must not be released before it is gone.
+   */
+  readonly vipMayBeUp?: boolean;
 }
 
 export type WaitReason = 'heldByOther' | 'notCandidate' | 'leading' | 'stopped';
@@ -120,8 +133,10 @@ export function step({ state, identity, timings, nowMs, wallMs }: StepInput): De
     return { kind: 'renew', record: { ...record, leaseDurationSeconds: durationSeconds, renewTimeMs: wallMs }, resourceVersion: lease!.resourceVersion };
   }
 
-  // Not leading. A record still naming us after we stepped down is released when we are leaving.
+  // Not leading. A record still naming us after we stepped down is released when we are leaving,
+  // but never while the VIP may still be up here: then the Lease runs out instead.
   if (record?.holderIdentity === identity && (state.stopping || !state.candidate)) {
+    if (state.vipMayBeUp) return { kind: 'fence', reason: state.stopping ? 'shutdown' : 'notCandidate' };
     return {
       kind: 'release',
       record: { ...record, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTimeMs: wallMs, renewTimeMs: wallMs },
@@ -180,7 +195,7 @@ export function sameRecord(a: LeaseRecord | undefined, b: LeaseRecord | undefine
  * own timer (it removes an address about 0.2 s late). 0 means "too late to
  * refresh": let the previous lifetime run out.
  */
-export function vipLifetimeSeconds(timings: ElectionTimings, sentMs: number, nowMs: number, slackMs = 400): number {
+export function vipLifetimeSeconds(timings: ElectionTimings, sentMs: number, nowMs: number, slackMs = LIFETIME_SLACK_MS): number {
   const left = timings.leaseDurationMs - (nowMs - sentMs) - slackMs;
   return Math.max(0, Math.floor(left / 1000));
 }

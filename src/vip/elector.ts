@@ -62,13 +62,16 @@ export class Elector {
   private state: ElectorState;
   private wake: (() => void) | undefined;
   private fencing: Promise<void> | undefined;
+  /** The last attempt to remove the VIP failed (the Lease must then run out, not be released). */
+  private removalFailed = false;
   private fenceTimer: AbortController | undefined;
   /** Monotonic time the Lease was first seen free (released or expired), for the takeover metric. */
   private freeSinceMs: number | undefined;
   private readonly log: Logger;
 
   constructor(private readonly options: ElectorOptions) {
-    this.state = { lease: undefined, leading: false, lastRenewSentMs: undefined, candidate: options.initialCandidate ?? true, stopping: false };
+    // vipMayBeUp: after a restart we cannot know; the first release removes it first.
+    this.state = { lease: undefined, leading: false, lastRenewSentMs: undefined, candidate: options.initialCandidate ?? true, stopping: false, vipMayBeUp: true };
     this.log = options.logger.child({ component: 'vip', vip: options.name });
   }
 
@@ -97,8 +100,10 @@ export class Elector {
       this.wake?.();
     };
     signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
     try {
       for (;;) {
+        if (this.fencing) await this.fencing; // a fence from the timer finishes before anything else happens
         const decision = step({
           state: this.state,
           identity: this.options.identity,
@@ -107,6 +112,13 @@ export class Elector {
           wallMs: clock.wallMs(),
         });
         if (decision.kind === 'wait' && decision.reason === 'stopped') break;
+        if (decision.kind === 'fence' && !this.state.leading) {
+          // Not leading, but the VIP may be up (a restart, or a removal that failed): remove it before
+          // any release. On the way out, one failure is enough: the Lease is left to run out.
+          if (this.state.stopping && this.removalFailed) break;
+          if (!(await this.removeLeftover(decision.reason)) && this.state.stopping) break;
+          continue;
+        }
         try {
           await this.execute(decision);
         } catch (err) {
@@ -120,6 +132,7 @@ export class Elector {
       watchAbort.abort();
       this.fenceTimer?.abort();
       if (this.state.leading) await this.fence('shutdown');
+      if (this.fencing) await this.fencing;
     }
   }
 
@@ -193,8 +206,23 @@ export class Elector {
     }
   }
 
+  /** Calls onStopLeading outside leadership (a VIP left by an earlier process); true when it succeeded. */
+  private async removeLeftover(reason: FenceReason): Promise<boolean> {
+    try {
+      await this.options.hooks.onStopLeading(reason);
+      this.state = { ...this.state, vipMayBeUp: false };
+      this.removalFailed = false;
+      return true;
+    } catch (err) {
+      this.removalFailed = true;
+      this.log.error({ err: describeError(err), reason }, 'could not make sure the VIP is gone; the Lease will run out instead of being released');
+      if (!this.state.stopping) await this.sleepUntil(this.options.clock.monotonicMs() + this.options.timings.retryPeriodMs);
+      return false;
+    }
+  }
+
   private async becomeLeader(sentMs: number, reason: string): Promise<void> {
-    this.state = { ...this.state, leading: true, lastRenewSentMs: sentMs };
+    this.state = { ...this.state, leading: true, lastRenewSentMs: sentMs, vipMayBeUp: true };
     this.armFence();
     const now = this.options.clock.monotonicMs();
     this.options.metrics?.transitions.labels(this.options.name, 'acquired', reason).inc();
@@ -213,9 +241,19 @@ export class Elector {
     this.fenceTimer?.abort();
     this.log.info({ reason }, 'stepping down: removing the VIP');
     this.options.metrics?.transitions.labels(this.options.name, 'lost', reason).inc();
-    this.fencing = this.options.hooks
-      .onStopLeading(reason)
-      .catch((err: unknown) => this.log.error({ err: describeError(err), reason }, 'removing the VIP failed; its kernel lifetime will'))
+    this.fencing = Promise.resolve()
+      .then(() => this.options.hooks.onStopLeading(reason))
+      .then(
+        () => {
+          this.state = { ...this.state, vipMayBeUp: false };
+          this.removalFailed = false;
+        },
+        (err: unknown) => {
+          this.removalFailed = true;
+          // vipMayBeUp stays true: no release; the Lease runs out, the kernel lifetime removes the VIP
+          this.log.error({ err: describeError(err), reason }, 'removing the VIP failed; its kernel lifetime will, and the Lease is left to expire');
+        },
+      )
       .finally(() => {
         this.fencing = undefined;
         this.options.metrics?.owned.labels(this.options.name).set(0);

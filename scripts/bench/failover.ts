@@ -1,0 +1,254 @@
+/**
+ * npm run bench:failover — how long clients lose the provisioning VIP, and for
+ * how long two nodes hold it, when the holder stops gracefully or crashes:
+ * ironet agents against keepalived (Debian's, as Metal3 ships it: VRRP,
+ * advert_int 1; and tuned to advert_int 0.1), in the same run and topology.
+ *
+ * Topology (test/support/vip-lab.ts): three node namespaces and a client on a
+ * provisioning bridge; a real kube-apiserver reachable over a second bridge.
+ * Each node answers UDP probes with its own name; the client probes the VIP
+ * every 10 ms. Outage = first answer from the new holder − last answer before
+ * it. Two-holder time comes from netlink address events in every node.
+ * A crashed instance is restarted 2 s after the failover, as a supervisor
+ * would (keepalived leaves the VIP on a killed node until then).
+ *
+ * Last line: one JSON object, per setting: gracefulMedianMs, crashMedianMs,
+ * dualHolderMs (max over all trials).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { systemClock } from '../../src/core/clock.js';
+import { VIP, VipLab } from '../../test/support/vip-lab.js';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const TRIALS = Number(process.env.IRONET_BENCH_TRIALS ?? 10);
+const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const PORT = 7777;
+const now = (): number => systemClock.monotonicMs();
+const sleep = (ms: number): Promise<void> => systemClock.sleep(ms);
+
+interface Answer {
+  node: string;
+  atMs: number;
+}
+interface Trial {
+  kind: 'graceful' | 'crash';
+  outageMs: number;
+  dualHolderMs: number;
+}
+
+/** One HA implementation under test, on every node. */
+interface Contender {
+  readonly name: string;
+  start(i: number): void;
+  fault(i: number, kind: 'graceful' | 'crash'): Promise<void>;
+  stopAll(): Promise<void>;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+async function stableHolder(lab: VipLab, quietMs: number, timeoutMs = 30_000): Promise<number> {
+  const deadline = now() + timeoutMs;
+  for (;;) {
+    const h = await lab.holdersNow();
+    const lastEvent = lab.events.at(-1)?.atMs ?? 0;
+    if (h.length === 1 && now() - lastEvent >= quietMs) return h[0]!;
+    if (now() > deadline) throw new Error(`no stable single holder (holders: ${h.join(',') || 'none'})`);
+    await sleep(50);
+  }
+}
+
+async function runTrials(lab: VipLab, c: Contender, answers: Answer[]): Promise<Trial[]> {
+  const trials: Trial[] = [];
+  for (const kind of ['graceful', 'crash'] as const) {
+    for (let t = 0; t < TRIALS; t++) {
+      const h = await stableHolder(lab, 1500);
+      const t0 = now();
+      await c.fault(h, kind);
+      const next = await lab.nextHolder(t0, 15_000, h);
+      if (!next) throw new Error(`${c.name}: no failover after ${kind} of node ${h}`);
+      // let answers from the new holder arrive
+      let firstNew: Answer | undefined;
+      for (let i = 0; i < 300 && !firstNew; i++) {
+        firstNew = answers.find((a) => a.atMs >= t0 && a.node !== `node-${h}`);
+        if (!firstNew) await sleep(10);
+      }
+      if (!firstNew) throw new Error(`${c.name}: the client never reached the new holder`);
+      const lastOld = [...answers].reverse().find((a) => a.atMs < firstNew.atMs);
+      const outageMs = firstNew.atMs - (lastOld?.atMs ?? t0);
+      await sleep(2000);
+      c.start(h); // the supervisor restarts it
+      await stableHolder(lab, 2000);
+      const dual = lab.dualHolderMs(t0, now());
+      trials.push({ kind, outageMs, dualHolderMs: dual });
+      process.stdout.write(`  ${c.name.padEnd(22)} ${kind.padEnd(9)} #${t + 1}: outage ${outageMs.toFixed(0)} ms, two holders ${dual.toFixed(0)} ms\n`);
+    }
+  }
+  return trials;
+}
+
+function ironet(lab: VipLab): Contender {
+  return {
+    name: 'ironet',
+    start: (i) => {
+      lab.startAgent(i);
+    },
+    fault: async (i, kind) => {
+      lab.signal(i, kind === 'graceful' ? 'SIGTERM' : 'SIGKILL');
+      await lab.exited(i);
+    },
+    stopAll: async () => {
+      for (let i = 0; i < lab.nodes.length; i++) {
+        lab.signal(i, 'SIGTERM');
+        await lab.exited(i).catch(() => undefined);
+      }
+    },
+  };
+}
+
+function keepalived(lab: VipLab, advertInt: string): Contender {
+  const dir = mkdtempSync(path.join(tmpdir(), 'irn-keepalived-'));
+  const procs = new Map<number, ChildProcess>();
+  const conf = (i: number): string => {
+    const file = path.join(dir, `node-${i}.conf`);
+    writeFileSync(
+      file,
+      `global_defs {\n  router_id node-${i}\n}\nvrrp_instance VI_1 {\n  state BACKUP\n  interface prov0\n  virtual_router_id 1\n  priority 101\n  advert_int ${advertInt}\n  virtual_ipaddress {\n    ${VIP}/32 dev prov0\n  }\n}\n`,
+    );
+    return file;
+  };
+  const vrrpPid = (i: number): number | undefined => {
+    try {
+      return Number(readFileSync(path.join(dir, `vrrp-${i}.pid`), 'utf8').trim()) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const kill = (pid: number | undefined, sig: NodeJS.Signals): void => {
+    try {
+      if (pid) process.kill(pid, sig);
+    } catch {
+      /* gone */
+    }
+  };
+  return {
+    name: `keepalived advert_int ${advertInt}`,
+    start: (i) => {
+      const child = spawn(
+        'ip',
+        ['netns', 'exec', lab.nodes[i]!, 'keepalived', '--dont-fork', '--vrrp', '--log-console', '-f', conf(i), '-p', path.join(dir, `main-${i}.pid`), '-r', path.join(dir, `vrrp-${i}.pid`)],
+        { stdio: 'ignore' },
+      );
+      procs.set(i, child);
+      process.once('exit', () => kill(child.pid, 'SIGKILL'));
+    },
+    fault: async (i, kind) => {
+      const main = procs.get(i);
+      const child = vrrpPid(i);
+      if (kind === 'graceful') kill(main?.pid, 'SIGTERM');
+      else {
+        kill(child, 'SIGKILL'); // the VRRP process holds the VIP; kill it and its parent
+        kill(main?.pid, 'SIGKILL');
+      }
+      await new Promise<void>((r) => (main && main.exitCode === null && main.signalCode === null ? main.once('exit', () => r()) : r()));
+    },
+    stopAll: async () => {
+      for (const [i, p] of procs) {
+        kill(p.pid, 'SIGTERM');
+        await new Promise<void>((r) => (p.exitCode === null && p.signalCode === null ? p.once('exit', () => r()) : r()));
+        kill(vrrpPid(i), 'SIGKILL');
+      }
+      // a killed keepalived leaves the VIP behind: clean the nodes for the next contender
+      for (const ns of lab.nodes) spawnSync('ip', ['-n', ns, 'addr', 'del', `${VIP}/32`, 'dev', 'prov0'], { stdio: 'ignore' });
+      procs.clear();
+    },
+  };
+}
+
+async function idleFootprint(lab: VipLab): Promise<{ rssMb: number[]; cpuPercent: number[] }> {
+  const pids = [...Array(lab.nodes.length).keys()].map((i) => lab.agentPid(i)).filter((p): p is number => p !== undefined);
+  const ticks = (pid: number): number => {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  };
+  const before = pids.map(ticks);
+  const windowMs = 10_000;
+  await sleep(windowMs);
+  const after = pids.map(ticks);
+  const hz = 100;
+  return {
+    cpuPercent: pids.map((_, k) => Math.round(((after[k]! - before[k]!) / hz / (windowMs / 1000)) * 1000) / 10),
+    rssMb: pids.map((pid) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024)),
+  };
+}
+
+async function main(): Promise<void> {
+  console.log('building dist/ (agents run as in the image)…');
+  if (spawnSync('npm', ['run', 'build', '--silent'], { cwd: repoRoot, stdio: 'inherit' }).status !== 0) throw new Error('build failed');
+  const lab = await VipLab.start({ timings: TIMINGS, useDist: true });
+  const side: ChildProcess[] = [];
+  const answers: Answer[] = [];
+  try {
+    for (let i = 0; i < lab.nodes.length; i++) {
+      side.push(spawn('ip', ['netns', 'exec', lab.nodes[i]!, process.execPath, path.join(repoRoot, 'scripts/bench/udp-responder.mjs'), String(PORT), `node-${i}`], { stdio: 'ignore' }));
+    }
+    const prober = spawn('ip', ['netns', 'exec', lab.client, process.execPath, path.join(repoRoot, 'scripts/bench/udp-prober.mjs'), VIP, String(PORT), '10'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    side.push(prober);
+    createInterface(prober.stdout).on('line', (l) => answers.push(JSON.parse(l) as Answer));
+
+    const results: Record<string, Trial[]> = {};
+    let footprint: Awaited<ReturnType<typeof idleFootprint>> | undefined;
+    for (const make of [() => ironet(lab), () => keepalived(lab, '1'), () => keepalived(lab, '0.1')]) {
+      const c = make();
+      console.log(`\n${c.name}: ${TRIALS} graceful and ${TRIALS} crash failovers`);
+      for (let i = 0; i < lab.nodes.length; i++) c.start(i);
+      await stableHolder(lab, 2000);
+      results[c.name] = await runTrials(lab, c, answers);
+      if (c.name === 'ironet') footprint = await idleFootprint(lab);
+      await c.stopAll();
+      await sleep(500);
+    }
+
+    const summary: Record<string, { gracefulMedianMs: number; crashMedianMs: number; dualHolderMs: number }> = {};
+    console.log('\nVIP failover, client-visible outage (ms) and time with two holders (ms)');
+    console.log('setting                  graceful min/median/max   crash min/median/max      two holders max');
+    for (const [name, trials] of Object.entries(results)) {
+      const g = trials.filter((t) => t.kind === 'graceful').map((t) => t.outageMs);
+      const c = trials.filter((t) => t.kind === 'crash').map((t) => t.outageMs);
+      const dual = Math.max(...trials.map((t) => t.dualHolderMs));
+      const fmt = (xs: number[]): string => `${Math.min(...xs).toFixed(0)}/${median(xs).toFixed(0)}/${Math.max(...xs).toFixed(0)}`.padEnd(26);
+      console.log(`${name.padEnd(25)}${fmt(g)}${fmt(c)}${dual.toFixed(0)}`);
+      summary[name] = { gracefulMedianMs: Math.round(median(g)), crashMedianMs: Math.round(median(c)), dualHolderMs: Math.round(dual) };
+    }
+    const i = summary.ironet!;
+    for (const k of ['keepalived advert_int 1', 'keepalived advert_int 0.1']) {
+      const o = summary[k]!;
+      console.log(`ratio ironet / ${k}: graceful ${(i.gracefulMedianMs / o.gracefulMedianMs).toFixed(2)}, crash ${(i.crashMedianMs / o.crashMedianMs).toFixed(2)}`);
+    }
+    console.log(`timings: leaseDuration ${TIMINGS.leaseDurationMs} ms, renewDeadline ${TIMINGS.renewDeadlineMs} ms, retryPeriod ${TIMINGS.retryPeriodMs} ms`);
+    if (footprint) console.log(`ironet agents at idle (10 s): RSS ${footprint.rssMb.join(', ')} MB; CPU ${footprint.cpuPercent.join(', ')} % of a core`);
+    console.log(
+      JSON.stringify({
+        ironet: i,
+        keepalivedAdvert1: summary['keepalived advert_int 1'],
+        keepalivedAdvert01: summary['keepalived advert_int 0.1'],
+        trials: TRIALS,
+        timings: TIMINGS,
+        agentIdleRssMb: footprint?.rssMb,
+        agentIdleCpuPercent: footprint?.cpuPercent,
+      }),
+    );
+  } finally {
+    for (const p of side) if (p.pid && p.exitCode === null) p.kill('SIGTERM');
+    await lab.stop();
+  }
+}
+
+await main();

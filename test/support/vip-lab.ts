@@ -1,0 +1,284 @@
+/**
+ * The VIP topology of the system tests and the failover benchmark, on one
+ * machine: an "api" namespace running etcd + kube-apiserver behind a bridge,
+ * N "node" namespaces (each: prov0 on the provisioning bridge, api0 on the API
+ * bridge), and a "client" namespace holding the provisioning bridge. Agents run
+ * inside their node namespaces with ServiceAccount tokens bound to the chart's
+ * agent rules. An observer subscribes to address changes in every node
+ * namespace (netlink), so "two holders at once" is measured, not guessed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { systemClock } from '../../src/core/clock.js';
+import { formatIp } from '../../src/core/ip.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
+import { ensureApiServerBinaries, kubeconfigYaml, startLocalApiServer, type LocalApiServer } from '../../src/host/local-apiserver.js';
+import { NetlinkSocket } from '../../src/host/netlink.js';
+import { encodeGetAddresses, RTMGRP } from '../../src/host/netlink-codec.js';
+import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import { requestServiceAccountToken } from '../../src/kube/tokens.js';
+import type { ElectionTimings } from '../../src/vip/election.js';
+import { repoRoot } from './cluster.js';
+import { ip, requireRoot, run, sweepStale, TestNet } from './netns.js';
+
+export const VIP = '172.22.0.2';
+const API_IP = '10.250.0.1';
+
+export interface HoldEvent {
+  readonly node: number;
+  readonly kind: 'add' | 'del';
+  /** process.hrtime in ms (CLOCK_MONOTONIC). */
+  readonly atMs: number;
+}
+
+export interface VipLabOptions {
+  readonly nodes?: number;
+  readonly timings: ElectionTimings;
+  /** Run the built CLI (dist/) instead of tsx: lower startup cost, as in the image. */
+  readonly useDist?: boolean;
+  readonly logDir?: string;
+}
+
+const now = (): number => systemClock.monotonicMs();
+
+export class VipLab {
+  readonly net = new TestNet();
+  readonly nodes: string[] = [];
+  client = '';
+  api = '';
+  apiserver: LocalApiServer | undefined;
+  admin: KubeClient | undefined;
+  readonly events: HoldEvent[] = [];
+  private readonly observers: NetlinkSocket[] = [];
+  private readonly agents = new Map<number, ChildProcess>();
+  private readonly kubeconfigs: string[] = [];
+  private readonly ns = 'ironet-system';
+
+  constructor(readonly options: VipLabOptions) {}
+
+  static async start(options: VipLabOptions): Promise<VipLab> {
+    requireRoot();
+    sweepStale();
+    const lab = new VipLab(options);
+    try {
+      await lab.build();
+    } catch (err) {
+      await lab.stop();
+      throw err;
+    }
+    return lab;
+  }
+
+  private async build(): Promise<void> {
+    const n = this.options.nodes ?? 3;
+    const net = this.net;
+    this.api = net.netns('api');
+    this.client = net.netns('client');
+    const apiPorts: string[] = [];
+    const provPorts: string[] = [];
+    // the test process reaches the API server through its own veth into the api bridge
+    const rootEnd = `irnr${process.pid % 100000}`;
+    net.veth({ ns: null, name: rootEnd, address: '10.250.0.254/24' }, { ns: this.api, name: 'apr' });
+    apiPorts.push('apr');
+    for (let i = 0; i < n; i++) {
+      const node = net.netns(`node${i}`);
+      this.nodes.push(node);
+      net.veth({ ns: node, name: 'prov0', address: `172.22.0.${11 + i}/24` }, { ns: this.client, name: `np${i}` });
+      provPorts.push(`np${i}`);
+      net.veth({ ns: node, name: 'api0', address: `10.250.0.${11 + i}/24` }, { ns: this.api, name: `ap${i}` });
+      apiPorts.push(`ap${i}`);
+    }
+    net.bridge(this.api, 'apibr', apiPorts, `${API_IP}/24`);
+    net.bridge(this.client, 'provbr', provPorts, '172.22.0.100/24');
+
+    const binDir = await ensureApiServerBinaries(repoRoot);
+    this.apiserver = await startLocalApiServer({ binDir, runRoot: path.join(tmpdir(), 'ironet-syslab'), clock: systemClock, netns: this.api, advertiseAddress: API_IP });
+    this.admin = connectWithToken(this.apiserver.server, this.apiserver.adminToken, this.apiserver.caPem);
+    await this.admin.resource(RESOURCES.namespace).create({ metadata: { name: this.ns } });
+    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/agent-rules.yaml'), 'utf8')) as object[];
+    await this.admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-agent', namespace: this.ns }, rules } as KubeObject);
+    for (let i = 0; i < n; i++) {
+      const sa = `agent-${i}`;
+      await this.admin.resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: this.ns } });
+      await this.admin.resource(RESOURCES.roleBinding).create({
+        metadata: { name: sa, namespace: this.ns },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-agent' },
+        subjects: [{ kind: 'ServiceAccount', name: sa, namespace: this.ns }],
+      } as KubeObject);
+      const token = await requestServiceAccountToken(this.admin, { namespace: this.ns, name: sa }, { expirationSeconds: 7200 });
+      const file = path.join(tmpdir(), `irn-${process.pid}-agent-${i}.kubeconfig`);
+      await writeFile(file, kubeconfigYaml(this.apiserver.server, this.apiserver.caPem, token), { mode: 0o600 });
+      this.kubeconfigs.push(file);
+    }
+    for (let i = 0; i < n; i++) this.observe(i);
+  }
+
+  /** Subscribes to the VIP's address changes in node `i`'s namespace. */
+  private observe(i: number): void {
+    const sock = new NetlinkSocket(this.net.path(this.nodes[i]!), RTMGRP.ipv4Ifaddr);
+    this.observers.push(sock);
+    let holding = false;
+    sock.onNotification((m) => {
+      if ((m.kind === 'newAddress' || m.kind === 'delAddress') && formatIp(m.address.ip) === VIP) {
+        // a lifetime refresh is also an RTM_NEWADDR: only transitions count
+        const adds = m.kind === 'newAddress';
+        if (adds === holding) return;
+        holding = adds;
+        this.events.push({ node: i, kind: adds ? 'add' : 'del', atMs: now() });
+      }
+    });
+  }
+
+  /** Nodes holding the VIP right now, read from the kernel (not from the event log). */
+  async holdersNow(): Promise<number[]> {
+    const out: number[] = [];
+    for (let i = 0; i < this.nodes.length; i++) {
+      const s = new NetlinkSocket(this.net.path(this.nodes[i]!));
+      try {
+        const msgs = await s.request((seq) => encodeGetAddresses(seq), 'dump');
+        if (msgs.some((m) => m.kind === 'newAddress' && formatIp(m.address.ip) === VIP)) out.push(i);
+      } finally {
+        s.close();
+      }
+    }
+    return out;
+  }
+
+  agentArgs(i: number, extra: string[] = []): string[] {
+    const t = this.options.timings;
+    return [
+      'agent',
+      '--vip', VIP,
+      '--interface', 'prov0',
+      '--netns', this.net.path(this.nodes[i]!),
+      '--kubeconfig', this.kubeconfigs[i]!,
+      '--lease-namespace', this.ns,
+      '--identity', `node-${i}`,
+      '--metrics-host', '127.0.0.1',
+      '--metrics-port', '0',
+      '--lease-duration-ms', String(t.leaseDurationMs),
+      '--renew-deadline-ms', String(t.renewDeadlineMs),
+      '--retry-period-ms', String(t.retryPeriodMs),
+      '--log-format', 'json',
+      '--log-level', 'info',
+      ...extra,
+    ];
+  }
+
+  /** Starts node `i`'s agent inside its namespace (as a pod would run). */
+  startAgent(i: number): ChildProcess {
+    const entry = this.options.useDist ? [path.join(repoRoot, 'dist/cmd/main.js')] : ['--import', 'tsx', path.join(repoRoot, 'src/cmd/main.ts')];
+    const child = spawn('ip', ['netns', 'exec', this.nodes[i]!, process.execPath, ...entry, ...this.agentArgs(i)], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    if (this.options.logDir) {
+      const log = createWriteStream(path.join(this.options.logDir, `agent-${i}-${child.pid}.log`));
+      child.stdout?.pipe(log);
+      child.stderr?.pipe(log);
+    } else {
+      child.stdout?.resume();
+      child.stderr?.resume();
+    }
+    this.agents.set(i, child);
+    process.once('exit', () => {
+      try {
+        if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    });
+    return child;
+  }
+
+  agentPid(i: number): number | undefined {
+    const c = this.agents.get(i);
+    return c && c.exitCode === null && c.signalCode === null ? c.pid : undefined;
+  }
+
+  signal(i: number, sig: NodeJS.Signals): void {
+    const c = this.agents.get(i);
+    if (c?.pid && c.exitCode === null && c.signalCode === null) process.kill(c.pid, sig);
+  }
+
+  /** Waits for agent `i` to exit; returns its exit code or signal. */
+  async exited(i: number, timeoutMs = 10_000): Promise<number | string> {
+    const c = this.agents.get(i);
+    if (!c) return 'none';
+    if (c.exitCode !== null || c.signalCode !== null) return c.exitCode ?? c.signalCode ?? -1;
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`agent ${i} did not exit within ${timeoutMs} ms`)), timeoutMs);
+      c.once('exit', (code, sig) => {
+        clearTimeout(t);
+        resolve(code ?? sig ?? -1);
+      });
+    });
+  }
+
+  /** Blocks node `i` from the API server (a firewall rule inside its namespace). */
+  cutApi(i: number): void {
+    const ns = this.nodes[i]!;
+    run('ip', 'netns', 'exec', ns, 'nft', 'add', 'table', 'inet', 'irncut');
+    run('ip', 'netns', 'exec', ns, 'nft', 'add', 'chain', 'inet', 'irncut', 'out', '{ type filter hook output priority 0; }');
+    run('ip', 'netns', 'exec', ns, 'nft', 'add', 'rule', 'inet', 'irncut', 'out', 'ip', 'daddr', API_IP, 'drop');
+  }
+
+  restoreApi(i: number): void {
+    run('ip', 'netns', 'exec', this.nodes[i]!, 'nft', 'delete', 'table', 'inet', 'irncut');
+  }
+
+  link(i: number, state: 'up' | 'down'): void {
+    ip('-n', this.nodes[i]!, 'link', 'set', 'prov0', state);
+  }
+
+  /** The first node to add the VIP after `sinceMs` (other than `except`), or undefined on timeout. */
+  async nextHolder(sinceMs: number, timeoutMs: number, except?: number): Promise<HoldEvent | undefined> {
+    const deadline = now() + timeoutMs;
+    for (;;) {
+      const e = this.events.find((x) => x.kind === 'add' && x.atMs >= sinceMs && x.node !== except);
+      if (e) return e;
+      if (now() > deadline) return undefined;
+      await systemClock.sleep(5);
+    }
+  }
+
+  /** Total time (ms) during which two or more nodes held the VIP, by the event log. */
+  dualHolderMs(fromMs = 0, toMs = Number.POSITIVE_INFINITY): number {
+    const holding = new Set<number>();
+    let overlap = 0;
+    let since = 0;
+    for (const e of [...this.events].sort((a, b) => a.atMs - b.atMs)) {
+      const before = holding.size;
+      if (e.kind === 'add') holding.add(e.node);
+      else holding.delete(e.node);
+      if (before < 2 && holding.size >= 2) since = e.atMs;
+      if (before >= 2 && holding.size < 2 && e.atMs >= fromMs && since <= toMs) overlap += Math.min(e.atMs, toMs) - Math.max(since, fromMs);
+    }
+    if (holding.size >= 2) overlap += Math.max(0, Math.min(now(), toMs) - Math.max(since, fromMs));
+    return overlap;
+  }
+
+  /** Adds by node after `sinceMs`. */
+  addsSince(sinceMs: number, node: number): number {
+    return this.events.filter((e) => e.kind === 'add' && e.node === node && e.atMs >= sinceMs).length;
+  }
+
+  async stop(): Promise<void> {
+    for (const [i, c] of this.agents) {
+      if (c.exitCode === null && c.signalCode === null) {
+        this.signal(i, 'SIGCONT');
+        this.signal(i, 'SIGKILL');
+        await this.exited(i, 5000).catch(() => undefined);
+      }
+    }
+    for (const o of this.observers) o.close();
+    this.admin?.close();
+    await this.apiserver?.stop();
+    this.net.cleanup();
+  }
+}
