@@ -6,6 +6,9 @@ FROM node:20-bookworm AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
+COPY native ./native
+COPY scripts/build-native.sh ./scripts/build-native.sh
+RUN sh scripts/build-native.sh
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
@@ -23,8 +26,10 @@ ENV NODE_OPTIONS="--max-semi-space-size=4 --max-old-space-size=256"
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+COPY --from=build /src/native/build/Release/ironet.node ./native/build/Release/ironet.node
 RUN chmod +x dist/cmd/main.js && ln -s /app/dist/cmd/main.js /usr/local/bin/ironet
-# The controller needs no privileges; the agent's capabilities are set by the chart.
+# The controller needs no privileges; the agent's capabilities (NET_ADMIN,
+# NET_RAW, SYS_ADMIN for setns) are set by the chart (docs/vip.md).
 USER 65532:65532
 ENTRYPOINT ["ironet"]
 CMD ["help"]

@@ -7,12 +7,17 @@
  * Topology (test/support/vip-lab.ts): three node namespaces and a client on a
  * provisioning bridge; a real kube-apiserver reachable over a second bridge.
  * Each node answers UDP probes with its own name; the client probes the VIP
- * every 10 ms. Outage = first answer from the new holder − last answer before
- * it. Two-holder time comes from netlink address events in every node.
+ * every 10 ms. Takeover = fault → the VIP installed on another node (netlink
+ * address events, the failover time). Outage = the longest gap between two
+ * answers to the client from the fault to the restart (what clients notice; a
+ * crashed keepalived leaves the VIP answering on its node, so its outage is
+ * short while two nodes hold the VIP). Two-holder time comes from the same
+ * address events.
  * A crashed instance is restarted 2 s after the failover, as a supervisor
  * would (keepalived leaves the VIP on a killed node until then).
  *
- * Last line: one JSON object, per setting: gracefulMedianMs, crashMedianMs,
+ * Last line: one JSON object, per setting: gracefulMedianMs and crashMedianMs
+ * (takeover medians), gracefulOutageMedianMs, crashOutageMedianMs, and
  * dualHolderMs (max over all trials).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -31,11 +36,13 @@ const now = (): number => systemClock.monotonicMs();
 const sleep = (ms: number): Promise<void> => systemClock.sleep(ms);
 
 interface Answer {
+  /** Which node answered. */
   node: string;
   atMs: number;
 }
 interface Trial {
   kind: 'graceful' | 'crash';
+  takeoverMs: number;
   outageMs: number;
   dualHolderMs: number;
 }
@@ -74,21 +81,18 @@ async function runTrials(lab: VipLab, c: Contender, answers: Answer[]): Promise<
       await c.fault(h, kind);
       const next = await lab.nextHolder(t0, 15_000, h);
       if (!next) throw new Error(`${c.name}: no failover after ${kind} of node ${h}`);
-      // let answers from the new holder arrive
-      let firstNew: Answer | undefined;
-      for (let i = 0; i < 300 && !firstNew; i++) {
-        firstNew = answers.find((a) => a.atMs >= t0 && a.node !== `node-${h}`);
-        if (!firstNew) await sleep(10);
-      }
-      if (!firstNew) throw new Error(`${c.name}: the client never reached the new holder`);
-      const lastOld = [...answers].reverse().find((a) => a.atMs < firstNew.atMs);
-      const outageMs = firstNew.atMs - (lastOld?.atMs ?? t0);
       await sleep(2000);
+      const restartAt = now();
       c.start(h); // the supervisor restarts it
       await stableHolder(lab, 2000);
       const dual = lab.dualHolderMs(t0, now());
-      trials.push({ kind, outageMs, dualHolderMs: dual });
-      process.stdout.write(`  ${c.name.padEnd(22)} ${kind.padEnd(9)} #${t + 1}: outage ${outageMs.toFixed(0)} ms, two holders ${dual.toFixed(0)} ms\n`);
+      // the client's view from the fault to the restart (a restarted keepalived may preempt: a separate event)
+      const window = answers.filter((a) => a.atMs >= t0 - 50 && a.atMs <= restartAt);
+      let outageMs = 0;
+      for (let k = 1; k < window.length; k++) outageMs = Math.max(outageMs, window[k]!.atMs - window[k - 1]!.atMs);
+      const takeoverMs = next.atMs - t0;
+      trials.push({ kind, takeoverMs, outageMs, dualHolderMs: dual });
+      process.stdout.write(`  ${c.name.padEnd(26)} ${kind.padEnd(9)} #${String(t + 1).padEnd(3)} takeover ${takeoverMs.toFixed(0).padStart(5)} ms, outage ${outageMs.toFixed(0).padStart(5)} ms, two holders ${dual.toFixed(0)} ms\n`);
     }
   }
   return trials;
@@ -118,9 +122,11 @@ function keepalived(lab: VipLab, advertInt: string): Contender {
   const procs = new Map<number, ChildProcess>();
   const conf = (i: number): string => {
     const file = path.join(dir, `node-${i}.conf`);
+    // sub-second adverts need VRRPv3; VRRPv2 (Metal3's default) counts whole seconds
+    const version = Number(advertInt) < 1 ? '  vrrp_version 3\n' : '';
     writeFileSync(
       file,
-      `global_defs {\n  router_id node-${i}\n}\nvrrp_instance VI_1 {\n  state BACKUP\n  interface prov0\n  virtual_router_id 1\n  priority 101\n  advert_int ${advertInt}\n  virtual_ipaddress {\n    ${VIP}/32 dev prov0\n  }\n}\n`,
+      `global_defs {\n  router_id node-${i}\n${version}}\nvrrp_instance VI_1 {\n  state BACKUP\n  interface prov0\n  virtual_router_id 1\n  priority 101\n  advert_int ${advertInt}\n  virtual_ipaddress {\n    ${VIP}/32 dev prov0\n  }\n}\n`,
     );
     return file;
   };
@@ -216,16 +222,24 @@ async function main(): Promise<void> {
       await sleep(500);
     }
 
-    const summary: Record<string, { gracefulMedianMs: number; crashMedianMs: number; dualHolderMs: number }> = {};
-    console.log('\nVIP failover, client-visible outage (ms) and time with two holders (ms)');
-    console.log('setting                  graceful min/median/max   crash min/median/max      two holders max');
+    type Summary = { gracefulMedianMs: number; crashMedianMs: number; gracefulOutageMedianMs: number; crashOutageMedianMs: number; dualHolderMs: number };
+    const summary: Record<string, Summary> = {};
+    const fmt = (xs: number[]): string => `${Math.min(...xs).toFixed(0)}/${median(xs).toFixed(0)}/${Math.max(...xs).toFixed(0)}`.padEnd(18);
+    console.log('\nVIP failover (ms; min/median/max over the trials)');
+    console.log('setting                    graceful takeover  crash takeover    graceful outage   crash outage      two holders max');
     for (const [name, trials] of Object.entries(results)) {
-      const g = trials.filter((t) => t.kind === 'graceful').map((t) => t.outageMs);
-      const c = trials.filter((t) => t.kind === 'crash').map((t) => t.outageMs);
+      const pick = (kind: Trial['kind'], f: (t: Trial) => number): number[] => trials.filter((t) => t.kind === kind).map(f);
       const dual = Math.max(...trials.map((t) => t.dualHolderMs));
-      const fmt = (xs: number[]): string => `${Math.min(...xs).toFixed(0)}/${median(xs).toFixed(0)}/${Math.max(...xs).toFixed(0)}`.padEnd(26);
-      console.log(`${name.padEnd(25)}${fmt(g)}${fmt(c)}${dual.toFixed(0)}`);
-      summary[name] = { gracefulMedianMs: Math.round(median(g)), crashMedianMs: Math.round(median(c)), dualHolderMs: Math.round(dual) };
+      console.log(
+        `${name.padEnd(27)}${fmt(pick('graceful', (t) => t.takeoverMs))} ${fmt(pick('crash', (t) => t.takeoverMs))}${fmt(pick('graceful', (t) => t.outageMs))}${fmt(pick('crash', (t) => t.outageMs))}${dual.toFixed(0)}`,
+      );
+      summary[name] = {
+        gracefulMedianMs: Math.round(median(pick('graceful', (t) => t.takeoverMs))),
+        crashMedianMs: Math.round(median(pick('crash', (t) => t.takeoverMs))),
+        gracefulOutageMedianMs: Math.round(median(pick('graceful', (t) => t.outageMs))),
+        crashOutageMedianMs: Math.round(median(pick('crash', (t) => t.outageMs))),
+        dualHolderMs: Math.round(dual),
+      };
     }
     const i = summary.ironet!;
     for (const k of ['keepalived advert_int 1', 'keepalived advert_int 0.1']) {

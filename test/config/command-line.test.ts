@@ -75,4 +75,43 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine(['controller', '--help'], ctx())).to.deep.equal({ command: 'help', topic: 'controller' });
     expect(parseCommandLine(['--version'], ctx())).to.deep.equal({ command: 'version' });
   });
+
+  describe('agent', () => {
+    it('needs --vip and --interface, naming them', () => {
+      expect(configError(() => parseCommandLine(['agent', '--interface', 'prov0'], ctx())).setting).to.equal('--vip');
+      expect(configError(() => parseCommandLine(['agent', '--vip', '172.22.0.2'], ctx())).setting).to.equal('--interface');
+    });
+
+    it('takes defaults a demanding user can live with', () => {
+      const c = parseCommandLine(['agent', '--vip', '172.22.0.2', '--interface', 'prov0'], ctx({ POD_NAME: 'ironet-agent-x', POD_NAMESPACE: 'metal3' }));
+      expect(c).to.deep.include({
+        command: 'agent',
+        vip: '172.22.0.2',
+        vipPrefix: undefined,
+        iface: 'prov0',
+        netns: undefined,
+        identity: 'ironet-agent-x',
+        leaseName: 'ironet-vip-172-22-0-2',
+        leaseNamespace: 'metal3',
+        leaseDurationMs: 3000,
+        renewDeadlineMs: 2000,
+        retryPeriodMs: 500,
+        garpBurstCount: 6,
+        garpBurstIntervalMs: 1000,
+        garpRefreshMs: 10_000,
+        metricsPort: 9090,
+      });
+    });
+
+    it('reads a prefix on the VIP, and IPv6 lease names', () => {
+      const c = parseCommandLine(['agent', '--vip', 'fd00:22::2/64', '--interface', 'prov0'], ctx());
+      expect(c).to.deep.include({ vip: 'fd00:22::2', vipPrefix: 64, leaseName: 'ironet-vip-fd00-22--2' });
+    });
+
+    it('rejects a timing that is not a whole number in range, naming the flag', () => {
+      const err = configError(() => parseCommandLine(['agent', '--vip', '10.0.0.1', '--interface', 'p', '--retry-period-ms', '10'], ctx()));
+      expect(err.setting).to.equal('--retry-period-ms');
+      expect(err.message).to.contain('from 50 to');
+    });
+  });
 });
