@@ -5,7 +5,6 @@
  * Lease; readiness of the interface (link up) gates candidacy. SIGTERM steps
  * down in the safe order (dependent work, VIP, then Lease) and exits 0.
  */
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { AgentConfig } from '../config/command-line.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, describeError } from '../core/errors.js';
@@ -17,6 +16,7 @@ import { RESOURCES } from '../kube/resources.js';
 import { resourceOfPath } from '../kube/rest.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
+import { createRegistry } from '../metrics/registry.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { Announcer } from '../vip/announcer.js';
 import { validateTimings } from '../vip/election.js';
@@ -37,11 +37,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
     'agent',
   );
 
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'ironet_' });
-  new Gauge({ name: 'ironet_build_info', help: 'Always 1; labels carry the build.', labelNames: ['version', 'component'], registers: [registry] })
-    .labels(ctx.version, 'agent')
-    .set(1);
+  const registry = createRegistry('agent', ctx.version);
   const observeRequest = kubeRequestMetrics(registry);
   const metrics = createVipMetrics(registry);
   const name = config.vip;

@@ -3,7 +3,6 @@
  * connection, health server, then the controller's capabilities (IPAM), until
  * SIGTERM.
  */
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { ControllerConfig } from '../config/command-line.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
@@ -14,6 +13,7 @@ import { RESOURCES } from '../kube/resources.js';
 import { resourceOfPath } from '../kube/rest.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
+import { createRegistry } from '../metrics/registry.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { startIpam } from './ipam.js';
 import { shutdownSignal } from './shutdown.js';
@@ -40,11 +40,7 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
   const logger = ctx.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, component: 'controller' });
   const signal = ctx.signal ?? shutdownSignal();
   const clock = systemClock;
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'ironet_' });
-  new Gauge({ name: 'ironet_build_info', help: 'Always 1; labels carry the build.', labelNames: ['version', 'component'], registers: [registry] })
-    .labels(ctx.version, 'controller')
-    .set(1);
+  const registry = createRegistry('controller', ctx.version);
   const observeRequest = kubeRequestMetrics(registry);
 
   const kube =

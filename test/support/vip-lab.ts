@@ -17,6 +17,8 @@ import { systemClock } from '../../src/core/clock.js';
 import { formatIp } from '../../src/core/ip.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import { ensureApiServerBinaries, kubeconfigYaml, startLocalApiServer, type LocalApiServer } from '../../src/host/local-apiserver.js';
+import { Buffer } from 'node:buffer';
+import * as native from '../../src/host/native.js';
 import { NetlinkSocket } from '../../src/host/netlink.js';
 import { encodeGetAddresses, RTMGRP } from '../../src/host/netlink-codec.js';
 import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
@@ -116,6 +118,58 @@ export class VipLab {
       this.kubeconfigs.push(file);
     }
     for (let i = 0; i < n; i++) this.observe(i);
+  }
+
+  private arp: { fd: number; rx: native.Receiver; timer: NodeJS.Timeout; probes: number; conflicts: number; answers: number } | undefined;
+
+  /**
+   * ARP from the client: asks "who has the VIP?" every 10 ms on the
+   * provisioning bridge and counts probes answered by two different MACs.
+   */
+  startArpProbe(): void {
+    const fd = native.openSocket(this.net.path(this.client), native.AF_PACKET, native.SOCK_RAW, 0);
+    const info = native.interfaceInfo(fd, 'provbr');
+    native.bindPacket(fd, info.index, native.ETH_P_ARP);
+    const vip = Buffer.from(VIP.split('.').map(Number));
+    const me = Buffer.from([172, 22, 0, 100]);
+    const request = Buffer.concat([
+      Buffer.from('ffffffffffff', 'hex'),
+      info.mac,
+      Buffer.from([0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]),
+      info.mac,
+      me,
+      Buffer.alloc(6),
+      vip,
+      Buffer.alloc(18),
+    ]);
+    let macsThisProbe = new Set<string>();
+    const state = { fd, rx: undefined as unknown as native.Receiver, timer: undefined as unknown as NodeJS.Timeout, probes: 0, conflicts: 0, answers: 0 };
+    state.rx = new native.Receiver(
+      fd,
+      (frame) => {
+        // an ARP reply (op 2) whose sender protocol address is the VIP
+        if (frame.length < 42 || frame.readUInt16BE(12) !== 0x0806 || frame.readUInt16BE(20) !== 2 || !frame.subarray(28, 32).equals(vip)) return;
+        state.answers++;
+        macsThisProbe.add(frame.subarray(22, 28).toString('hex'));
+        if (macsThisProbe.size === 2) state.conflicts++;
+      },
+      () => {},
+    );
+    state.timer = setInterval(() => {
+      macsThisProbe = new Set();
+      state.probes++;
+      try {
+        native.sendPacket(fd, info.index, native.ETH_P_ARP, Buffer.from('ffffffffffff', 'hex'), request);
+      } catch {
+        /* a full buffer: skip one probe */
+      }
+    }, 10);
+    this.arp = state;
+  }
+
+  /** Probes sent, answers seen, and probes answered by two different MACs. */
+  arpStats(): { probes: number; answers: number; conflicts: number } {
+    return { probes: this.arp?.probes ?? 0, answers: this.arp?.answers ?? 0, conflicts: this.arp?.conflicts ?? 0 };
   }
 
   /** Subscribes to the VIP's address changes in node `i`'s namespace. */
@@ -269,6 +323,12 @@ export class VipLab {
   }
 
   async stop(): Promise<void> {
+    if (this.arp) {
+      clearInterval(this.arp.timer);
+      this.arp.rx.close();
+      native.close(this.arp.fd);
+      this.arp = undefined;
+    }
     for (const [i, c] of this.agents) {
       if (c.exitCode === null && c.signalCode === null) {
         this.signal(i, 'SIGCONT');

@@ -19,6 +19,7 @@ describe('VIP failover (system)', function () {
   before(async function () {
     this.timeout(120_000);
     lab = await VipLab.start({ timings: TIMINGS, logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined });
+    lab.startArpProbe();
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i);
     const first = await lab.nextHolder(0, 20_000);
     expect(first, 'an agent took the VIP').to.not.equal(undefined);
@@ -28,6 +29,9 @@ describe('VIP failover (system)', function () {
   });
   afterEach(() => {
     expect(lab.dualHolderMs(), 'time with two holders, over the whole run').to.equal(0);
+    const arp = lab.arpStats();
+    expect(arp.answers, 'the client gets ARP answers for the VIP').to.be.greaterThan(0);
+    expect(arp.conflicts, `ARP probes (of ${arp.probes}) answered by two nodes`).to.equal(0);
   });
 
   async function holder(): Promise<number> {
