@@ -131,7 +131,29 @@ function commandLineOf(pid: number): string {
   }
 }
 
+/**
+ * Starts etcd and kube-apiserver. Ports are picked free just before use; if
+ * another process takes one in between ("address already in use"), it starts
+ * again on new ports (up to three attempts).
+ */
 export async function startLocalApiServer(options: LocalApiServerOptions): Promise<LocalApiServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (err) {
+      if (attempt >= 3 || !(err instanceof Error) || !err.message.includes('address already in use')) throw err;
+    }
+  }
+}
+
+/** Three distinct free loopback ports. */
+async function freePorts(): Promise<[number, number, number]> {
+  const ports = new Set<number>();
+  while (ports.size < 3) ports.add(await freePort());
+  return [...ports] as [number, number, number];
+}
+
+async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer> {
   await reapStaleRuns(options.runRoot);
   const runDir = path.join(options.runRoot, `${process.pid}-${randomBytes(4).toString('hex')}`);
   await mkdir(path.join(runDir, 'certs'), { recursive: true });
@@ -139,7 +161,7 @@ export async function startLocalApiServer(options: LocalApiServerOptions): Promi
   const saveState = (): Promise<void> => writeFile(path.join(runDir, 'run.json'), JSON.stringify(state));
   await saveState();
 
-  const [etcdClientPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const [etcdClientPort, etcdPeerPort, apiPort] = await freePorts();
   const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
   const advertise = options.advertiseAddress ?? '127.0.0.1';
   const server = `https://${advertise.includes(':') ? `[${advertise}]` : advertise}:${apiPort}`;
@@ -227,6 +249,7 @@ export async function startLocalApiServer(options: LocalApiServerOptions): Promi
     };
   } catch (err) {
     killNow();
+    await rm(runDir, { recursive: true, force: true });
     throw err;
   }
 }
