@@ -63,7 +63,8 @@ export class Announcer {
       }
       if (signal.aborted) return;
       try {
-        this.options.onSent?.(await this.options.announce());
+        const frames = await this.options.announce(); // not inside onSent?.(…): an absent onSent would skip the call
+        this.options.onSent?.(frames);
       } catch (err) {
         this.options.logger.warn({ err: describeError(err) }, 'announcing the VIP failed');
       }
