@@ -15,6 +15,7 @@ export const LAYER_OF = {
   vip: 'capability',
   dhcp: 'capability',
   multus: 'capability',
+  tftp: 'capability',
   config: 'config',
   kube: 'adapter',
   host: 'adapter',

@@ -13,6 +13,8 @@ Napi::Object InitIronet(Napi::Env env, Napi::Object exports) {
   exports.Set("openSocket", Napi::Function::New(env, OpenSocket, "openSocket"));
   exports.Set("bindPacket", Napi::Function::New(env, BindPacket, "bindPacket"));
   exports.Set("bindNetlink", Napi::Function::New(env, BindNetlink, "bindNetlink"));
+  exports.Set("bindInet", Napi::Function::New(env, BindInet, "bindInet"));
+  exports.Set("bindToDevice", Napi::Function::New(env, BindToDevice, "bindToDevice"));
   exports.Set("interfaceInfo", Napi::Function::New(env, InterfaceInfo, "interfaceInfo"));
   exports.Set("sendPacket", Napi::Function::New(env, SendPacket, "sendPacket"));
   exports.Set("sendNetlink", Napi::Function::New(env, SendNetlink, "sendNetlink"));

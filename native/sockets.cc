@@ -118,6 +118,43 @@ Napi::Value BindPacket(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// bindInet(fd, address, port): bind an AF_INET socket; address is dotted IPv4
+// ("0.0.0.0" for any). SO_REUSEADDR is set first (a restarted server rebinds at once).
+Napi::Value BindInet(const Napi::CallbackInfo& info) {
+  int fd = IntArg(info, 0, "bindInet", "fd");
+  if (info.Length() < 2 || !info[1].IsString()) {
+    throw Napi::TypeError::New(info.Env(), "bindInet: argument address must be a string");
+  }
+  std::string address = info[1].As<Napi::String>().Utf8Value();
+  int port = IntArg(info, 2, "bindInet", "port");
+  struct sockaddr_in addr {};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
+    ThrowErrno(info.Env(), "bindInet", "inet_pton", EINVAL, address);
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ThrowErrno(info.Env(), "bindInet", "bind", errno, address + ":" + std::to_string(port));
+  }
+  return info.Env().Undefined();
+}
+
+// bindToDevice(fd, name): SO_BINDTODEVICE — the socket sends and receives on
+// that interface only (e.g. the provisioning interface, never the pod's eth0).
+Napi::Value BindToDevice(const Napi::CallbackInfo& info) {
+  int fd = IntArg(info, 0, "bindToDevice", "fd");
+  if (info.Length() < 2 || !info[1].IsString()) {
+    throw Napi::TypeError::New(info.Env(), "bindToDevice: argument name must be a string");
+  }
+  std::string name = info[1].As<Napi::String>().Utf8Value();
+  if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name.c_str(), static_cast<socklen_t>(name.size())) != 0) {
+    ThrowErrno(info.Env(), "bindToDevice", "setsockopt", errno, name);
+  }
+  return info.Env().Undefined();
+}
+
 // bindNetlink(fd, groups): nl_pid 0 (the kernel assigns the port id).
 Napi::Value BindNetlink(const Napi::CallbackInfo& info) {
   int fd = IntArg(info, 0, "bindNetlink", "fd");

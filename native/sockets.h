@@ -9,6 +9,8 @@ namespace ironet {
 Napi::Value OpenSocket(const Napi::CallbackInfo& info);
 Napi::Value BindPacket(const Napi::CallbackInfo& info);
 Napi::Value BindNetlink(const Napi::CallbackInfo& info);
+Napi::Value BindInet(const Napi::CallbackInfo& info);
+Napi::Value BindToDevice(const Napi::CallbackInfo& info);
 Napi::Value InterfaceInfo(const Napi::CallbackInfo& info);
 Napi::Value SendPacket(const Napi::CallbackInfo& info);
 Napi::Value SendNetlink(const Napi::CallbackInfo& info);

@@ -161,6 +161,8 @@ interface Addon {
   openSocket(netnsPath: string | null, domain: number, type: number, protocol: number): Fd;
   bindPacket(fd: Fd, ifindex: number, protocol: number): void;
   bindNetlink(fd: Fd, groups: number): void;
+  bindInet(fd: Fd, address: string, port: number): void;
+  bindToDevice(fd: Fd, name: string): void;
   interfaceInfo(fd: Fd, name: string): InterfaceInfo;
   sendPacket(fd: Fd, ifindex: number, protocol: number, destMac: Buffer, frame: Buffer): number;
   sendNetlink(fd: Fd, message: Buffer, deadlineNs?: bigint): number;
@@ -222,6 +224,16 @@ export function bindPacket(fd: Fd, ifindex: number, protocol: number): void {
 /** Binds a netlink socket (kernel-assigned port id) and joins the multicast `groups` bit mask (`RTMGRP_*`). */
 export function bindNetlink(fd: Fd, groups: number): void {
   addon().bindNetlink(fd, groups);
+}
+
+/** Binds an AF_INET socket to `address` ('0.0.0.0' for any) and `port` (0: any), with SO_REUSEADDR. */
+export function bindInet(fd: Fd, address: string, port: number): void {
+  addon().bindInet(fd, address, port);
+}
+
+/** SO_BINDTODEVICE: the socket sends and receives on interface `name` only. */
+export function bindToDevice(fd: Fd, name: string): void {
+  addon().bindToDevice(fd, name);
 }
 
 /** Index, MAC, MTU and flags of interface `name` in the namespace `fd` belongs to; `ENODEV` when it has none. */

@@ -6,6 +6,7 @@ import { tryParseIp } from '../core/ip.js';
 import type { KubeObject, OwnerReference } from '../core/object-meta.js';
 import {
   CAPI_IPAM_VERSION,
+  DHCP_LEASE_LABEL,
   FINALIZERS,
   METAL3_IPAM_GROUP,
   METAL3_IPAM_VERSION,
@@ -63,6 +64,7 @@ function baseClaim(kind: ClaimKind, obj: KubeObject): Omit<ClaimState, 'boundAdd
     createdMs: Date.parse(m.creationTimestamp ?? '') || 0,
     labels: m.labels ?? {},
     requestedIp: m.annotations?.[REQUESTED_IP_ANNOTATION],
+    ...(m.labels?.[DHCP_LEASE_LABEL] === 'true' ? { dhcpLease: true } : {}),
     deleting: Boolean(m.deletionTimestamp),
     hasOurFinalizer: finalizers.includes(ours),
     otherFinalizers: finalizers.filter((f) => f !== ours),

@@ -105,6 +105,20 @@ export interface CapiIpAddressObject extends KubeObject {
   };
 }
 
+/**
+ * DHCP leases (src/dhcp) live in their pool as ordinary allocations, but the
+ * DHCP server, not this controller, owns them: their status.indexes keys start
+ * with DHCP_INDEX_PREFIX (`dhcp-<mac>`), and their IPClaims carry
+ * DHCP_LEASE_LABEL. The controller counts them as used and never allocates,
+ * binds, drops or releases them (ADR 0009).
+ */
+export const DHCP_INDEX_PREFIX = 'dhcp-';
+export const DHCP_LEASE_LABEL = 'ironet.io/dhcp-lease';
+
+export function isDhcpIndexKey(key: string): boolean {
+  return key.startsWith(DHCP_INDEX_PREFIX);
+}
+
 /** A CAPI claim is ours when its poolRef names an ipam.metal3.io IPPool. */
 export function isOurCapiPoolRef(ref: { apiGroup?: string; kind?: string } | undefined): boolean {
   return ref?.apiGroup === METAL3_IPAM_GROUP && ref.kind === 'IPPool';

@@ -19,7 +19,7 @@ import { compareIp, formatIp, ipEquals, ipKey, tryParseIp, type IpAddress } from
 import { AddressPicker } from './address-picker.js';
 import { OURS, UPSTREAM } from './messages.js';
 import { addressName } from './naming.js';
-import { CLUSTER_NAME_LABEL, PROVIDER_LABEL, PROVIDER_LABEL_VALUE } from './objects.js';
+import { CLUSTER_NAME_LABEL, isDhcpIndexKey, PROVIDER_LABEL, PROVIDER_LABEL_VALUE } from './objects.js';
 import { overlapsBetweenPools, parsePool, poolCapacity, type PoolEntry, type PoolProblem, type PoolSpec } from './pool-spec.js';
 import {
   kindKey,
@@ -64,6 +64,7 @@ export function planRelease(snap: PoolSnapshot, verified: Verified): ReleasePlan
   const verify = new Map<string, { kind: ClaimKind; name: string }>();
 
   for (const claim of snap.claims) {
+    if (claim.dhcpLease) continue; // the DHCP server releases its own leases
     if (claim.deleting && claim.hasOurFinalizer && claim.otherFinalizers.length === 0) {
       const addresses = (byClaim.get(kindKey(claim.kind, claim.name)) ?? []).filter((a) => belongsTo(a, claim));
       releases.push({ claim, addresses });
@@ -84,7 +85,7 @@ export function planRelease(snap: PoolSnapshot, verified: Verified): ReleasePlan
   // Index entries with neither an address nor a claim in the cache: in flight, or left by a deleted claim.
   const named = new Set([...snap.addresses.map((a) => a.claimName), ...snap.claims.map((c) => c.name)]);
   for (const name of Object.keys(snap.pool.indexes)) {
-    if (named.has(name) || name === '') continue;
+    if (named.has(name) || name === '' || isDhcpIndexKey(name)) continue;
     for (const kind of KINDS) {
       const key = kindKey(kind, name);
       if (!verified.absentClaims.has(key) && !verified.liveClaimUids.has(key)) verify.set(key, { kind, name });
@@ -140,6 +141,12 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     if (addressedNames.has(name)) continue;
     const ip = tryParseIp(text);
     if (!ip) continue;
+    if (isDhcpIndexKey(name)) {
+      // a DHCP lease committed by the DHCP server: used, and kept as it is
+      inFlight.set(name, ip);
+      used.push(ip);
+      continue;
+    }
     const provenGone = !claimNames.has(name) && KINDS.every((k) => verified.absentClaims.has(kindKey(k, name)));
     if (provenGone) continue;
     if (holderOf.has(ipKey(ip))) continue; // someone else's address took it: the entry is void
@@ -193,6 +200,10 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
 
   for (const claim of holding) {
     const addrs = mine(claim);
+    if (claim.dhcpLease) {
+      claimIndex(claim, addrs[0]!.address);
+      continue;
+    }
     const chosen =
       addrs.find((a) => a.name === claim.boundAddressName) ??
       addrs.find((a) => a.address === pool.indexes[claim.name]) ??
@@ -207,7 +218,10 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   }
 
   for (const claim of rest) {
-    if (claim.deleting) continue;
+    if (claim.deleting || claim.dhcpLease) {
+      keepInFlight(claim);
+      continue;
+    }
     if (claim.boundAddressName) {
       const key = kindKey(claim.kind, claim.boundAddressName);
       const named = addressByName.get(key);
@@ -253,8 +267,8 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     bindings.push({ claim, address: desiredAddress(claim, spec, choice.entry, text), exists: false });
   }
 
-  // Unverified in-flight entries of claims this cache does not show yet stay reserved.
-  for (const [name, ip] of inFlight) if (!(name in indexes) && !claimNames.has(name)) indexes[name] = formatIp(ip);
+  // Unverified in-flight entries of claims this cache does not show yet stay reserved, and DHCP leases stay.
+  for (const [name, ip] of inFlight) if (!(name in indexes) && (!claimNames.has(name) || isDhcpIndexKey(name))) indexes[name] = formatIp(ip);
 
   // Usage: addresses of this pool (existing, just planned, in flight); reservations and
   // not-yet-claimed pre-allocations that the pool could otherwise hand out.

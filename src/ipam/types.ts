@@ -47,6 +47,8 @@ export interface ClaimState {
   readonly otherFinalizers: readonly string[];
   /** Why this claim cannot be served whatever the pool holds (e.g. a cross-namespace pool reference). */
   readonly problem: string | undefined;
+  /** A DHCP lease's claim: owned by the DHCP server, never allocated or released here. */
+  readonly dhcpLease?: boolean;
 }
 
 export interface AddressState {

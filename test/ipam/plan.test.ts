@@ -756,3 +756,29 @@ describe('ipam/plan', () => {
     });
   });
 });
+
+describe('ipam/plan: DHCP leases in a pool (ADR 0009)', () => {
+  it('keeps dhcp-* index entries as used, never verifies or drops them, and allocates around them', () => {
+    const s = snap(pool(STD, { indexes: { 'dhcp-525400000001': '10.0.0.10' } }), { claims: [claim('static')] });
+    expect(planRelease(s, NONE).verifyClaims).to.deep.equal([]);
+    const gone = verified({ absentClaims: ['IPClaim/dhcp-525400000001', 'IPAddressClaim/dhcp-525400000001'] });
+    const p = plan(s, gone);
+    expect(p.indexes).to.deep.equal({ 'dhcp-525400000001': '10.0.0.10', static: '10.0.0.11' });
+    expect(bound(p)).to.deep.equal(['IPClaim/static → 10.0.0.11']);
+  });
+
+  it('never allocates, binds, fails or releases a claim labelled as a DHCP lease', () => {
+    const lease = claim('dhcp-525400000002', { dhcpLease: true, hasOurFinalizer: false, deleting: false });
+    const leaseAddr = address('dhcp-525400000002', '10.0.0.12');
+    const pending = claim('dhcp-525400000003', { dhcpLease: true, hasOurFinalizer: false });
+    const s = snap(pool(STD, { indexes: { 'dhcp-525400000002': '10.0.0.12', 'dhcp-525400000003': '10.0.0.13' } }), {
+      claims: [lease, pending, { ...claim('gone-lease', { dhcpLease: true }), deleting: true }],
+      addresses: [leaseAddr],
+    });
+    const p = plan(s);
+    expect(p.bindings).to.deep.equal([]);
+    expect(p.failures).to.deep.equal([]);
+    expect(p.indexes).to.deep.equal({ 'dhcp-525400000002': '10.0.0.12', 'dhcp-525400000003': '10.0.0.13' });
+    expect(planRelease(s, NONE).releases).to.deep.equal([]);
+  });
+});
