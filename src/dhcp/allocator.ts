@@ -1,0 +1,181 @@
+/**
+ * Which address a client gets, and the server's in-memory view of leases,
+ * offers and declined addresses (pure, no I/O). The pool is an IPAM pool
+ * (src/ipam/pool-spec.ts): its candidates already leave out network,
+ * broadcast, gateways and reserved-* entries; a preAllocations entry keyed
+ * `dhcp-<mac>` is a static reservation for that MAC.
+ *
+ * Allocation is next-fit over the pool's candidates with a persistent used
+ * set, so a burst of thousands of clients costs O(1) per new client, not a
+ * walk from the start of the range.
+ */
+import { ipFromBigInt, ipKey, type IpAddress } from '../core/ip.js';
+import type { Mac } from '../core/mac.js';
+import { DHCP_INDEX_PREFIX } from '../ipam/objects.js';
+import { inEntry, type PoolSpec } from '../ipam/pool-spec.js';
+import type { Lease } from './types.js';
+
+/** The IPAM claim name of a MAC's lease: `dhcp-` + its twelve hex digits. */
+export function leaseKey(mac: Mac): string {
+  return `${DHCP_INDEX_PREFIX}${mac.replaceAll(':', '')}`;
+}
+
+interface Hold {
+  readonly ip: IpAddress;
+  readonly untilMs: number;
+}
+
+export class Allocator {
+  private readonly leases = new Map<Mac, Lease>();
+  private readonly offers = new Map<Mac, Hold>();
+  private readonly declined = new Map<string, number>();
+  /** Addresses someone holds: the IPAM pool's other allocations, leases, offers, declined. */
+  private readonly holder = new Map<string, Mac | 'ipam' | 'declined'>();
+  private readonly cursors = new Map<number, bigint>();
+  private ipamUsed = new Set<string>();
+  /** Static reservations (preAllocations `dhcp-<mac>`): address → the MAC it is kept for. */
+  private reservedFor = new Map<string, Mac>();
+
+  constructor(private spec: PoolSpec) {
+    this.indexReservations();
+  }
+
+  private indexReservations(): void {
+    this.reservedFor = new Map();
+    for (const [key, ip] of this.spec.preAllocations) {
+      if (!key.startsWith(DHCP_INDEX_PREFIX)) continue;
+      const mac = (key.slice(DHCP_INDEX_PREFIX.length).match(/../g) ?? []).join(':') as Mac;
+      this.reservedFor.set(ipKey(ip), mac);
+    }
+  }
+
+  /** Replaces the pool (its spec changed) and what IPAM allocated in it other than DHCP leases. */
+  setPool(spec: PoolSpec, ipamUsed: Iterable<IpAddress>): void {
+    this.spec = spec;
+    this.indexReservations();
+    for (const k of this.ipamUsed) if (this.holder.get(k) === 'ipam') this.holder.delete(k);
+    this.ipamUsed = new Set([...ipamUsed].map(ipKey));
+    for (const ip of [...spec.reservations.values(), ...[...spec.preAllocations].filter(([k]) => !k.startsWith(DHCP_INDEX_PREFIX)).map(([, v]) => v)]) {
+      this.ipamUsed.add(ipKey(ip));
+    }
+    for (const k of this.ipamUsed) if (!this.holder.has(k)) this.holder.set(k, 'ipam');
+  }
+
+  leaseOf(mac: Mac): Lease | undefined {
+    return this.leases.get(mac);
+  }
+  offerOf(mac: Mac, nowMs: number): IpAddress | undefined {
+    const o = this.offers.get(mac);
+    return o && o.untilMs > nowMs ? o.ip : undefined;
+  }
+  allLeases(): Lease[] {
+    return [...this.leases.values()];
+  }
+  get size(): number {
+    return this.leases.size;
+  }
+
+  /** Whether `ip` is a candidate of the pool at all. */
+  inPool(ip: IpAddress): boolean {
+    return this.spec.entries.some((e) => inEntry(e, ip));
+  }
+
+  /** The static reservation of `mac` (preAllocations `dhcp-<mac>`), if any. */
+  reservationOf(mac: Mac): IpAddress | undefined {
+    return this.spec.preAllocations.get(leaseKey(mac));
+  }
+
+  /** Whether `ip` may go to `mac`: in the pool, and held by nobody else (IPAM, another client, quarantine). */
+  isFreeFor(ip: IpAddress, mac: Mac, nowMs: number): boolean {
+    if (!this.inPool(ip)) return false;
+    const k = ipKey(ip);
+    const h = this.holder.get(k);
+    if (h === undefined || h === mac) {
+      const keptFor = this.reservedFor.get(k);
+      return keptFor === undefined || keptFor === mac;
+    }
+    if (h === 'declined') {
+      if ((this.declined.get(k) ?? 0) > nowMs) return false;
+      this.declined.delete(k);
+      this.holder.delete(k);
+      return true;
+    }
+    if (h === 'ipam') return false;
+    // another client's offer that has run out is free again
+    const offer = this.offers.get(h);
+    if (offer && ipKey(offer.ip) === k && offer.untilMs <= nowMs && this.leases.get(h)?.ip === undefined) {
+      this.offers.delete(h);
+      this.holder.delete(k);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * The address for `mac`: its lease, its live offer, its reservation, the
+   * address it asks for (if free), else the next free candidate; undefined
+   * when the pool is exhausted.
+   */
+  choose(mac: Mac, requested: IpAddress | undefined, nowMs: number): IpAddress | undefined {
+    const lease = this.leases.get(mac);
+    if (lease) return lease.ip;
+    const offered = this.offerOf(mac, nowMs);
+    if (offered) return offered;
+    const reserved = this.reservationOf(mac);
+    if (reserved) return this.isFreeFor(reserved, mac, nowMs) ? reserved : undefined;
+    if (requested && this.isFreeFor(requested, mac, nowMs)) return requested;
+    return this.nextFree(mac, nowMs);
+  }
+
+  private nextFree(mac: Mac, nowMs: number): IpAddress | undefined {
+    for (const entry of this.spec.entries) {
+      const start = entry.range.start.value;
+      const size = entry.range.end.value - start + 1n;
+      let offset = ((this.cursors.get(entry.index) ?? start) - start) % size;
+      for (let i = 0n; i < size; i++) {
+        const ip = ipFromBigInt(entry.family, start + offset);
+        offset = (offset + 1n) % size;
+        if (!entry.excluded.has(ip.value) && this.isFreeFor(ip, mac, nowMs)) {
+          this.cursors.set(entry.index, start + offset);
+          return ip;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  offer(mac: Mac, ip: IpAddress, untilMs: number): void {
+    const previous = this.offers.get(mac);
+    if (previous && this.holder.get(ipKey(previous.ip)) === mac && !this.leases.has(mac)) this.holder.delete(ipKey(previous.ip));
+    this.offers.set(mac, { ip, untilMs });
+    this.holder.set(ipKey(ip), mac);
+  }
+
+  /** Records a committed lease (new, renewed, or loaded after a failover). */
+  bind(lease: Lease): void {
+    const previous = this.leases.get(lease.mac);
+    if (previous && ipKey(previous.ip) !== ipKey(lease.ip)) this.holder.delete(ipKey(previous.ip));
+    this.leases.set(lease.mac, lease);
+    this.offers.delete(lease.mac);
+    this.holder.set(ipKey(lease.ip), lease.mac);
+  }
+
+  /** Forgets a lease (released, declined or expired); the address is free again unless quarantined. */
+  unbind(mac: Mac): Lease | undefined {
+    const lease = this.leases.get(mac);
+    if (!lease) return undefined;
+    this.leases.delete(mac);
+    if (this.holder.get(ipKey(lease.ip)) === mac) this.holder.delete(ipKey(lease.ip));
+    return lease;
+  }
+
+  quarantine(ip: IpAddress, untilMs: number): void {
+    this.declined.set(ipKey(ip), untilMs);
+    this.holder.set(ipKey(ip), 'declined');
+  }
+
+  /** Leases whose expiry (plus `graceMs`) has passed. */
+  expired(nowMs: number, graceMs: number): Lease[] {
+    return [...this.leases.values()].filter((l) => l.expiresAtMs + graceMs < nowMs);
+  }
+}

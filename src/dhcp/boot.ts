@@ -1,0 +1,53 @@
+/**
+ * What a PXE client boots, as Ironic's dnsmasq configuration decides it, and
+ * the options that make real firmware take it (PXE-CLIENTS.md):
+ * - a client already running iPXE (option 175, or user class "iPXE") gets the
+ *   iPXE script URL, plus option 175 / 176 = 1 so it does not wait ~3 s for
+ *   ProxyDHCP offers;
+ * - UEFI HTTP boot (option 93 = 16) gets an HTTP URL and vendor class
+ *   "HTTPClient";
+ * - other PXE firmware gets a first-stage file by TFTP by architecture
+ *   (93 = 7 or 9 → x86-64 EFI, 11 → ARM64 EFI, else BIOS), with next-server
+ *   and option 66 set, and vendor class "PXEClient".
+ * Pure.
+ */
+import { formatIp } from '../core/ip.js';
+import { encapsulated, opt, OPT, type DhcpOptions, type OptionList } from './options.js';
+import type { BootConfig } from './types.js';
+
+export type BootKind = 'ipxe' | 'httpBoot' | 'efiX64' | 'efiArm64' | 'bios' | 'none';
+
+export interface BootChoice {
+  readonly kind: BootKind;
+  /** The BOOTP `file` field and option 67. */
+  readonly file: string | undefined;
+  /** Extra options for the reply (66, 60, 175). */
+  readonly options: OptionList;
+  /** next-server (siaddr), when a TFTP server is involved. */
+  readonly nextServer: boolean;
+}
+
+export function isIpxe(o: DhcpOptions): boolean {
+  return o.ipxe !== undefined || (o.userClass ?? []).some((c) => c === 'iPXE');
+}
+
+export function isPxeFirmware(o: DhcpOptions): boolean {
+  return (o.vendorClass ?? '').startsWith('PXEClient') || (o.vendorClass ?? '').startsWith('HTTPClient') || o.clientArch !== undefined;
+}
+
+export function chooseBoot(o: DhcpOptions, boot: BootConfig): BootChoice {
+  const arch = o.clientArch?.[0];
+  if (isIpxe(o)) {
+    // sub-option 176 ("no ProxyDHCP") = 1: iPXE stops waiting for ProxyDHCP offers
+    return { kind: 'ipxe', file: boot.ipxeScriptUrl, options: [[OPT.ipxe, encapsulated([[176, Buffer.from([1])]])]], nextServer: false };
+  }
+  if (arch === 16 || (o.vendorClass ?? '').startsWith('HTTPClient')) {
+    if (!boot.httpBootUrl) return { kind: 'none', file: undefined, options: [], nextServer: false };
+    return { kind: 'httpBoot', file: boot.httpBootUrl, options: [opt.str(OPT.vendorClass, 'HTTPClient')], nextServer: false };
+  }
+  if (!isPxeFirmware(o)) return { kind: 'none', file: undefined, options: [], nextServer: false };
+  const tftp: OptionList = [opt.str(OPT.tftpServer, formatIp(boot.tftpServer)), opt.str(OPT.vendorClass, 'PXEClient')];
+  if (arch === 7 || arch === 9) return { kind: 'efiX64', file: boot.efiX64File, options: tftp, nextServer: true };
+  if (arch === 11) return { kind: 'efiArm64', file: boot.efiArm64File, options: tftp, nextServer: true };
+  return { kind: 'bios', file: boot.biosFile, options: tftp, nextServer: true };
+}

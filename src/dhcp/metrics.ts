@@ -1,0 +1,28 @@
+/** The DHCP server's metrics, registered on the registry it is given. */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export type DhcpMetrics = ReturnType<typeof createDhcpMetrics>;
+
+export function createDhcpMetrics(registry: Registry) {
+  return {
+    packets: new Counter({
+      name: 'ironet_dhcp_packets_total',
+      help: 'DHCP requests by message type and result (offer, ack, nak, release, decline, inform, or the reason it was dropped).',
+      labelNames: ['type', 'result'] as const,
+      registers: [registry],
+    }),
+    leases: new Gauge({ name: 'ironet_dhcp_leases_active', help: 'Leases held (bound and not expired).', registers: [registry] }),
+    commitSeconds: new Histogram({
+      name: 'ironet_dhcp_commit_seconds',
+      help: 'From a REQUEST needing a durable lease to the lease in the API server (the ACK waits for it).',
+      buckets: [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    commitBatch: new Histogram({
+      name: 'ironet_dhcp_commit_batch_size',
+      help: 'Lease changes written per API write.',
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+      registers: [registry],
+    }),
+  };
+}

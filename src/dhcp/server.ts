@@ -1,0 +1,283 @@
+/**
+ * The DHCP server runner: decodes requests, asks handlers.ts what to do, and
+ * does it. Only the VIP holder runs it (it is dependent work of the VIP
+ * holder: started after the VIP is installed, stopped before it is removed).
+ *
+ * - start(): loads every lease from the API server *before* answering anyone,
+ *   so a client renewing after a failover keeps its address.
+ * - Leases that need writing are committed in batches (one API write for every
+ *   REQUEST that arrived while the previous write was in flight); each ACK is
+ *   sent only once its lease is durable. A binding refused at commit (the
+ *   address was taken meanwhile) gets a NAK instead.
+ * - Renewals write only when less than half a lease of the stored expiry is
+ *   left; expired leases are reaped; RELEASE and DECLINE free addresses.
+ * - Invalid packets are counted and dropped; they never cause a write.
+ */
+import type { Clock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { Mac } from '../core/mac.js';
+import { formatIp } from '../core/ip.js';
+import { Allocator } from './allocator.js';
+import { decide, type Decision, type ReplyPlan } from './handlers.js';
+import { decodeMessage } from './message.js';
+import { encodeMessage } from './message.js';
+import type { DhcpMetrics } from './metrics.js';
+import { messageTypeName } from './options.js';
+import type { CommitRequest, DhcpTransport, LeaseStore, PoolView } from './ports.js';
+import type { DhcpServerConfig, Lease } from './types.js';
+
+export interface DhcpServerOptions {
+  readonly config: DhcpServerConfig;
+  readonly transport: DhcpTransport;
+  readonly store: LeaseStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics?: DhcpMetrics;
+  readonly isKnownHost?: (mac: Mac) => boolean;
+  /** How often expired leases are looked for (default 30 s). */
+  readonly reapIntervalMs?: number;
+  /** Grace after expiry before a lease is reaped (default 60 s). */
+  readonly reapGraceMs?: number;
+}
+
+type CommitOutcome = 'durable' | 'refused' | 'failed';
+
+interface PendingCommit {
+  readonly lease: Lease;
+  readonly receivedMs: number;
+  readonly waiters: ((outcome: CommitOutcome) => void)[];
+}
+
+export class DhcpServer {
+  private allocator: Allocator | undefined;
+  private pool: PoolView | undefined;
+  private readonly pendingBind = new Map<Mac, PendingCommit>();
+  private pendingUnbind: CommitRequest['unbind'][number][] = [];
+  private committing = false;
+  private running = false;
+  private reaper: AbortController | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly o: DhcpServerOptions) {
+    this.log = o.logger.child({ component: 'dhcp' });
+  }
+
+  get leaseCount(): number {
+    return this.allocator?.size ?? 0;
+  }
+
+  async start(): Promise<void> {
+    const loaded = await this.o.store.load();
+    this.applyPool(loaded.pool);
+    for (const lease of loaded.leases) this.allocator?.bind(lease);
+    this.o.store.onPoolChange((pool) => this.applyPool(pool));
+    this.running = true;
+    this.o.transport.onRequest((payload) => this.onPayload(payload));
+    this.o.metrics?.leases.set(this.leaseCount);
+    this.log.info({ leases: this.leaseCount, pool: this.pool?.problem ?? 'ok' }, 'DHCP serving');
+    const ac = new AbortController();
+    this.reaper = ac;
+    void this.reapLoop(ac.signal);
+  }
+
+  /** Stops answering; pending commits finish (their ACKs go out) before this resolves. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.reaper?.abort();
+    this.o.transport.close();
+    while (this.committing || this.pendingBind.size > 0 || this.pendingUnbind.length > 0) {
+      if (!this.committing) void this.flush();
+      await this.o.clock.sleep(5);
+    }
+    this.log.info({ leases: this.leaseCount }, 'DHCP stopped');
+  }
+
+  private applyPool(pool: PoolView): void {
+    this.pool = pool;
+    if (!pool.spec) {
+      this.log.warn({ reason: 'poolUnusable', err: pool.problem }, 'the DHCP pool cannot be used; not offering addresses');
+      return;
+    }
+    if (!this.allocator) this.allocator = new Allocator(pool.spec);
+    this.allocator.setPool(pool.spec, pool.ipamUsed);
+  }
+
+  private onPayload(payload: Buffer): void {
+    if (!this.running) return;
+    const decoded = decodeMessage(payload);
+    if (!decoded.ok) {
+      this.o.metrics?.packets.labels('unknown', 'malformed').inc();
+      return;
+    }
+    const msg = decoded.message;
+    const type = messageTypeName(msg.options.messageType ?? 0) ?? 'unknown';
+    if (!this.allocator) {
+      this.o.metrics?.packets.labels(type, 'poolUnusable').inc();
+      return;
+    }
+    let decision: Decision;
+    try {
+      decision = decide(msg, { config: this.o.config, allocator: this.allocator, nowMs: this.o.clock.wallMs(), isKnownHost: this.o.isKnownHost ?? (() => true) });
+    } catch (err) {
+      // a bug, not a client's fault: log it, keep serving
+      this.log.error({ err: describeError(err), mac: msg.mac }, 'DHCP decision failed');
+      this.o.metrics?.packets.labels(type, 'error').inc();
+      return;
+    }
+    this.apply(type, decision);
+  }
+
+  private apply(type: string, d: Decision): void {
+    const m = this.o.metrics;
+    const alloc = this.allocator!;
+    switch (d.kind) {
+      case 'drop':
+        m?.packets.labels(type, d.reason).inc();
+        return;
+      case 'offer':
+        alloc.offer(d.mac, d.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
+        this.send(d.reply);
+        m?.packets.labels(type, 'offer').inc();
+        this.log.debug({ mac: macOf(d.reply), ip: formatIp(d.ip) }, 'offered');
+        return;
+      case 'nak':
+        this.send(d.reply);
+        m?.packets.labels(type, `nak:${d.reason}`).inc();
+        this.log.info({ mac: macOf(d.reply), reason: d.reason }, 'NAK');
+        return;
+      case 'inform':
+        this.send(d.reply);
+        m?.packets.labels(type, 'inform').inc();
+        return;
+      case 'release':
+        alloc.unbind(d.mac);
+        this.queueUnbind(d.mac, d.ip);
+        m?.packets.labels(type, 'release').inc();
+        this.log.info({ mac: d.mac, ip: formatIp(d.ip) }, 'released');
+        return;
+      case 'decline':
+        alloc.unbind(d.mac);
+        alloc.quarantine(d.ip, this.o.clock.wallMs() + this.o.config.declineQuarantineMs);
+        this.queueUnbind(d.mac, d.ip);
+        m?.packets.labels(type, 'decline').inc();
+        this.log.warn({ mac: d.mac, ip: formatIp(d.ip), reason: 'declined' }, 'client declined the address: quarantined');
+        return;
+      case 'ack':
+        if (!d.persist) {
+          alloc.bind(d.lease);
+          this.send(d.reply);
+          m?.packets.labels(type, 'ack').inc();
+          return;
+        }
+        void this.commitThenAck(type, d.lease, d.reply, d.refused);
+        return;
+    }
+  }
+
+  /** Queues the lease for the next batch write; ACKs once durable, NAKs if the address was taken meanwhile. */
+  private async commitThenAck(type: string, lease: Lease, reply: ReplyPlan, refused: ReplyPlan): Promise<void> {
+    const outcome = await new Promise<CommitOutcome>((resolve) => {
+      const existing = this.pendingBind.get(lease.mac);
+      if (existing && existing.lease.ip.value === lease.ip.value) existing.waiters.push(resolve);
+      else this.pendingBind.set(lease.mac, { lease, receivedMs: this.o.clock.monotonicMs(), waiters: [resolve] });
+      if (!this.committing) void this.flush();
+    });
+    if (outcome === 'refused') {
+      this.send(refused);
+      this.o.metrics?.packets.labels(type, 'nak:addressTaken').inc();
+      return;
+    }
+    if (outcome === 'failed') {
+      // not durable: no ACK; the client retransmits and the next batch tries again
+      this.o.metrics?.packets.labels(type, 'commitFailed').inc();
+      return;
+    }
+    this.send(reply);
+    this.o.metrics?.packets.labels(type, 'ack').inc();
+    this.log.debug({ mac: lease.mac, ip: formatIp(lease.ip) }, 'ACK');
+  }
+
+  private queueUnbind(mac: Mac, ip: Lease['ip']): void {
+    this.pendingUnbind.push({ mac, ip });
+    if (!this.committing) void this.flush();
+  }
+
+  /** Writes everything pending in one commit; whatever arrives meanwhile goes in the next. */
+  private async flush(): Promise<void> {
+    if (this.committing) return;
+    this.committing = true;
+    try {
+      while (this.pendingBind.size > 0 || this.pendingUnbind.length > 0) {
+        const batch = [...this.pendingBind.values()];
+        this.pendingBind.clear();
+        const unbind = this.pendingUnbind;
+        this.pendingUnbind = [];
+        this.o.metrics?.commitBatch.observe(batch.length + unbind.length);
+        let refused: ReadonlySet<Mac> = new Set();
+        let failed = false;
+        try {
+          refused = (await this.o.store.commit({ bind: batch.map((p) => p.lease), unbind })).refused;
+        } catch (err) {
+          failed = true;
+          this.log.warn({ err: describeError(err), reason: 'commitFailed', leases: batch.length }, 'could not write leases; clients will retry');
+        }
+        const now = this.o.clock.monotonicMs();
+        for (const p of batch) {
+          const outcome: CommitOutcome = failed ? 'failed' : refused.has(p.lease.mac) ? 'refused' : 'durable';
+          if (outcome === 'durable') {
+            this.allocator?.bind(p.lease);
+            this.o.metrics?.commitSeconds.observe((now - p.receivedMs) / 1000);
+          }
+          for (const w of p.waiters) w(outcome);
+        }
+        this.o.metrics?.leases.set(this.leaseCount);
+        if (failed) break; // the clients' retransmissions bring the requests back
+      }
+    } finally {
+      this.committing = false;
+    }
+  }
+
+  private send(plan: ReplyPlan): void {
+    try {
+      const payload = encodeMessage({
+        op: 2,
+        xid: plan.xid,
+        flags: plan.flags,
+        ciaddr: plan.ciaddr,
+        yiaddr: plan.yiaddr,
+        siaddr: plan.siaddr,
+        giaddr: plan.giaddr,
+        chaddr: plan.chaddr,
+        file: plan.file,
+        options: plan.options,
+      });
+      this.o.transport.send(payload, plan.destination);
+    } catch (err) {
+      this.log.warn({ err: describeError(err), mac: macOf(plan) }, 'could not send a DHCP reply');
+    }
+  }
+
+  private async reapLoop(signal: AbortSignal): Promise<void> {
+    const every = this.o.reapIntervalMs ?? 30_000;
+    const grace = this.o.reapGraceMs ?? 60_000;
+    for (;;) {
+      try {
+        await this.o.clock.sleep(every, signal);
+      } catch {
+        return;
+      }
+      const expired = this.allocator?.expired(this.o.clock.wallMs(), grace) ?? [];
+      for (const lease of expired) {
+        this.allocator?.unbind(lease.mac);
+        this.queueUnbind(lease.mac, lease.ip);
+        this.log.info({ mac: lease.mac, ip: formatIp(lease.ip), reason: 'expired' }, 'lease reaped');
+      }
+    }
+  }
+}
+
+function macOf(plan: ReplyPlan): string {
+  return (plan.chaddr.subarray(0, 6).toString('hex').match(/../g) ?? []).join(':');
+}
