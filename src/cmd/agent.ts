@@ -21,9 +21,10 @@ import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { Announcer } from '../vip/announcer.js';
 import { validateTimings } from '../vip/election.js';
 import { Elector } from '../vip/elector.js';
-import { holderHooks } from '../vip/holder.js';
+import { holderHooks, type DependentWork } from '../vip/holder.js';
 import { createVipMetrics } from '../vip/metrics.js';
 import { kubeSourceFor, type RunContext } from './controller.js';
+import { createDhcpService } from './dhcp.js';
 import { shutdownSignal } from './shutdown.js';
 
 export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<number> {
@@ -71,6 +72,10 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
     announce: () => target.announce(),
     onSent: (n) => metrics.garpSent.labels(name).inc(n),
   });
+  const dhcp = config.dhcp
+    ? createDhcpService({ kube, config: config.dhcp, vip, netnsPath: config.netns ?? null, iface: config.iface, clock, logger, registry })
+    : undefined;
+  const dependents = [dhcp?.dependent].filter((d): d is DependentWork => d !== undefined);
   const elector = new Elector({
     leases,
     identity: config.identity,
@@ -80,7 +85,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
     metrics,
     name,
     initialCandidate: false,
-    hooks: holderHooks({ target, timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name }),
+    hooks: holderHooks({ target, timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name, dependents }),
   });
   let linkUp = false;
   const stopLinkWatch = target.watchLink((up) => {
@@ -104,6 +109,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
   } finally {
     stopLinkWatch();
     announcer.stop();
+    dhcp?.close();
     target.close();
     await health.close();
     if (!ctx.kube) kube.close();

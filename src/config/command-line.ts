@@ -53,6 +53,27 @@ export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly garpBurstCount: number;
   readonly garpBurstIntervalMs: number;
   readonly garpRefreshMs: number;
+  /** DHCP for PXE, served while holding the VIP; undefined: off. */
+  readonly dhcp: AgentDhcpConfig | undefined;
+  /** Read-only TFTP on the VIP from this folder; undefined: off. */
+  readonly tftpRoot: string | undefined;
+}
+
+export interface AgentDhcpConfig {
+  readonly poolNamespace: string;
+  readonly poolName: string;
+  /** The provisioning subnet (mask and broadcast options); default: the pool's subnet. */
+  readonly subnet: string | undefined;
+  readonly leaseSeconds: number;
+  readonly routers: readonly string[];
+  readonly dnsServers: readonly string[];
+  readonly tftpServer: string | undefined;
+  readonly biosFile: string;
+  readonly efiX64File: string;
+  readonly efiArm64File: string;
+  readonly ipxeScriptUrl: string | undefined;
+  readonly httpBootUrl: string | undefined;
+  readonly knownHostsOnly: boolean;
 }
 
 export interface DevConfig extends CommonConfig {
@@ -105,6 +126,19 @@ agent flags (the VIP holder; one Lease per VIP):
   --garp-burst-count N   default 6      announcements on takeover, --garp-burst-interval-ms apart (default 1000)
   --garp-refresh-ms N    default 10000  then one every N ms while holding (0: never)
   --kubeconfig, --context, --metrics-host (default 0.0.0.0), --metrics-port (default 9090) as for controller
+  DHCP for PXE (served only while holding the VIP; the VIP is the server identifier):
+  --dhcp-pool NS/NAME    [IRONET_DHCP_POOL]     the IPPool leases come from; enables DHCP
+  --dhcp-subnet CIDR     default: the pool's subnet
+  --dhcp-lease-seconds N default 3600
+  --dhcp-routers A,B     --dhcp-dns A,B         sent only when set
+  --dhcp-known-hosts-only                       answer only MACs of BareMetalHosts (spec.bootMACAddress)
+  --tftp-server ADDR     default the VIP        next-server and option 66
+  --boot-bios-file F     default undionly.kpxe
+  --boot-efi-x64-file F  default snponly-x86_64.efi (option 93 = 7 or 9)
+  --boot-efi-arm64-file F default snponly-arm64.efi (option 93 = 11)
+  --ipxe-script-url URL  default http://<VIP>:6180/boot.ipxe (for clients already running iPXE)
+  --http-boot-url URL    UEFI HTTP boot (option 93 = 16); default: not answered
+  --tftp-root DIR        [IRONET_TFTP_ROOT]     serve DIR read-only by TFTP on the VIP
 
 dev flags:
   --metrics-port PORT    [IRONET_METRICS_PORT]  default 8080
@@ -192,8 +226,43 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
     'garp-burst-count': { type: 'string' },
     'garp-burst-interval-ms': { type: 'string' },
     'garp-refresh-ms': { type: 'string' },
+    'dhcp-pool': { type: 'string' },
+    'dhcp-subnet': { type: 'string' },
+    'dhcp-lease-seconds': { type: 'string' },
+    'dhcp-routers': { type: 'string' },
+    'dhcp-dns': { type: 'string' },
+    'dhcp-known-hosts-only': { type: 'boolean' },
+    'tftp-server': { type: 'string' },
+    'boot-bios-file': { type: 'string' },
+    'boot-efi-x64-file': { type: 'string' },
+    'boot-efi-arm64-file': { type: 'string' },
+    'ipxe-script-url': { type: 'string' },
+    'http-boot-url': { type: 'string' },
+    'tftp-root': { type: 'string' },
   });
   if (values.help) return { command: 'help', topic: 'agent' };
+  const poolRef = values['dhcp-pool'] ?? nonEmpty(ctx.env.IRONET_DHCP_POOL);
+  let dhcp: AgentDhcpConfig | undefined;
+  if (poolRef) {
+    const [poolNamespace, poolName, extra] = poolRef.split('/');
+    if (!poolNamespace || !poolName || extra !== undefined) throw new ConfigError('--dhcp-pool', `${JSON.stringify(poolRef)} is not NAMESPACE/NAME`);
+    const list = (v: string | undefined): string[] => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : []);
+    dhcp = {
+      poolNamespace,
+      poolName,
+      subnet: values['dhcp-subnet'],
+      leaseSeconds: int('--dhcp-lease-seconds', values['dhcp-lease-seconds'], 60, 31_536_000, 3600),
+      routers: list(values['dhcp-routers']),
+      dnsServers: list(values['dhcp-dns']),
+      tftpServer: values['tftp-server'],
+      biosFile: values['boot-bios-file'] ?? 'undionly.kpxe',
+      efiX64File: values['boot-efi-x64-file'] ?? 'snponly-x86_64.efi',
+      efiArm64File: values['boot-efi-arm64-file'] ?? 'snponly-arm64.efi',
+      ipxeScriptUrl: values['ipxe-script-url'],
+      httpBootUrl: values['http-boot-url'],
+      knownHostsOnly: values['dhcp-known-hosts-only'] ?? false,
+    };
+  }
   const vipText = values.vip ?? nonEmpty(ctx.env.IRONET_VIP);
   if (!vipText) throw new ConfigError('--vip', 'is required: the provisioning VIP, e.g. --vip 172.22.0.2');
   const [vip = '', prefixText] = vipText.split('/');
@@ -220,6 +289,8 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
     garpBurstCount: int('--garp-burst-count', values['garp-burst-count'], 1, 100, 6),
     garpBurstIntervalMs: int('--garp-burst-interval-ms', values['garp-burst-interval-ms'], 10, 60_000, 1000),
     garpRefreshMs: int('--garp-refresh-ms', values['garp-refresh-ms'], 0, 3_600_000, 10_000),
+    dhcp,
+    tftpRoot: values['tftp-root'] ?? nonEmpty(ctx.env.IRONET_TFTP_ROOT),
   };
 }
 

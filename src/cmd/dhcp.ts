@@ -1,0 +1,89 @@
+/**
+ * Wires DHCP (and TFTP, when a boot-file folder is given) as dependent work of
+ * the VIP holder: the lease store's caches stay warm on every agent, so a new
+ * holder answers as soon as its VIP is up, with every lease already loaded.
+ */
+import type { Registry } from 'prom-client';
+import type { AgentDhcpConfig } from '../config/command-line.js';
+import { cidrFrom, parseCidr, type Cidr } from '../core/cidr.js';
+import type { Clock } from '../core/clock.js';
+import { ConfigError } from '../core/errors.js';
+import { formatIp, parseIp, type IpAddress } from '../core/ip.js';
+import type { Logger } from '../core/logger.js';
+import { createDhcpMetrics } from '../dhcp/metrics.js';
+import { DhcpServer } from '../dhcp/server.js';
+import { DHCP_DEFAULTS, type DhcpServerConfig } from '../dhcp/types.js';
+import { DhcpSocket } from '../host/dhcp-socket.js';
+import type { PoolSpec } from '../ipam/pool-spec.js';
+import { KubeDhcpLeaseStore } from '../kube/dhcp-lease-store.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import type { DependentWork } from '../vip/holder.js';
+
+export interface DhcpServiceOptions {
+  readonly kube: KubeClient;
+  readonly config: AgentDhcpConfig;
+  readonly vip: IpAddress;
+  readonly netnsPath: string | null;
+  readonly iface: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly registry: Registry;
+}
+
+/** The subnet the options describe: the flag, else the pool's first subnet, else the VIP with the pool's prefix. */
+export function subnetFor(flag: string | undefined, spec: PoolSpec | undefined, vip: IpAddress): Cidr {
+  if (flag) return parseCidr(flag, '--dhcp-subnet');
+  const entry = spec?.entries.find((e) => e.family === 4);
+  if (entry?.subnet) return entry.subnet;
+  if (entry?.prefix) return cidrFrom(vip, entry.prefix);
+  throw new ConfigError('--dhcp-subnet', 'cannot be derived: the pool has no subnet or prefix; set --dhcp-subnet');
+}
+
+export function createDhcpService(o: DhcpServiceOptions): { dependent: DependentWork; close(): void } {
+  if (o.vip.family !== 4) throw new ConfigError('--dhcp-pool', 'DHCPv4 needs an IPv4 VIP (the server identifier)');
+  const metrics = createDhcpMetrics(o.registry);
+  const store = new KubeDhcpLeaseStore(o.kube, {
+    namespace: o.config.poolNamespace,
+    pool: o.config.poolName,
+    leaseSeconds: o.config.leaseSeconds,
+    clock: o.clock,
+    logger: o.logger,
+  });
+  // warm the caches now, while following
+  void store.load().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease store not loaded yet'));
+  const vipText = formatIp(o.vip);
+  let server: DhcpServer | undefined;
+  let transport: DhcpSocket | undefined;
+  const dependent: DependentWork = {
+    start: async () => {
+      const loaded = await store.load();
+      const config: DhcpServerConfig = {
+        serverIp: o.vip,
+        subnet: subnetFor(o.config.subnet, loaded.pool.spec, o.vip),
+        routers: o.config.routers.map((r) => parseIp(r, '--dhcp-routers')),
+        dnsServers: o.config.dnsServers.map((r) => parseIp(r, '--dhcp-dns')),
+        leaseSeconds: o.config.leaseSeconds,
+        offerHoldMs: DHCP_DEFAULTS.offerHoldMs,
+        declineQuarantineMs: DHCP_DEFAULTS.declineQuarantineMs,
+        knownHostsOnly: o.config.knownHostsOnly,
+        boot: {
+          tftpServer: o.config.tftpServer ? parseIp(o.config.tftpServer, '--tftp-server') : o.vip,
+          biosFile: o.config.biosFile,
+          efiX64File: o.config.efiX64File,
+          efiArm64File: o.config.efiArm64File,
+          ipxeScriptUrl: o.config.ipxeScriptUrl ?? `http://${vipText}:6180/boot.ipxe`,
+          httpBootUrl: o.config.httpBootUrl,
+        },
+      };
+      transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip });
+      server = new DhcpServer({ config, transport, store, clock: o.clock, logger: o.logger, metrics });
+      await server.start();
+    },
+    stop: async () => {
+      await server?.stop();
+      server = undefined;
+      transport = undefined;
+    },
+  };
+  return { dependent, close: () => store.close() };
+}

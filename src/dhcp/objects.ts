@@ -1,0 +1,90 @@
+/**
+ * The objects a DHCP lease is in the API server (ADR 0009): an entry
+ * `dhcp-<mac>: <ip>` in the DHCP pool's status.indexes — written before the
+ * ACK, the durable part — then an IPClaim of that name, labelled as a DHCP
+ * lease and annotated with the MAC, client id, hostname and expiry, and an
+ * IPAddress named as IPAM names every address. Pure conversions.
+ */
+import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
+import { tryParseMac, type Mac } from '../core/mac.js';
+import type { KubeObject } from '../core/object-meta.js';
+import { addressName } from '../ipam/naming.js';
+import { DHCP_INDEX_PREFIX, DHCP_LEASE_LABEL, METAL3_IPAM_VERSION, type IpAddressObject, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
+import type { Lease } from './types.js';
+
+export const LEASE_ANNOTATIONS = {
+  mac: 'dhcp.ironet.io/mac',
+  clientId: 'dhcp.ironet.io/client-id',
+  hostname: 'dhcp.ironet.io/hostname',
+  expires: 'dhcp.ironet.io/expires',
+} as const;
+
+/** The MAC in a `dhcp-<12 hex digits>` index key, or undefined for any other key. */
+export function macOfKey(key: string): Mac | undefined {
+  if (!key.startsWith(DHCP_INDEX_PREFIX)) return undefined;
+  const hex = key.slice(DHCP_INDEX_PREFIX.length);
+  if (!/^[0-9a-f]{12}$/.test(hex)) return undefined;
+  return tryParseMac((hex.match(/../g) ?? []).join(':'));
+}
+
+/** Leases in a pool's status, with their metadata from the lease claims when those exist. */
+export function leasesOfPool(pool: IpPoolObject, claims: ReadonlyMap<string, IpClaimObject>, defaults: { nowMs: number; leaseSeconds: number }): Lease[] {
+  const out: Lease[] = [];
+  for (const [key, text] of Object.entries(pool.status?.indexes ?? {})) {
+    const mac = macOfKey(key);
+    const ip = tryParseIp(text);
+    if (!mac || !ip) continue;
+    const a = claims.get(key)?.metadata.annotations ?? {};
+    const stored = Date.parse(a[LEASE_ANNOTATIONS.expires] ?? '');
+    // Without a stored expiry (its claim was not written yet), keep the lease a whole lease from now: never lose it.
+    const expiresAtMs = Number.isFinite(stored) ? Math.max(stored, defaults.nowMs) : defaults.nowMs + defaults.leaseSeconds * 1000;
+    out.push({ mac, ip, expiresAtMs, storedExpiresAtMs: expiresAtMs, clientId: a[LEASE_ANNOTATIONS.clientId], hostname: a[LEASE_ANNOTATIONS.hostname] });
+  }
+  return out;
+}
+
+export function leaseClaim(pool: IpPoolObject, key: string, lease: Lease): IpClaimObject {
+  return {
+    apiVersion: METAL3_IPAM_VERSION,
+    kind: 'IPClaim',
+    metadata: {
+      name: key,
+      namespace: pool.metadata.namespace,
+      labels: { [DHCP_LEASE_LABEL]: 'true' },
+      annotations: leaseAnnotations(lease),
+    },
+    spec: { pool: { name: pool.metadata.name } },
+  };
+}
+
+export function leaseAnnotations(lease: Lease): Record<string, string> {
+  return {
+    [LEASE_ANNOTATIONS.mac]: lease.mac,
+    [LEASE_ANNOTATIONS.expires]: new Date(lease.storedExpiresAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    ...(lease.clientId ? { [LEASE_ANNOTATIONS.clientId]: lease.clientId } : {}),
+    ...(lease.hostname ? { [LEASE_ANNOTATIONS.hostname]: lease.hostname } : {}),
+  };
+}
+
+export function leaseAddress(pool: IpPoolObject, claim: KubeObject, ip: IpAddress, prefix: number | undefined): IpAddressObject {
+  const text = formatIp(ip);
+  return {
+    apiVersion: METAL3_IPAM_VERSION,
+    kind: 'IPAddress',
+    metadata: {
+      name: addressName(pool.spec?.namePrefix ?? pool.metadata.name ?? 'dhcp', text),
+      namespace: pool.metadata.namespace,
+      labels: { [DHCP_LEASE_LABEL]: 'true' },
+      ownerReferences: [
+        { apiVersion: METAL3_IPAM_VERSION, kind: 'IPPool', name: pool.metadata.name ?? '', uid: pool.metadata.uid ?? '' },
+        { apiVersion: METAL3_IPAM_VERSION, kind: 'IPClaim', name: claim.metadata.name ?? '', uid: claim.metadata.uid ?? '' },
+      ],
+    },
+    spec: {
+      address: text,
+      pool: { name: pool.metadata.name, namespace: pool.metadata.namespace },
+      claim: { name: claim.metadata.name, namespace: pool.metadata.namespace },
+      ...(prefix ? { prefix } : {}),
+    },
+  };
+}

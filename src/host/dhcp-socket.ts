@@ -1,0 +1,104 @@
+/**
+ * The DHCP server's wire, inside the target network namespace and on the
+ * provisioning interface only (never the pod's cluster interface):
+ * - requests arrive on an AF_PACKET socket bound to that interface with a BPF
+ *   filter (IPv4 UDP to port 67), so broadcasts from clients without an
+ *   address are seen, whatever addresses the interface has;
+ * - replies to clients go out on the same packet socket as whole frames
+ *   (from the server address, port 67), so a reply reaches a client that has
+ *   no address yet (no ARP possible);
+ * - replies to relays go out of a UDP socket bound to port 67 on that
+ *   interface (SO_BINDTODEVICE), which also keeps the kernel from answering
+ *   unicast renewals with ICMP port-unreachable.
+ */
+import dgram from 'node:dgram';
+import type { IpAddress } from '../core/ip.js';
+import { formatIp } from '../core/ip.js';
+import { macFromBytes, type Mac } from '../core/mac.js';
+import { IPV4_BROADCAST, type Destination } from '../dhcp/destination.js';
+import { buildUdpFrame, parseUdpFrame } from '../dhcp/frame.js';
+import type { DhcpTransport } from '../dhcp/ports.js';
+import { ipv4UdpDstPort } from './bpf.js';
+import * as native from './native.js';
+
+const BROADCAST_MAC = 'ff:ff:ff:ff:ff:ff' as Mac;
+
+export interface DhcpSocketOptions {
+  readonly netnsPath: string | null;
+  readonly iface: string;
+  /** Source address of replies: the VIP. */
+  readonly serverIp: IpAddress;
+}
+
+export class DhcpSocket implements DhcpTransport {
+  private readonly packetFd: number;
+  private readonly receiver: native.Receiver;
+  private readonly udp: dgram.Socket;
+  private readonly ifindex: number;
+  private readonly mac: Mac;
+  private listener: ((payload: Buffer) => void) | undefined;
+  private closed = false;
+
+  private constructor(private readonly o: DhcpSocketOptions) {
+    this.packetFd = native.openSocket(o.netnsPath, native.AF_PACKET, native.SOCK_RAW, 0);
+    let udpFd = -1;
+    try {
+      const info = native.interfaceInfo(this.packetFd, o.iface);
+      this.ifindex = info.index;
+      this.mac = macFromBytes(new Uint8Array(info.mac));
+      // filter first, then bind: nothing unfiltered is queued in between
+      native.attachFilter(this.packetFd, ipv4UdpDstPort(67));
+      native.bindPacket(this.packetFd, this.ifindex, native.ETH_P_IP);
+      this.receiver = new native.Receiver(
+        this.packetFd,
+        (frame, source) => {
+          if (source?.pktType === native.PACKET_OUTGOING) return;
+          const parsed = parseUdpFrame(frame);
+          if (parsed.ok) this.listener?.(parsed.payload);
+        },
+        () => {},
+      );
+      udpFd = native.openSocket(o.netnsPath, native.AF_INET, native.SOCK_DGRAM, 0);
+      native.bindToDevice(udpFd, o.iface);
+      native.setIntOption(udpFd, native.SOL_SOCKET, native.SO_BROADCAST, 1);
+      native.bindInet(udpFd, '0.0.0.0', 67);
+      this.udp = dgram.createSocket('udp4');
+      this.udp.on('message', () => {}); // requests are read from the packet socket
+      this.udp.on('error', () => {});
+      this.udp.bind({ fd: udpFd });
+    } catch (err) {
+      native.close(this.packetFd);
+      if (udpFd >= 0) native.close(udpFd);
+      throw err;
+    }
+  }
+
+  static open(o: DhcpSocketOptions): DhcpSocket {
+    return new DhcpSocket(o);
+  }
+
+  onRequest(cb: (payload: Buffer) => void): void {
+    this.listener = cb;
+  }
+
+  send(payload: Buffer, to: Destination): void {
+    if (this.closed) return;
+    if (to.kind === 'relay') {
+      this.udp.send(payload, to.port, formatIp(to.ip));
+      return;
+    }
+    const dstMac = to.kind === 'broadcast' ? BROADCAST_MAC : to.mac;
+    const dstIp = to.kind === 'broadcast' ? IPV4_BROADCAST : to.ip;
+    const frame = buildUdpFrame({ srcMac: this.mac, dstMac, srcIp: this.o.serverIp, dstIp, srcPort: 67, dstPort: 68, payload });
+    native.sendPacket(this.packetFd, this.ifindex, native.ETH_P_IP, Buffer.from(dstMac.replaceAll(':', ''), 'hex'), frame);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.listener = undefined;
+    this.receiver.close();
+    native.close(this.packetFd);
+    this.udp.close();
+  }
+}
