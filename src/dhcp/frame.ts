@@ -57,8 +57,14 @@ export interface UdpFrame {
 
 export type ParseFrameResult = ({ ok: true } & UdpFrame) | { ok: false; reason: FrameReason };
 
-/** Reads an Ethernet frame carrying one whole IPv4 UDP datagram. Never throws. */
-export function parseUdpFrame(frame: Buffer): ParseFrameResult {
+/**
+ * Reads an Ethernet frame carrying one whole IPv4 UDP datagram. Never throws.
+ * A packet socket sees locally generated and veth/virtio traffic before the
+ * stack, often with the UDP checksum not filled in yet (checksum offload):
+ * servers reading such frames pass `verifyUdpChecksum: false` (the checksum is
+ * optional in IPv4; the IPv4 header checksum is always verified).
+ */
+export function parseUdpFrame(frame: Buffer, options: { readonly verifyUdpChecksum?: boolean } = {}): ParseFrameResult {
   if (frame.length < ETHERNET_HEADER) return { ok: false, reason: 'tooShort' };
   let ip = ETHERNET_HEADER;
   let etherType = frame.readUInt16BE(12);
@@ -93,7 +99,7 @@ export function parseUdpFrame(frame: Buffer): ParseFrameResult {
   const udpLength = frame.readUInt16BE(udp + 4);
   if (udpLength < UDP_HEADER || udpLength > ipPayloadLength) return { ok: false, reason: 'badUdpLength' };
   const segment = frame.subarray(udp, udp + udpLength);
-  if (frame.readUInt16BE(udp + 6) !== 0 && checksum([pseudoHeader(srcIpBytes, dstIpBytes, udpLength), segment]) !== 0) {
+  if (options.verifyUdpChecksum !== false && frame.readUInt16BE(udp + 6) !== 0 && checksum([pseudoHeader(srcIpBytes, dstIpBytes, udpLength), segment]) !== 0) {
     return { ok: false, reason: 'badUdpChecksum' };
   }
 

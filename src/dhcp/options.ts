@@ -247,8 +247,6 @@ const clientId = codec(OPT.clientId, bytesValue(2));
 const tftpServer = codec(OPT.tftpServer, textValue);
 /** RFC 2132 §9.5 Bootfile Name: text (a path, or a URL for iPXE). */
 const bootfile = codec(OPT.bootfile, textValue);
-/** RFC 2132 §3.17 Domain Name: text. Typed for validation only; read it from `raw`. */
-const domainName = codec(OPT.domainName, textValue);
 /**
  * RFC 3004 §4 User Class: instances, each a length byte (≥ 1) and that many
  * bytes. iPXE sends the plain string "iPXE" instead (which does not parse as
@@ -329,19 +327,13 @@ const CODECS: { readonly [K in TypedField]-?: OptionCodec<NonNullable<DhcpOption
   overload,
 };
 
-/** Options validated but not given a field of their own. */
-const VALIDATED_ONLY: readonly OptionCodec<unknown>[] = [domainName];
-
 /**
  * The typed view of `raw` (already joined per RFC 3396). Any typed option
  * whose value is malformed rejects the whole set with `badOption`.
  */
 export function decodeOptionValues(raw: ReadonlyMap<number, Buffer>): { ok: true; options: DhcpOptions } | { ok: false; reason: BadOption } {
+  // Built field by field; CODECS's type guarantees each field gets its declared type.
   const options: Record<string, unknown> = { raw };
-  for (const check of VALIDATED_ONLY) {
-    const value = raw.get(check.code);
-    if (value !== undefined && check.decode(value) === undefined) return { ok: false, reason: { kind: 'badOption', code: check.code, expected: check.expected } };
-  }
   for (const field of Object.keys(CODECS) as TypedField[]) {
     const { code, expected, decode } = CODECS[field] as OptionCodec<unknown>;
     const value = raw.get(code);

@@ -108,6 +108,7 @@ export class DhcpServer {
     const decoded = decodeMessage(payload);
     if (!decoded.ok) {
       this.o.metrics?.packets.labels('unknown', 'malformed').inc();
+      this.log.debug({ reason: decoded.reason.kind }, 'malformed request dropped');
       return;
     }
     const msg = decoded.message;
@@ -134,6 +135,7 @@ export class DhcpServer {
     switch (d.kind) {
       case 'drop':
         m?.packets.labels(type, d.reason).inc();
+        this.log.debug({ reason: d.reason, type }, 'dropped');
         return;
       case 'offer':
         alloc.offer(d.mac, d.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);

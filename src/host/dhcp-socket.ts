@@ -37,6 +37,8 @@ export class DhcpSocket implements DhcpTransport {
   private readonly ifindex: number;
   private readonly mac: Mac;
   private listener: ((payload: Buffer) => void) | undefined;
+  /** Frames the filter let through that are not whole IPv4 UDP datagrams (for metrics and debugging). */
+  onBadFrame: ((reason: string) => void) | undefined;
   private closed = false;
 
   private constructor(private readonly o: DhcpSocketOptions) {
@@ -53,8 +55,10 @@ export class DhcpSocket implements DhcpTransport {
         this.packetFd,
         (frame, source) => {
           if (source?.pktType === native.PACKET_OUTGOING) return;
-          const parsed = parseUdpFrame(frame);
+          // veth/virtio checksum offload leaves UDP checksums unfilled on this path: do not verify them
+          const parsed = parseUdpFrame(frame, { verifyUdpChecksum: false });
           if (parsed.ok) this.listener?.(parsed.payload);
+          else this.onBadFrame?.(parsed.reason);
         },
         () => {},
       );

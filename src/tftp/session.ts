@@ -128,10 +128,13 @@ function hasControlCharacter(s: string): boolean {
 }
 
 /**
- * Which file a requested name means, or why it is refused. The name is
- * normalised (empty and `.` segments dropped) and then must be relative,
- * free of `..` segments, backslashes and control characters, and, when a
- * table is given, one of its entries (exactly: names are case-sensitive).
+ * Which file a requested name means, or why it is refused. Refused: NUL and
+ * other control characters, backslashes (a Windows separator), any `..`
+ * segment (even one that would stay inside the root), and absolute names
+ * (a leading `/`: `./` and empty segments are dropped, so no normalised
+ * name starts with one either). The normalised name (no empty or `.`
+ * segments) must then be, when a table is given, one of its entries
+ * (exactly: names are case-sensitive), else "file not found".
  * `'any'` leaves the last word to the file port (not found → ERROR 1).
  */
 export function decidePath(filename: string, allowed: ReadonlySet<string> | 'any'): { readonly kind: 'allowed'; readonly name: string } | Refusal {
@@ -140,9 +143,8 @@ export function decidePath(filename: string, allowed: ReadonlySet<string> | 'any
   if (filename.includes('\\')) return refuse(TftpErrorCode.accessViolation, 'backslash', 'access violation');
   const segments = filename.split('/');
   if (segments.includes('..')) return refuse(TftpErrorCode.accessViolation, 'dotDotSegment', 'access violation');
-  const kept = segments.filter((s, i) => s !== '.' && (s !== '' || i === 0));
-  const name = kept.join('/');
-  if (name.startsWith('/')) return refuse(TftpErrorCode.accessViolation, 'absolutePath', 'access violation');
+  if (filename.startsWith('/')) return refuse(TftpErrorCode.accessViolation, 'absolutePath', 'access violation');
+  const name = segments.filter((s) => s !== '.' && s !== '').join('/');
   if (name === '') return refuse(TftpErrorCode.fileNotFound, 'emptyName', 'file not found');
   if (allowed !== 'any' && !allowed.has(name)) return refuse(TftpErrorCode.fileNotFound, 'notAllowed', 'file not found');
   return { kind: 'allowed', name };
@@ -342,7 +344,7 @@ export function next(state: SessionState, event: SessionEvent): Step {
     case 'ack': {
       if (state.phase === 'optionAck') return event.block === 0 ? advance(state) : IGNORE(state);
       const n = ackedBlock(state, event.block);
-      if (n === undefined || n === state.acked) return IGNORE(state);
+      if (n === undefined) return IGNORE(state);
       const acked = { ...state, acked: n };
       if (n === state.totalBlocks) return end(acked, { kind: 'done', result: 'complete', reason: 'allBlocksAcked' });
       return advance(acked);

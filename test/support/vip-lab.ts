@@ -25,7 +25,8 @@ import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { ElectionTimings } from '../../src/vip/election.js';
-import { repoRoot } from './cluster.js';
+import { installCrds, loadManifests } from '../../src/kube/manifests.js';
+import { repoRoot, upstreamCrdDir } from './cluster.js';
 import { ip, requireRoot, run, sweepStale, TestNet } from './netns.js';
 
 export const VIP = '172.22.0.2';
@@ -40,6 +41,8 @@ export interface HoldEvent {
 
 export interface VipLabOptions {
   readonly nodes?: number;
+  /** Install the upstream CRDs and serve DHCP from this pool (created in the lab namespace) with these extra agent flags. */
+  readonly dhcp?: { readonly pool: Record<string, unknown>; readonly agentArgs?: readonly string[] };
   readonly timings: ElectionTimings;
   /** Run the built CLI (dist/) instead of tsx: lower startup cost, as in the image. */
   readonly useDist?: boolean;
@@ -102,6 +105,10 @@ export class VipLab {
     this.apiserver = await startLocalApiServer({ binDir, runRoot: path.join(tmpdir(), 'ironet-syslab'), clock: systemClock, netns: this.api, advertiseAddress: API_IP });
     this.admin = connectWithToken(this.apiserver.server, this.apiserver.adminToken, this.apiserver.caPem);
     await this.admin.resource(RESOURCES.namespace).create({ metadata: { name: this.ns } });
+    if (this.options.dhcp) {
+      await installCrds(this.admin, await loadManifests(upstreamCrdDir()), { clock: systemClock });
+      await this.admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'dhcp', namespace: this.ns }, spec: this.options.dhcp.pool } as KubeObject);
+    }
     const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/agent-rules.yaml'), 'utf8')) as object[];
     await this.admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-agent', namespace: this.ns }, rules } as KubeObject);
     for (let i = 0; i < n; i++) {
@@ -188,6 +195,23 @@ export class VipLab {
     });
   }
 
+  /** The namespace of the lab's Leases, ServiceAccounts and DHCP pool. */
+  get namespace(): string {
+    return this.ns;
+  }
+
+  /** A client namespace with `eth0` on the provisioning bridge (no address: a DHCP client configures it). */
+  addClient(label: string, mac?: string): string {
+    const ns = this.net.netns(label);
+    const port = `c${this.clients++}`;
+    this.net.veth({ ns, name: 'eth0' }, { ns: this.client, name: port });
+    if (mac) ip('-n', ns, 'link', 'set', 'eth0', 'address', mac);
+    ip('-n', this.client, 'link', 'set', port, 'master', 'provbr');
+    return ns;
+  }
+
+  private clients = 0;
+
   /** Nodes holding the VIP right now, read from the kernel (not from the event log). */
   async holdersNow(): Promise<number[]> {
     const out: number[] = [];
@@ -219,7 +243,8 @@ export class VipLab {
       '--renew-deadline-ms', String(t.renewDeadlineMs),
       '--retry-period-ms', String(t.retryPeriodMs),
       '--log-format', 'json',
-      '--log-level', 'info',
+      '--log-level', process.env.IRONET_TEST_LOG_LEVEL ?? 'info',
+      ...(this.options.dhcp ? ['--dhcp-pool', `${this.ns}/dhcp`, ...(this.options.dhcp.agentArgs ?? [])] : []),
       ...extra,
     ];
   }

@@ -1,0 +1,96 @@
+/**
+ * DHCP from the VIP holder to real clients (busybox udhcpc, ISC dhclient) in
+ * their own namespaces, with leases in a real API server, through a failover.
+ */
+import { expect } from 'chai';
+import { systemClock } from '../../src/core/clock.js';
+import type { IpPoolObject } from '../../src/ipam/objects.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import { dhclient, Udhcpc } from '../support/dhcp-clients.js';
+import { VIP, VipLab } from '../support/vip-lab.js';
+
+const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+
+describe('DHCP (system)', function () {
+  this.timeout(5 * 60_000);
+  let lab: VipLab;
+  const clients: Udhcpc[] = [];
+
+  before(async function () {
+    this.timeout(120_000);
+    lab = await VipLab.start({
+      timings: TIMINGS,
+      dhcp: { pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.50', end: '172.22.0.99', subnet: '172.22.0.0/24' }], prefix: 24 } },
+      logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
+    });
+    for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i);
+    expect(await lab.nextHolder(0, 20_000)).to.not.equal(undefined);
+  });
+  after(async () => {
+    for (const c of clients) c.stop();
+    await lab?.stop();
+  });
+
+  async function indexes(): Promise<Record<string, string>> {
+    const p = await lab.admin!.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: lab.namespace, name: 'dhcp' });
+    return p.status?.indexes ?? {};
+  }
+
+  it('udhcpc: DORA gives an address from the pool, with the VIP as server identifier, already in the API server', async () => {
+    const ns = lab.addClient('u1', '52:54:00:00:00:01');
+    const c = new Udhcpc(ns);
+    clients.push(c);
+    const bound = await c.waitFor('bound');
+    expect(bound.server).to.equal(VIP);
+    expect(bound.ip).to.match(/^172\.22\.0\.(5\d|[6-9]\d)$/);
+    expect(Number(bound.lease)).to.equal(3600);
+    expect((await indexes())['dhcp-525400000001']).to.equal(bound.ip);
+  });
+
+  it('udhcpc: renews (unicast to the VIP) and keeps its address; release frees it', async () => {
+    const c = clients[0]!;
+    const before = c.events.length;
+    c.renew();
+    const renewed = await c.waitFor('renew', before);
+    expect(renewed.ip).to.equal(c.events.find((e) => e.kind === 'bound')!.ip);
+    c.release();
+    const deadline = Date.now() + 10_000;
+    while ((await indexes())['dhcp-525400000001'] !== undefined && Date.now() < deadline) await systemClock.sleep(100);
+    expect((await indexes())['dhcp-525400000001']).to.equal(undefined);
+  });
+
+  it('ISC dhclient: DORA, then INIT-REBOOT for the same address, then release', async () => {
+    const ns = lab.addClient('d1', '52:54:00:00:00:02');
+    const first = dhclient(ns, []);
+    const bound = first.find((e) => e.kind === 'BOUND');
+    expect(bound, JSON.stringify(first)).to.not.equal(undefined);
+    expect(bound!.server).to.equal(VIP);
+    const again = dhclient(ns, []);
+    const reboot = again.find((e) => e.kind === 'REBOOT' || e.kind === 'BOUND');
+    expect(reboot?.ip).to.equal(bound!.ip);
+    dhclient(ns, ['-r']);
+    const deadline = Date.now() + 10_000;
+    while ((await indexes())['dhcp-525400000002'] !== undefined && Date.now() < deadline) await systemClock.sleep(100);
+    expect((await indexes())['dhcp-525400000002']).to.equal(undefined);
+  });
+
+  it('failover: the holder is killed mid-lease; the renewal is answered by the new holder with the same address', async () => {
+    const ns = lab.addClient('u2', '52:54:00:00:00:03');
+    const c = new Udhcpc(ns);
+    clients.push(c);
+    const bound = await c.waitFor('bound');
+    const holder = (await lab.holdersNow())[0]!;
+    const t0 = systemClock.monotonicMs();
+    lab.signal(holder, 'SIGKILL');
+    expect(await lab.nextHolder(t0, 5000, holder)).to.not.equal(undefined);
+    await systemClock.sleep(300);
+    const before = c.events.length;
+    c.renew();
+    const renewed = await c.waitFor('renew', before);
+    expect(renewed.ip).to.equal(bound.ip);
+    expect(renewed.server).to.equal(VIP);
+    const all = await indexes();
+    expect(Object.values(all).filter((v) => v === bound.ip)).to.have.length(1);
+    lab.startAgent(holder);
+  });
+});
