@@ -5,11 +5,12 @@ import { encodePacket, type TftpPacket } from '../../src/tftp/packets.js';
 import type { Peer, TftpFiles } from '../../src/tftp/ports.js';
 import { TftpServer, type TftpServerLimits } from '../../src/tftp/server.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
+import type {
+  FakeEndpoint} from './fakes.js';
 import {
   ack,
   CLIENT,
   error,
-  FakeEndpoint,
   FakeNetwork,
   fileOfSize,
   MemoryFiles,
