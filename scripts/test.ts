@@ -21,6 +21,9 @@ interface TierResult {
   note?: string;
 }
 
+/** Per-tier wall-clock limits, far above warm-cache times (unit ~30 s, integration ~1 min, system ~5 min). */
+const TIER_LIMIT_SECONDS: Record<Exclude<Tier, 'static'>, number> = { unit: 600, integration: 900, system: 2400 };
+
 const root = path.resolve(import.meta.dirname, '..');
 const requested = process.argv.slice(2) as Tier[];
 for (const t of requested) if (!ALL.includes(t)) throw new Error(`unknown tier ${t}; choose from ${ALL.join(', ')}`);
@@ -69,7 +72,11 @@ function runMocha(tier: Exclude<Tier, 'static'>): TierResult {
   }
   const out = mkdtempSync(path.join(tmpdir(), 'ironet-test-'));
   const statsFile = path.join(out, 'stats.json');
+  // A wall-clock limit per tier: a test that spins synchronously defeats mocha's
+  // own timeouts, and CI must end with a verdict, not at its 90-minute kill.
+  // coreutils `timeout` signals the whole process group (mocha and what it spawned).
   const args = [
+    'timeout', '--kill-after=15', String(TIER_LIMIT_SECONDS[tier]),
     'node_modules/.bin/mocha',
     '--exit', // a failed test must not leave the run waiting on a handle it left open
     '--reporter', path.join(root, 'test/support/tier-reporter.cjs'),
@@ -83,9 +90,11 @@ function runMocha(tier: Exclude<Tier, 'static'>): TierResult {
   try {
     const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as { passes: number; failures: number };
     result = { tier, passed: stats.passes, failed: stats.failures, seconds: (Date.now() - started) / 1000 };
-    if (r.status !== 0 && stats.failures === 0) result = { ...result, failed: 1, note: `mocha exited ${r.status ?? r.signal}` };
+    if (r.status === 124 || r.status === 137) result = { ...result, failed: result.failed + 1, note: `stopped after its ${TIER_LIMIT_SECONDS[tier]} s limit` };
+    else if (r.status !== 0 && stats.failures === 0) result = { ...result, failed: 1, note: `mocha exited ${r.status ?? r.signal}` };
   } catch {
-    result = { tier, passed: 0, failed: 1, seconds: (Date.now() - started) / 1000, note: `mocha exited ${r.status ?? r.signal} before reporting` };
+    const why = r.status === 124 || r.status === 137 ? `stopped after its ${TIER_LIMIT_SECONDS[tier]} s limit` : `mocha exited ${r.status ?? r.signal} before reporting`;
+    result = { tier, passed: 0, failed: 1, seconds: (Date.now() - started) / 1000, note: why };
   }
   rmSync(out, { recursive: true, force: true });
   return result;

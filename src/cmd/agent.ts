@@ -25,6 +25,7 @@ import { holderHooks, type DependentWork } from '../vip/holder.js';
 import { createVipMetrics } from '../vip/metrics.js';
 import { kubeSourceFor, type RunContext } from './controller.js';
 import { createDhcpService } from './dhcp.js';
+import { createTftpService } from './tftp.js';
 import { shutdownSignal } from './shutdown.js';
 
 export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<number> {
@@ -75,7 +76,10 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
   const dhcp = config.dhcp
     ? createDhcpService({ kube, config: config.dhcp, vip, netnsPath: config.netns ?? null, iface: config.iface, clock, logger, registry })
     : undefined;
-  const dependents = [dhcp?.dependent].filter((d): d is DependentWork => d !== undefined);
+  const tftp = config.tftpRoot
+    ? createTftpService({ root: config.tftpRoot, vip, netnsPath: config.netns ?? null, iface: config.iface, clock, logger, registry })
+    : undefined;
+  const dependents = [dhcp?.dependent, tftp].filter((d): d is DependentWork => d !== undefined);
   const elector = new Elector({
     leases,
     identity: config.identity,
@@ -101,7 +105,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
     readiness: [{ name: 'interface', check: () => (linkUp ? undefined : `${config.iface} is down`) }],
   });
   logger.info(
-    { vip: config.vip, iface: config.iface, netns: config.netns ?? '(own)', lease: `${config.leaseNamespace}/${config.leaseName}`, identity: config.identity, ...timings },
+    { vip: config.vip, iface: config.iface, netns: config.netns ?? '(own)', lease: `${config.leaseNamespace}/${config.leaseName}`, identity: config.identity, metricsPort: health.port, ...timings },
     'agent started',
   );
   try {

@@ -76,6 +76,7 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
         },
       };
       transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip });
+      transport.onBadFrame = (reason) => metrics.malformed.labels(`frame:${reason}`).inc();
       server = new DhcpServer({ config, transport, store, clock: o.clock, logger: o.logger, metrics });
       await server.start();
     },

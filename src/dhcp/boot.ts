@@ -8,7 +8,11 @@
  *   "HTTPClient";
  * - other PXE firmware gets a first-stage file by TFTP by architecture
  *   (93 = 7 or 9 → x86-64 EFI, 11 → ARM64 EFI, else BIOS), with next-server
- *   and option 66 set, and vendor class "PXEClient".
+ *   and option 66 set. Never vendor class "PXEClient" here: to EDK2 an
+ *   offer carrying it is a "BINL" offer, and the firmware then asks the
+ *   server again on port 4011 for the boot file before it will boot
+ *   (PXE-E16 without a PXE boot server); a plain offer with a boot file is
+ *   what it takes, as from Ironic's dnsmasq.
  * Pure.
  */
 import { formatIp } from '../core/ip.js';
@@ -21,7 +25,7 @@ export interface BootChoice {
   readonly kind: BootKind;
   /** The BOOTP `file` field and option 67. */
   readonly file: string | undefined;
-  /** Extra options for the reply (66, 60, 175). */
+  /** Extra options for the reply (66, 60 for HTTP boot, 175). */
   readonly options: OptionList;
   /** next-server (siaddr), when a TFTP server is involved. */
   readonly nextServer: boolean;
@@ -46,7 +50,7 @@ export function chooseBoot(o: DhcpOptions, boot: BootConfig): BootChoice {
     return { kind: 'httpBoot', file: boot.httpBootUrl, options: [opt.str(OPT.vendorClass, 'HTTPClient')], nextServer: false };
   }
   if (!isPxeFirmware(o)) return { kind: 'none', file: undefined, options: [], nextServer: false };
-  const tftp: OptionList = [opt.str(OPT.tftpServer, formatIp(boot.tftpServer)), opt.str(OPT.vendorClass, 'PXEClient')];
+  const tftp: OptionList = [opt.str(OPT.tftpServer, formatIp(boot.tftpServer))];
   if (arch === 7 || arch === 9) return { kind: 'efiX64', file: boot.efiX64File, options: tftp, nextServer: true };
   if (arch === 11) return { kind: 'efiArm64', file: boot.efiArm64File, options: tftp, nextServer: true };
   return { kind: 'bios', file: boot.biosFile, options: tftp, nextServer: true };

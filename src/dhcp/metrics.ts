@@ -11,6 +11,12 @@ export function createDhcpMetrics(registry: Registry) {
       labelNames: ['type', 'result'] as const,
       registers: [registry],
     }),
+    malformed: new Counter({
+      name: 'ironet_dhcp_malformed_total',
+      help: 'Datagrams to port 67 dropped as malformed, by reason (frame:* for the Ethernet/IPv4/UDP layers, else the BOOTP/DHCP codec: tooShort, badOp, badHlen, noMagicCookie, badOverload, truncatedOption, badOption).',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     leases: new Gauge({ name: 'ironet_dhcp_leases_active', help: 'Leases held (bound and not expired).', registers: [registry] }),
     commitSeconds: new Histogram({
       name: 'ironet_dhcp_commit_seconds',

@@ -108,6 +108,7 @@ export class DhcpServer {
     const decoded = decodeMessage(payload);
     if (!decoded.ok) {
       this.o.metrics?.packets.labels('unknown', 'malformed').inc();
+      this.o.metrics?.malformed.labels(decoded.reason.kind).inc();
       this.log.debug({ reason: decoded.reason.kind }, 'malformed request dropped');
       return;
     }

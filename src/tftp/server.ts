@@ -80,6 +80,11 @@ interface Rejection {
 
 const READ_ERROR: Rejection = { code: TftpErrorCode.notDefined, reason: 'readError', message: 'cannot read file' };
 
+/** A client-supplied string for a log message: quoted, escaped, at most 80 characters. */
+function quoted(s: string): string {
+  return JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}…` : s);
+}
+
 function samePeer(a: Peer, b: Peer): boolean {
   return a.address === b.address && a.port === b.port;
 }
@@ -190,7 +195,7 @@ export class TftpServer {
       file = await this.o.files.open(name);
       if (file !== undefined && (!Number.isSafeInteger(file.size) || file.size < 0)) throw new Error(`size ${file.size} is not a byte count`);
     } catch (err) {
-      this.log.warn({ err, ip: from.address, reason: READ_ERROR.reason }, `cannot open ${JSON.stringify(name)}`);
+      this.log.warn({ err, ip: from.address, reason: READ_ERROR.reason }, `cannot open ${quoted(name)}`);
       if (this.phase === 'running') this.refuse(from, name, READ_ERROR);
       else this.report('aborted', 'serverStopping', 0);
       return;
@@ -198,12 +203,12 @@ export class TftpServer {
     if (this.phase !== 'running') return this.report('aborted', 'serverStopping', 0);
     if (file === undefined) return this.refuse(from, name, REFUSALS.notFound);
     const negotiated = negotiate(request.options, file.size, this.limits);
-    for (const o of negotiated.ignored) this.log.debug({ ip: from.address, reason: o.reason }, `option ${o.name}=${o.value} not granted`);
+    for (const o of negotiated.ignored) this.log.debug({ ip: from.address, reason: o.reason }, `option ${quoted(o.name)}=${quoted(o.value)} not granted`);
     let endpoint: TftpEndpoint;
     try {
       endpoint = await this.o.network.openTransfer(from);
     } catch (err) {
-      this.log.warn({ err, ip: from.address, reason: 'socketError' }, `cannot open a transfer socket for ${JSON.stringify(name)}`);
+      this.log.warn({ err, ip: from.address, reason: 'socketError' }, `cannot open a transfer socket for ${quoted(name)}`);
       return this.report('failed', 'socketError', 0);
     }
     if (this.phase !== 'running') {
@@ -231,7 +236,7 @@ export class TftpServer {
 
   /** Reports the refusal and sends its ERROR from a new socket, in the background. */
   private refuse(to: Peer, filename: string, r: Rejection): void {
-    this.log.info({ ip: to.address, reason: r.reason }, `refused ${JSON.stringify(filename)}: ERROR ${r.code} ${r.message}`);
+    this.log.info({ ip: to.address, reason: r.reason }, `refused ${quoted(filename)}: ERROR ${r.code} ${r.message}`);
     this.report('failed', r.reason, 0);
     const datagram = encodePacket({ kind: 'error', code: r.code, message: r.message });
     this.o.network.openTransfer(to).then(
@@ -281,7 +286,13 @@ class Transfer {
   }
 
   begin(): void {
-    this.c.endpoint.onMessage((data, from) => this.onMessage(data, from));
+    try {
+      this.c.endpoint.onMessage((data, from) => this.onMessage(data, from));
+    } catch (err) {
+      this.c.log.warn({ err, reason: 'socketError' }, 'cannot receive on a TFTP transfer socket');
+      this.finish('failed', 'socketError');
+      return;
+    }
     this.enqueue({ kind: 'start' });
   }
 
@@ -404,7 +415,7 @@ class Transfer {
     const s = this.state;
     const tookMs = Math.round(this.c.clock.monotonicMs() - this.startedMs);
     const what = `${this.c.name} (${s.fileSizeBytes} bytes, blksize ${s.blockSizeBytes}, windowsize ${s.windowSize})`;
-    const client = this.clientError ? `; client sent ERROR ${this.clientError.code} ${JSON.stringify(this.clientError.message)}` : '';
+    const client = this.clientError ? `; client sent ERROR ${this.clientError.code} ${quoted(this.clientError.message)}` : '';
     if (result === 'complete') this.c.log.info({ reason }, `sent ${what} in ${tookMs} ms`);
     else if (result === 'aborted') this.c.log.debug({ reason }, `transfer of ${what} ended after ${bytes} bytes${client}`);
     else this.c.log.warn({ reason }, `transfer of ${what} failed after ${bytes} bytes, ${tookMs} ms${client}`);

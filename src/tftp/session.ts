@@ -344,7 +344,7 @@ export function next(state: SessionState, event: SessionEvent): Step {
     case 'ack': {
       if (state.phase === 'optionAck') return event.block === 0 ? advance(state) : IGNORE(state);
       const n = ackedBlock(state, event.block);
-      if (n === undefined) return IGNORE(state);
+      if (n === undefined || n === state.acked) return IGNORE(state);
       const acked = { ...state, acked: n };
       if (n === state.totalBlocks) return end(acked, { kind: 'done', result: 'complete', reason: 'allBlocksAcked' });
       return advance(acked);

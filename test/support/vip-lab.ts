@@ -12,6 +12,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { parse as parseYaml } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
 import { formatIp } from '../../src/core/ip.js';
@@ -249,21 +250,24 @@ export class VipLab {
     ];
   }
 
-  /** Starts node `i`'s agent inside its namespace (as a pod would run). */
-  startAgent(i: number): ChildProcess {
+  /** Starts node `i`'s agent inside its namespace (as a pod would run); `extra` flags override the defaults. */
+  startAgent(i: number, extra: string[] = []): ChildProcess {
     const entry = this.options.useDist ? [path.join(repoRoot, 'dist/cmd/main.js')] : ['--import', 'tsx', path.join(repoRoot, 'src/cmd/main.ts')];
-    const child = spawn('ip', ['netns', 'exec', this.nodes[i]!, process.execPath, ...entry, ...this.agentArgs(i)], {
+    const child = spawn('ip', ['netns', 'exec', this.nodes[i]!, process.execPath, ...entry, ...this.agentArgs(i, extra)], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    if (this.options.logDir) {
-      const log = createWriteStream(path.join(this.options.logDir, `agent-${i}-${child.pid}.log`));
-      child.stdout?.pipe(log);
-      child.stderr?.pipe(log);
-    } else {
-      child.stdout?.resume();
-      child.stderr?.resume();
-    }
+    this.metricsPorts.delete(i);
+    const log = this.options.logDir ? createWriteStream(path.join(this.options.logDir, `agent-${i}-${child.pid}.log`)) : undefined;
+    createInterface(child.stdout).on('line', (line) => {
+      log?.write(`${line}\n`);
+      if (!this.metricsPorts.has(i) && line.includes('"agent started"')) {
+        const port = (JSON.parse(line) as { metricsPort?: number }).metricsPort;
+        if (port) this.metricsPorts.set(i, port);
+      }
+    });
+    if (log) child.stderr?.pipe(log);
+    else child.stderr?.resume();
     this.agents.set(i, child);
     process.once('exit', () => {
       try {
@@ -273,6 +277,19 @@ export class VipLab {
       }
     });
     return child;
+  }
+
+  private readonly metricsPorts = new Map<number, number>();
+
+  /** Agent `i`'s Prometheus metrics (text), fetched inside its namespace. */
+  async metrics(i: number, timeoutMs = 10_000): Promise<string> {
+    const deadline = now() + timeoutMs;
+    while (!this.metricsPorts.has(i)) {
+      if (now() > deadline) throw new Error(`agent ${i} did not log its metrics port within ${timeoutMs} ms`);
+      await systemClock.sleep(50);
+    }
+    const url = `http://127.0.0.1:${this.metricsPorts.get(i)}/metrics`;
+    return run('ip', 'netns', 'exec', this.nodes[i]!, process.execPath, '-e', `fetch(${JSON.stringify(url)}).then(r => r.text()).then(t => process.stdout.write(t))`);
   }
 
   agentPid(i: number): number | undefined {

@@ -5,8 +5,7 @@ import { encodePacket, type TftpPacket } from '../../src/tftp/packets.js';
 import type { Peer, TftpFiles } from '../../src/tftp/ports.js';
 import { TftpServer, type TftpServerLimits } from '../../src/tftp/server.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
-import type {
-  FakeEndpoint} from './fakes.js';
+import type { FakeEndpoint } from './fakes.js';
 import {
   ack,
   CLIENT,
@@ -81,6 +80,8 @@ async function drive(t: { clock: FakeClock; ep: FakeEndpoint; client: TftpClient
     };
     const toServer = (p: TftpPacket): void => carry(p, 'toServer', () => void t.ep.deliver(encodePacket(p), t.ep.peer));
     const toClient = (p: TftpPacket): void => carry(p, 'toClient', () => t.client.receive(p).forEach(toServer));
+    // a Sorcerer's Apprentice storm grows without end: fail instead of hanging
+    if (t.ep.sent.length > 500_000) throw new Error(`the server sent ${t.ep.sent.length} datagrams`);
     for (const d of delayed) d();
     for (const p of out) toClient(p);
     delayed = later;

@@ -1,0 +1,56 @@
+/**
+ * Wires the read-only TFTP server as dependent work of the VIP holder: it
+ * serves the iPXE binaries from one folder on the VIP, port 69, while this
+ * agent holds the VIP (so the Ironic pod needs no dnsmasq at all).
+ */
+import { statSync } from 'node:fs';
+import type { Registry } from 'prom-client';
+import type { Clock } from '../core/clock.js';
+import { ConfigError } from '../core/errors.js';
+import type { IpAddress } from '../core/ip.js';
+import type { Logger } from '../core/logger.js';
+import { DirectoryFiles } from '../host/tftp-files.js';
+import { TftpSocketNetwork } from '../host/tftp-socket.js';
+import { createTftpMetrics } from '../tftp/metrics.js';
+import { TftpServer } from '../tftp/server.js';
+import type { DependentWork } from '../vip/holder.js';
+
+export interface TftpServiceOptions {
+  readonly root: string;
+  readonly vip: IpAddress;
+  readonly netnsPath: string | null;
+  readonly iface: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly registry: Registry;
+}
+
+export function createTftpService(o: TftpServiceOptions): DependentWork {
+  let isDir = false;
+  try {
+    isDir = statSync(o.root).isDirectory();
+  } catch {
+    /* reported below */
+  }
+  if (!isDir) throw new ConfigError('--tftp-root', `${JSON.stringify(o.root)} is not a readable directory; point it at the folder holding undionly.kpxe and snponly-x86_64.efi`);
+  const files = new DirectoryFiles(o.root);
+  const metrics = createTftpMetrics(o.registry);
+  let server: TftpServer | undefined;
+  return {
+    start: async () => {
+      server = new TftpServer({
+        network: new TftpSocketNetwork({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip }),
+        files,
+        clock: o.clock,
+        logger: o.logger,
+        metrics,
+      });
+      await server.start();
+    },
+    stop: async () => {
+      const s = server;
+      server = undefined;
+      await s?.stop();
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The TFTP server's wire: UDP sockets created inside the target network
+ * namespace and bound to the server address (the VIP) on the provisioning
+ * interface only. Port 69 takes requests; each transfer gets a socket of its
+ * own on an ephemeral port (its TID, RFC 1350 §4), from the same address, so
+ * the client's firewall-free reply path is the one its request took.
+ */
+import dgram from 'node:dgram';
+import { once } from 'node:events';
+import { formatIp, type IpAddress } from '../core/ip.js';
+import type { Peer, TftpEndpoint, TftpNetwork } from '../tftp/ports.js';
+import * as native from './native.js';
+
+export interface TftpSocketOptions {
+  readonly netnsPath: string | null;
+  /** The interface the sockets are tied to (SO_BINDTODEVICE). */
+  readonly iface: string;
+  /** The address requests arrive at and replies leave from: the VIP. */
+  readonly serverIp: IpAddress;
+  /** The well-known port; tests may use another. */
+  readonly port?: number;
+}
+
+/** A UDP socket in the namespace, bound to address:port on the interface, as a node:dgram socket. */
+function udpSocket(o: TftpSocketOptions, port: number): dgram.Socket {
+  const fd = native.openSocket(o.netnsPath, native.AF_INET, native.SOCK_DGRAM, 0);
+  try {
+    native.bindToDevice(fd, o.iface);
+    native.bindInet(fd, formatIp(o.serverIp), port);
+  } catch (err) {
+    native.close(fd);
+    throw err;
+  }
+  const socket = dgram.createSocket('udp4');
+  socket.bind({ fd });
+  return socket;
+}
+
+export class TftpSocketNetwork implements TftpNetwork {
+  constructor(private readonly o: TftpSocketOptions) {}
+
+  async listen(onRequest: (data: Buffer, from: Peer) => void): Promise<{ close(): void }> {
+    const socket = udpSocket(this.o, this.o.port ?? 69);
+    await once(socket, 'listening');
+    socket.on('error', () => {}); // UDP errors (ICMP unreachable) lose the datagram; the session retransmits
+    socket.on('message', (data, rinfo) => onRequest(data, { address: rinfo.address, port: rinfo.port }));
+    return {
+      close: () => {
+        socket.close();
+      },
+    };
+  }
+
+  async openTransfer(peer: Peer): Promise<TftpEndpoint> {
+    const socket = udpSocket(this.o, 0);
+    await once(socket, 'listening');
+    let closed = false;
+    socket.on('error', () => {});
+    return {
+      send: (data, to) => {
+        if (closed) return;
+        const dest = to ?? peer;
+        socket.send(data, dest.port, dest.address, () => {});
+      },
+      onMessage: (cb) => {
+        socket.removeAllListeners('message');
+        socket.on('message', (data, rinfo) => {
+          if (!closed) cb(data, { address: rinfo.address, port: rinfo.port });
+        });
+      },
+      close: () => {
+        if (closed) return;
+        closed = true;
+        socket.close();
+      },
+    };
+  }
+}

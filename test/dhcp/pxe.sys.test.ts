@@ -1,0 +1,105 @@
+/**
+ * Real PXE clients against the agent: QEMU machines on the provisioning
+ * bridge boot from the network and must reach boot.ipxe on the VIP.
+ * - BIOS: SeaBIOS + QEMU's iPXE ROM; DHCPs as iPXE, gets the script URL.
+ * - UEFI: OVMF + EDK2's PXE (arch 7); gets snponly-x86_64.efi by TFTP from
+ *   the agent, which chains into iPXE, which DHCPs again and gets the URL.
+ * Each passes only when its MAC's machine made the HTTP request (by source
+ * address = its lease).
+ */
+import { expect } from 'chai';
+import { systemClock } from '../../src/core/clock.js';
+import type { IpPoolObject } from '../../src/ipam/objects.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import { BootHttp, QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../support/pxe.js';
+import { VIP, VipLab } from '../support/vip-lab.js';
+
+const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+
+describe('PXE boot (system, QEMU)', function () {
+  this.timeout(10 * 60_000);
+  let lab: VipLab;
+  let http: BootHttp;
+  const machines: QemuMachine[] = [];
+  let taps = 0;
+
+  before(async function () {
+    this.timeout(120_000);
+    requirePxeTools();
+    lab = await VipLab.start({
+      timings: TIMINGS,
+      dhcp: {
+        pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.50', end: '172.22.0.99', subnet: '172.22.0.0/24' }], prefix: 24 },
+        agentArgs: ['--tftp-root', tftpRoot()],
+      },
+      logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
+    });
+    http = new BootHttp(lab.nodes);
+    for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i);
+    expect(await lab.nextHolder(0, 20_000)).to.not.equal(undefined);
+  });
+  after(async () => {
+    for (const m of machines) m.stop();
+    http?.stop();
+    await lab?.stop();
+  });
+
+  async function leaseOf(mac: string): Promise<string | undefined> {
+    const p = await lab.admin!.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: lab.namespace, name: 'dhcp' });
+    return p.status?.indexes?.[`dhcp-${mac.replaceAll(':', '')}`];
+  }
+
+  function boot(firmware: Firmware, mac: string): QemuMachine {
+    const m = new QemuMachine({
+      bridgeNs: lab.client,
+      bridge: 'provbr',
+      tap: `tap${taps++}`,
+      mac,
+      firmware,
+      logFile: process.env.IRONET_TEST_LOG ? `/tmp/qemu-${mac.replaceAll(':', '')}.log` : undefined,
+    });
+    machines.push(m);
+    return m;
+  }
+
+  /** Waits until the machine with `mac` fetched /boot.ipxe from its leased address; returns that address. */
+  async function reachedBootScript(m: QemuMachine, mac: string, timeoutMs: number): Promise<string> {
+    const deadline = systemClock.monotonicMs() + timeoutMs;
+    for (;;) {
+      const ip = await leaseOf(mac);
+      if (ip && http.hits.some((h) => h.path === '/boot.ipxe' && h.from.replace(/^::ffff:/, '') === ip)) return ip;
+      if (systemClock.monotonicMs() > deadline) {
+        throw new Error(`${mac} did not fetch /boot.ipxe within ${timeoutMs} ms (lease ${ip ?? 'none'}; HTTP hits ${JSON.stringify(http.hits)}); console:\n${m.tail()}`);
+      }
+      await systemClock.sleep(250);
+    }
+  }
+
+  it('BIOS + iPXE ROM: DHCPs as iPXE and fetches boot.ipxe from the VIP', async () => {
+    const mac = '52:54:00:10:00:01';
+    const m = boot('bios', mac);
+    const ip = await reachedBootScript(m, mac, 120_000);
+    expect(ip).to.match(/^172\.22\.0\.\d+$/);
+    expect(http.hits.find((h) => h.from.endsWith(ip))!.path).to.equal('/boot.ipxe');
+  });
+
+  it('UEFI (OVMF, arch 7): TFTP snponly-x86_64.efi from the agent, chains into iPXE, fetches boot.ipxe', async () => {
+    const mac = '52:54:00:20:00:01';
+    const m = boot('uefi', mac);
+    await reachedBootScript(m, mac, 300_000);
+    // EDK2 took the agent's offer (no ProxyDHCP/BINL round), fetched the file by TFTP from the VIP, and iPXE ran it
+    const console = m.console.join('\n');
+    expect(console).to.include(`Server IP address is ${VIP}`);
+    expect(console).to.include('NBP filename is snponly-x86_64.efi');
+    expect(console).to.include('NBP file downloaded successfully');
+    expect(console).to.match(/iPXE \d/);
+  });
+
+  it('six BIOS machines booting at once all reach boot.ipxe with distinct addresses', async () => {
+    const macs = [1, 2, 3, 4, 5, 6].map((i) => `52:54:00:30:00:0${i}`);
+    const ms = macs.map((mac) => boot('bios', mac));
+    const ips = await Promise.all(ms.map((m, i) => reachedBootScript(m, macs[i]!, 240_000)));
+    expect(new Set(ips).size).to.equal(6);
+    expect(VIP).to.not.be.oneOf(ips);
+  });
+});
