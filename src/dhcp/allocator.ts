@@ -20,6 +20,13 @@ export function leaseKey(mac: Mac): string {
   return `${DHCP_INDEX_PREFIX}${mac.replaceAll(':', '')}`;
 }
 
+/** The MAC of a `dhcp-<twelve hex digits>` key; undefined for anything else. */
+export function macOfLeaseKey(key: string): Mac | undefined {
+  const hex = key.slice(DHCP_INDEX_PREFIX.length);
+  if (!key.startsWith(DHCP_INDEX_PREFIX) || !/^[0-9a-f]{12}$/.test(hex)) return undefined;
+  return (hex.match(/../g) ?? []).join(':') as Mac;
+}
+
 interface Hold {
   readonly ip: IpAddress;
   readonly untilMs: number;
@@ -31,6 +38,12 @@ export class Allocator {
   private readonly declined = new Map<string, number>();
   /** Addresses someone holds: the IPAM pool's other allocations, leases, offers, declined. */
   private readonly holder = new Map<string, Mac | 'ipam' | 'declined'>();
+  /**
+   * Every `dhcp-<mac>` entry of the pool, address → MAC: a lease is durable
+   * there, whoever wrote it (this server, or an accidental second one on the
+   * segment). Such an address is free only for that MAC.
+   */
+  private committed = new Map<string, Mac>();
   private readonly cursors = new Map<number, bigint>();
   private ipamUsed = new Set<string>();
   /** Static reservations (preAllocations `dhcp-<mac>`): address → the MAC it is kept for. */
@@ -44,14 +57,18 @@ export class Allocator {
     this.reservedFor = new Map();
     for (const [key, ip] of this.spec.preAllocations) {
       if (!key.startsWith(DHCP_INDEX_PREFIX)) continue;
-      const mac = (key.slice(DHCP_INDEX_PREFIX.length).match(/../g) ?? []).join(':') as Mac;
-      this.reservedFor.set(ipKey(ip), mac);
+      const mac = macOfLeaseKey(key);
+      if (mac) this.reservedFor.set(ipKey(ip), mac);
     }
   }
 
-  /** Replaces the pool (its spec changed) and what IPAM allocated in it other than DHCP leases. */
-  setPool(spec: PoolSpec, ipamUsed: Iterable<IpAddress>): void {
+  /**
+   * Replaces the pool (its spec changed), what IPAM allocated in it other than
+   * DHCP leases, and the DHCP leases durable in it (`dhcp-<mac>` entries).
+   */
+  setPool(spec: PoolSpec, ipamUsed: Iterable<IpAddress>, committed: Iterable<readonly [Mac, IpAddress]> = []): void {
     this.spec = spec;
+    this.committed = new Map([...committed].map(([mac, ip]) => [ipKey(ip), mac]));
     this.indexReservations();
     for (const k of this.ipamUsed) if (this.holder.get(k) === 'ipam') this.holder.delete(k);
     this.ipamUsed = new Set([...ipamUsed].map(ipKey));
@@ -89,6 +106,8 @@ export class Allocator {
   isFreeFor(ip: IpAddress, mac: Mac, nowMs: number): boolean {
     if (!this.inPool(ip)) return false;
     const k = ipKey(ip);
+    const committedTo = this.committed.get(k);
+    if (committedTo !== undefined && committedTo !== mac) return false;
     const h = this.holder.get(k);
     if (h === undefined || h === mac) {
       const keptFor = this.reservedFor.get(k);
@@ -120,11 +139,30 @@ export class Allocator {
     const lease = this.leases.get(mac);
     if (lease) return lease.ip;
     const offered = this.offerOf(mac, nowMs);
-    if (offered) return offered;
+    if (offered && this.isFreeFor(offered, mac, nowMs)) return offered;
     const reserved = this.reservationOf(mac);
     if (reserved) return this.isFreeFor(reserved, mac, nowMs) ? reserved : undefined;
     if (requested && this.isFreeFor(requested, mac, nowMs)) return requested;
-    return this.nextFree(mac, nowMs);
+    return this.nextFree(mac, nowMs) ?? this.reclaimOldestOffer(mac, nowMs);
+  }
+
+  /**
+   * When only offers fill the pool (a burst of DISCOVERs, or a flood with
+   * random MACs), the oldest offer gives its address up: an offer is not a
+   * lease, and a client that loses one gets a NAK for its REQUEST and
+   * starts again. Without this, a flood of DISCOVERs would starve real
+   * clients for offerHoldMs.
+   */
+  private reclaimOldestOffer(mac: Mac, nowMs: number): IpAddress | undefined {
+    for (const [other, hold] of this.offers) {
+      if (other === mac || this.leases.has(other)) continue;
+      const k = ipKey(hold.ip);
+      if (this.holder.get(k) !== other) continue;
+      this.offers.delete(other);
+      this.holder.delete(k);
+      if (this.isFreeFor(hold.ip, mac, nowMs)) return hold.ip;
+    }
+    return undefined;
   }
 
   private nextFree(mac: Mac, nowMs: number): IpAddress | undefined {
@@ -147,8 +185,23 @@ export class Allocator {
   offer(mac: Mac, ip: IpAddress, untilMs: number): void {
     const previous = this.offers.get(mac);
     if (previous && this.holder.get(ipKey(previous.ip)) === mac && !this.leases.has(mac)) this.holder.delete(ipKey(previous.ip));
+    this.offers.delete(mac); // re-inserted: the map stays in offer order, oldest first
     this.offers.set(mac, { ip, untilMs });
     this.holder.set(ipKey(ip), mac);
+  }
+
+  /**
+   * Forgets `mac`'s offer of `ip` after its commit was refused (another
+   * writer took the address first): the client's next DISCOVER gets another.
+   */
+  refused(mac: Mac, ip: IpAddress): void {
+    const offer = this.offers.get(mac);
+    if (offer && ipKey(offer.ip) === ipKey(ip)) {
+      this.offers.delete(mac);
+      if (this.holder.get(ipKey(ip)) === mac && this.leases.get(mac) === undefined) this.holder.delete(ipKey(ip));
+    }
+    // someone else's until the pool's next view says otherwise (setPool resets 'ipam' holders)
+    if (!this.holder.has(ipKey(ip))) this.holder.set(ipKey(ip), 'ipam');
   }
 
   /** Records a committed lease (new, renewed, or loaded after a failover). */

@@ -19,6 +19,8 @@ export interface PoolView {
   /** Why the pool is unusable, when spec is undefined (missing, invalid). */
   readonly problem?: string;
   readonly ipamUsed: readonly IpAddress[];
+  /** Every DHCP lease durable in the pool (`dhcp-<mac>` entries), whichever server wrote it. */
+  readonly committed: readonly (readonly [Mac, IpAddress])[];
 }
 
 export interface LoadedLeases {

@@ -100,7 +100,7 @@ export class DhcpServer {
       return;
     }
     if (!this.allocator) this.allocator = new Allocator(pool.spec);
-    this.allocator.setPool(pool.spec, pool.ipamUsed);
+    this.allocator.setPool(pool.spec, pool.ipamUsed, pool.committed);
   }
 
   private onPayload(payload: Buffer): void {
@@ -187,7 +187,9 @@ export class DhcpServer {
       if (!this.committing) void this.flush();
     });
     if (outcome === 'refused') {
+      this.allocator?.refused(lease.mac, lease.ip);
       this.send(refused);
+      this.log.info({ mac: lease.mac, ip: formatIp(lease.ip), reason: 'addressTaken' }, 'NAK: the address was taken by another writer before the lease was durable');
       this.o.metrics?.packets.labels(type, 'nak:addressTaken').inc();
       return;
     }

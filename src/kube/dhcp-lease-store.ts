@@ -13,7 +13,7 @@ import { formatIp, ipKey, tryParseIp, type IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { mapConcurrent } from '../core/concurrency.js';
-import { leaseKey } from '../dhcp/allocator.js';
+import { leaseKey, macOfLeaseKey } from '../dhcp/allocator.js';
 import { leaseAddress, leaseAnnotations, leaseClaim, leasesOfPool } from '../dhcp/objects.js';
 import type { CommitRequest, CommitResult, LeaseStore, LoadedLeases, PoolView } from '../dhcp/ports.js';
 import type { Lease } from '../dhcp/types.js';
@@ -34,6 +34,9 @@ export interface KubeDhcpLeaseStoreOptions {
   readonly logger: Logger;
 }
 
+/** How long pool and IPAddress events are gathered before the allocator gets a new view. */
+const VIEW_COALESCE_MS = 20;
+
 type Work = { readonly kind: 'write'; readonly lease: Lease } | { readonly kind: 'remove'; readonly mac: Mac; readonly ip: IpAddress };
 
 export class KubeDhcpLeaseStore implements LeaseStore {
@@ -49,6 +52,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
   private readonly work = new Map<Mac, Work>();
   private working = false;
   private lastFingerprint = '';
+  private viewPending = false;
   private readonly log: Logger;
 
   constructor(
@@ -142,26 +146,43 @@ export class KubeDhcpLeaseStore implements LeaseStore {
 
   private view(): PoolView {
     const pool = this.poolObject();
-    if (!pool) return { spec: undefined, problem: `IPPool ${this.o.namespace}/${this.o.pool} does not exist`, ipamUsed: [] };
+    if (!pool) return { spec: undefined, problem: `IPPool ${this.o.namespace}/${this.o.pool} does not exist`, ipamUsed: [], committed: [] };
     const parsed = parsePool(pool);
     const blocking = parsed.problems.find((p) => p.severity === 'blocking');
     const used: IpAddress[] = [];
+    const committed: [Mac, IpAddress][] = [];
     for (const [k, v] of Object.entries(pool.status?.indexes ?? {})) {
       const ip = tryParseIp(v);
-      if (ip && !isDhcpIndexKey(k)) used.push(ip);
+      if (!ip) continue;
+      if (!isDhcpIndexKey(k)) used.push(ip);
+      else {
+        const mac = macOfLeaseKey(k);
+        if (mac) committed.push([mac, ip]);
+        else used.push(ip); // a dhcp-* key that names no MAC: not a lease of ours, but it holds the address
+      }
     }
     for (const a of this.addressInformer.list()) {
       const ip = tryParseIp(a.spec?.address ?? '');
       if (ip && a.spec?.pool?.name === this.o.pool && !isDhcpIndexKey(a.spec?.claim?.name ?? '')) used.push(ip);
     }
-    return { spec: parsed.spec, problem: blocking?.message, ipamUsed: used };
+    return { spec: parsed.spec, problem: blocking?.message, ipamUsed: used, committed };
   }
 
   /** Tells listeners when what IPAM allocated (besides DHCP leases) or the spec changed. */
   private poolChanged(): void {
-    if (this.listeners.length === 0) return;
+    // a burst of lease objects is a burst of events: compute the view once per burst
+    if (this.listeners.length === 0 || this.viewPending) return;
+    this.viewPending = true;
+    setTimeout(() => {
+      this.viewPending = false;
+      if (!this.stop.signal.aborted) this.publishView();
+    }, VIEW_COALESCE_MS);
+  }
+
+  private publishView(): void {
     const v = this.view();
-    const fingerprint = `${JSON.stringify(this.poolObject()?.spec ?? null)}|${v.ipamUsed.map(formatIp).sort().join(',')}`;
+    // a renewal (same address) or a lease object's annotations change nothing here
+    const fingerprint = `${JSON.stringify(this.poolObject()?.spec ?? null)}|${v.ipamUsed.map(formatIp).sort().join(',')}|${v.committed.map(([m, ip]) => `${m}=${formatIp(ip)}`).sort().join(',')}`;
     if (fingerprint === this.lastFingerprint) return;
     this.lastFingerprint = fingerprint;
     for (const l of this.listeners) l(v);

@@ -36,10 +36,15 @@ esac
 echo "EVENT $reason ip=$new_ip_address server=$new_dhcp_server_identifier lease=$new_dhcp_lease_time"
 `;
 
+const written = new Set<string>();
+
+/** Writes a client's hook script once: rewriting it while a client runs it fails with ETXTBSY. */
 function script(name: string, text: string): string {
   const file = path.join(dir, name);
+  if (written.has(file)) return file;
   writeFileSync(file, text);
   chmodSync(file, 0o755);
+  written.add(file);
   return file;
 }
 

@@ -259,15 +259,20 @@ export class VipLab {
     });
     this.metricsPorts.delete(i);
     const log = this.options.logDir ? createWriteStream(path.join(this.options.logDir, `agent-${i}-${child.pid}.log`)) : undefined;
-    createInterface(child.stdout).on('line', (line) => {
+    // the agent logs JSON lines on stderr (stdout stays free for command output)
+    createInterface(child.stderr!).on('line', (line) => {
       log?.write(`${line}\n`);
       if (!this.metricsPorts.has(i) && line.includes('"agent started"')) {
-        const port = (JSON.parse(line) as { metricsPort?: number }).metricsPort;
-        if (port) this.metricsPorts.set(i, port);
+        try {
+          const port = (JSON.parse(line) as { metricsPort?: number }).metricsPort;
+          if (port) this.metricsPorts.set(i, port);
+        } catch {
+          /* not a JSON line: a warning printed by Node itself */
+        }
       }
     });
-    if (log) child.stderr?.pipe(log);
-    else child.stderr?.resume();
+    if (log) child.stdout?.pipe(log);
+    else child.stdout?.resume();
     this.agents.set(i, child);
     process.once('exit', () => {
       try {
