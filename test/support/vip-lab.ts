@@ -260,7 +260,7 @@ export class VipLab {
     this.metricsPorts.delete(i);
     const log = this.options.logDir ? createWriteStream(path.join(this.options.logDir, `agent-${i}-${child.pid}.log`)) : undefined;
     // the agent logs JSON lines on stderr (stdout stays free for command output)
-    createInterface(child.stderr!).on('line', (line) => {
+    createInterface(child.stderr).on('line', (line) => {
       log?.write(`${line}\n`);
       if (!this.metricsPorts.has(i) && line.includes('"agent started"')) {
         try {
