@@ -48,9 +48,10 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
     leaseSeconds: o.config.leaseSeconds,
     clock: o.clock,
     logger: o.logger,
+    onObjectBacklog: (n) => metrics.objectsPending.set(n),
   });
   // warm the caches now, while following
-  void store.load().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease store not loaded yet'));
+  void store.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease store not loaded yet'));
   const vipText = formatIp(o.vip);
   let server: DhcpServer | undefined;
   let transport: DhcpSocket | undefined;

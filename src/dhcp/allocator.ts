@@ -13,18 +13,12 @@ import { ipFromBigInt, ipKey, type IpAddress } from '../core/ip.js';
 import type { Mac } from '../core/mac.js';
 import { DHCP_INDEX_PREFIX } from '../ipam/objects.js';
 import { inEntry, type PoolSpec } from '../ipam/pool-spec.js';
+import { macOfKey } from './objects.js';
 import type { Lease } from './types.js';
 
 /** The IPAM claim name of a MAC's lease: `dhcp-` + its twelve hex digits. */
 export function leaseKey(mac: Mac): string {
   return `${DHCP_INDEX_PREFIX}${mac.replaceAll(':', '')}`;
-}
-
-/** The MAC of a `dhcp-<twelve hex digits>` key; undefined for anything else. */
-export function macOfLeaseKey(key: string): Mac | undefined {
-  const hex = key.slice(DHCP_INDEX_PREFIX.length);
-  if (!key.startsWith(DHCP_INDEX_PREFIX) || !/^[0-9a-f]{12}$/.test(hex)) return undefined;
-  return (hex.match(/../g) ?? []).join(':') as Mac;
 }
 
 interface Hold {
@@ -43,7 +37,7 @@ export class Allocator {
    * there, whoever wrote it (this server, or an accidental second one on the
    * segment). Such an address is free only for that MAC.
    */
-  private committed = new Map<string, Mac>();
+  private committed: ReadonlyMap<string, Mac> = new Map();
   private readonly cursors = new Map<number, bigint>();
   private ipamUsed = new Set<string>();
   /** Static reservations (preAllocations `dhcp-<mac>`): address → the MAC it is kept for. */
@@ -57,18 +51,19 @@ export class Allocator {
     this.reservedFor = new Map();
     for (const [key, ip] of this.spec.preAllocations) {
       if (!key.startsWith(DHCP_INDEX_PREFIX)) continue;
-      const mac = macOfLeaseKey(key);
+      const mac = macOfKey(key);
       if (mac) this.reservedFor.set(ipKey(ip), mac);
     }
   }
 
   /**
    * Replaces the pool (its spec changed), what IPAM allocated in it other than
-   * DHCP leases, and the DHCP leases durable in it (`dhcp-<mac>` entries).
+   * DHCP leases, and the DHCP leases durable in it (`dhcp-<mac>` entries, as
+   * ipKey → MAC: a live map the lease store keeps current, read, never copied).
    */
-  setPool(spec: PoolSpec, ipamUsed: Iterable<IpAddress>, committed: Iterable<readonly [Mac, IpAddress]> = []): void {
+  setPool(spec: PoolSpec, ipamUsed: Iterable<IpAddress>, committed: ReadonlyMap<string, Mac> = new Map()): void {
     this.spec = spec;
-    this.committed = new Map([...committed].map(([mac, ip]) => [ipKey(ip), mac]));
+    this.committed = committed;
     this.indexReservations();
     for (const k of this.ipamUsed) if (this.holder.get(k) === 'ipam') this.holder.delete(k);
     this.ipamUsed = new Set([...ipamUsed].map(ipKey));

@@ -24,10 +24,15 @@ export function createDhcpMetrics(registry: Registry) {
       buckets: [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    objectsPending: new Gauge({
+      name: 'ironet_dhcp_lease_objects_pending',
+      help: 'Lease objects (IPClaim/IPAddress with MAC, hostname, expiry) waiting to be written; they follow the durable pool entry and yield to it during bursts.',
+      registers: [registry],
+    }),
     commitBatch: new Histogram({
       name: 'ironet_dhcp_commit_batch_size',
       help: 'Lease changes written per API write.',
-      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000],
       registers: [registry],
     }),
   };

@@ -19,8 +19,12 @@ export interface PoolView {
   /** Why the pool is unusable, when spec is undefined (missing, invalid). */
   readonly problem?: string;
   readonly ipamUsed: readonly IpAddress[];
-  /** Every DHCP lease durable in the pool (`dhcp-<mac>` entries), whichever server wrote it. */
-  readonly committed: readonly (readonly [Mac, IpAddress])[];
+  /**
+   * Every DHCP lease durable in the pool (`dhcp-<mac>` entries), whichever
+   * server wrote it, as ipKey → MAC. A live map: the store keeps it current
+   * between views, so a new lease does not cost a new view.
+   */
+  readonly committed: ReadonlyMap<string, Mac>;
 }
 
 export interface LoadedLeases {

@@ -166,20 +166,24 @@ export class DhcpServer {
         m?.packets.labels(type, 'decline').inc();
         this.log.warn({ mac: d.mac, ip: formatIp(d.ip), reason: 'declined' }, 'client declined the address: quarantined');
         return;
-      case 'ack':
+      case 'ack': {
         if (!d.persist) {
           alloc.bind(d.lease);
           this.send(d.reply);
           m?.packets.labels(type, 'ack').inc();
+          this.log.debug({ mac: d.lease.mac, ip: formatIp(d.lease.ip) }, 'ACK (renewal, nothing to write)');
           return;
         }
-        void this.commitThenAck(type, d.lease, d.reply, d.refused);
+        const previous = alloc.leaseOf(d.lease.mac);
+        const isNew = previous === undefined || previous.ip.value !== d.lease.ip.value;
+        void this.commitThenAck(type, d.lease, d.reply, d.refused, isNew);
         return;
+      }
     }
   }
 
   /** Queues the lease for the next batch write; ACKs once durable, NAKs if the address was taken meanwhile. */
-  private async commitThenAck(type: string, lease: Lease, reply: ReplyPlan, refused: ReplyPlan): Promise<void> {
+  private async commitThenAck(type: string, lease: Lease, reply: ReplyPlan, refused: ReplyPlan, isNew: boolean): Promise<void> {
     const outcome = await new Promise<CommitOutcome>((resolve) => {
       const existing = this.pendingBind.get(lease.mac);
       if (existing && existing.lease.ip.value === lease.ip.value) existing.waiters.push(resolve);
@@ -196,11 +200,14 @@ export class DhcpServer {
     if (outcome === 'failed') {
       // not durable: no ACK; the client retransmits and the next batch tries again
       this.o.metrics?.packets.labels(type, 'commitFailed').inc();
+      this.log.debug({ mac: lease.mac, ip: formatIp(lease.ip), reason: 'commitFailed' }, 'no ACK: the lease is not durable');
       return;
     }
     this.send(reply);
     this.o.metrics?.packets.labels(type, 'ack').inc();
-    this.log.debug({ mac: lease.mac, ip: formatIp(lease.ip) }, 'ACK');
+    const fields = { mac: lease.mac, ip: formatIp(lease.ip), hostname: lease.hostname, expires: new Date(lease.expiresAtMs).toISOString() };
+    if (isNew) this.log.info(fields, 'lease bound');
+    else this.log.debug(fields, 'lease extended');
   }
 
   private queueUnbind(mac: Mac, ip: Lease['ip']): void {

@@ -9,18 +9,19 @@
  */
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
-import { formatIp, ipKey, tryParseIp, type IpAddress } from '../core/ip.js';
+import { formatIp, type IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { mapConcurrent } from '../core/concurrency.js';
-import { leaseKey, macOfLeaseKey } from '../dhcp/allocator.js';
+import { leaseKey } from '../dhcp/allocator.js';
 import { leaseAddress, leaseAnnotations, leaseClaim, leasesOfPool } from '../dhcp/objects.js';
 import type { CommitRequest, CommitResult, LeaseStore, LoadedLeases, PoolView } from '../dhcp/ports.js';
+import { PoolHolders } from '../dhcp/pool-holders.js';
 import type { Lease } from '../dhcp/types.js';
-import { DHCP_LEASE_LABEL, isDhcpIndexKey, type IpAddressObject, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
+import { DHCP_LEASE_LABEL, type IpAddressObject, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
 import { parsePool } from '../ipam/pool-spec.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
-import { informerFor, type Informer } from './informer.js';
+import { informerFor, type Informer, type InformerEvent } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
 import { RESOURCES } from './resources.js';
@@ -32,10 +33,12 @@ export interface KubeDhcpLeaseStoreOptions {
   readonly leaseSeconds: number;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Told how many lease objects wait to be written (a gauge). */
+  readonly onObjectBacklog?: (pending: number) => void;
 }
 
-/** How long pool and IPAddress events are gathered before the allocator gets a new view. */
-const VIEW_COALESCE_MS = 20;
+/** Lease objects written at once when no commit is in flight. */
+const OBJECT_WRITERS = 16;
 
 type Work = { readonly kind: 'write'; readonly lease: Lease } | { readonly kind: 'remove'; readonly mac: Mac; readonly ip: IpAddress };
 
@@ -52,7 +55,8 @@ export class KubeDhcpLeaseStore implements LeaseStore {
   private readonly work = new Map<Mac, Work>();
   private working = false;
   private lastFingerprint = '';
-  private viewPending = false;
+  private commitsInFlight = 0;
+  private readonly holders = new PoolHolders();
   private readonly log: Logger;
 
   constructor(
@@ -64,17 +68,36 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     this.claims = kube.resource(RESOURCES.ipClaim);
     this.addresses = kube.resource(RESOURCES.ipAddress);
     const common = { namespace: o.namespace, clock: o.clock, logger: o.logger };
-    this.poolInformer = informerFor(this.pools, { ...common, name: 'dhcp-pool', selectors: { fieldSelector: `metadata.name=${o.pool}` }, onEvent: () => this.poolChanged() });
-    this.addressInformer = informerFor(this.addresses, { ...common, name: 'dhcp-pool-addresses', onEvent: () => this.poolChanged() });
+    this.poolInformer = informerFor(this.pools, { ...common, name: 'dhcp-pool', selectors: { fieldSelector: `metadata.name=${o.pool}` }, onEvent: (e) => this.poolEvent(e) });
+    this.addressInformer = informerFor(this.addresses, { ...common, name: 'dhcp-pool-addresses', onEvent: (e) => this.addressEvent(e) });
     this.claimInformer = informerFor(this.claims, { ...common, name: 'dhcp-lease-claims', selectors: { labelSelector: `${DHCP_LEASE_LABEL}=true` } });
   }
 
-  async load(): Promise<LoadedLeases> {
-    for (const i of [this.poolInformer, this.addressInformer, this.claimInformer]) void i.run(this.stop.signal);
+  private started = false;
+
+  /** Starts the caches and waits for them (followers keep them warm, so a new holder answers at once). Writes nothing. */
+  async warm(): Promise<void> {
+    if (!this.started) {
+      this.started = true;
+      for (const i of [this.poolInformer, this.addressInformer, this.claimInformer]) void i.run(this.stop.signal);
+    }
     await Promise.all([this.poolInformer, this.addressInformer, this.claimInformer].map((i) => i.waitForSync(this.stop.signal)));
+  }
+
+  /** For the VIP holder: every lease, and the lease objects a previous holder left unwritten queued for writing. */
+  async load(): Promise<LoadedLeases> {
+    await this.warm();
     const pool = this.poolObject();
     const claims = new Map(this.claimInformer.list().map((c) => [c.metadata.name ?? '', c]));
     const leases = pool ? leasesOfPool(pool, claims, { nowMs: this.o.clock.wallMs(), leaseSeconds: this.o.leaseSeconds }) : [];
+    // a previous holder may have stopped before writing some lease objects: write them now
+    if (pool) {
+      const addressClaims = new Set(this.addressInformer.list().map((a) => a.spec?.claim?.name));
+      for (const lease of leases) {
+        const key = leaseKey(lease.mac);
+        if (!claims.has(key) || !addressClaims.has(key)) this.enqueue({ kind: 'write', lease });
+      }
+    }
     return { pool: this.view(), leases };
   }
 
@@ -87,36 +110,37 @@ export class KubeDhcpLeaseStore implements LeaseStore {
   }
 
   async commit(request: CommitRequest): Promise<CommitResult> {
+    this.commitsInFlight++;
+    try {
+      return await this.commitOnce(request);
+    } finally {
+      this.commitsInFlight--;
+    }
+  }
+
+  private async commitOnce(request: CommitRequest): Promise<CommitResult> {
     const refused = new Set<Mac>();
     for (let attempt = 0; attempt < 6; attempt++) {
       const pool = attempt === 0 ? this.poolObject() : await this.pools.tryGet({ namespace: this.o.namespace, name: this.o.pool });
       if (!pool) throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} does not exist`);
       if (attempt > 0) this.poolInformer.observe(pool);
       const indexes = pool.status?.indexes ?? {};
-      const holders = new Map<string, string>();
-      for (const [k, v] of Object.entries(indexes)) {
-        const ip = tryParseIp(v);
-        if (ip) holders.set(ipKey(ip), k);
-      }
-      for (const a of this.addressInformer.list()) {
-        const ip = tryParseIp(a.spec?.address ?? '');
-        if (ip && a.spec?.pool?.name === this.o.pool && !holders.has(ipKey(ip))) holders.set(ipKey(ip), a.spec?.claim?.name ?? '');
-      }
+      this.holders.syncIndexes(pool.status?.indexes);
       const patch: Record<string, string | null> = {};
       refused.clear();
       for (const lease of request.bind) {
         const key = leaseKey(lease.mac);
-        const holder = holders.get(ipKey(lease.ip));
-        if (holder !== undefined && holder !== key) {
+        if (this.holders.heldByOtherThan(lease.ip, key)) {
           refused.add(lease.mac);
           continue;
         }
         const text = formatIp(lease.ip);
         if (indexes[key] !== text) patch[key] = text;
       }
+      const binding = new Set(request.bind.map((b) => b.mac));
       for (const u of request.unbind) {
         const key = leaseKey(u.mac);
-        if (indexes[key] === formatIp(u.ip) && !request.bind.some((b) => b.mac === u.mac)) patch[key] = null;
+        if (indexes[key] === formatIp(u.ip) && !binding.has(u.mac)) patch[key] = null;
       }
       if (Object.keys(patch).length > 0) {
         try {
@@ -132,7 +156,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
         }
       }
       for (const lease of request.bind) if (!refused.has(lease.mac)) this.enqueue({ kind: 'write', lease });
-      for (const u of request.unbind) if (!request.bind.some((b) => b.mac === u.mac)) this.enqueue({ kind: 'remove', mac: u.mac, ip: u.ip });
+      for (const u of request.unbind) if (!binding.has(u.mac)) this.enqueue({ kind: 'remove', mac: u.mac, ip: u.ip });
       return { refused };
     }
     throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} kept changing; leases not written`);
@@ -146,45 +170,34 @@ export class KubeDhcpLeaseStore implements LeaseStore {
 
   private view(): PoolView {
     const pool = this.poolObject();
-    if (!pool) return { spec: undefined, problem: `IPPool ${this.o.namespace}/${this.o.pool} does not exist`, ipamUsed: [], committed: [] };
+    if (!pool) return { spec: undefined, problem: `IPPool ${this.o.namespace}/${this.o.pool} does not exist`, ipamUsed: [], committed: this.holders.committed };
     const parsed = parsePool(pool);
     const blocking = parsed.problems.find((p) => p.severity === 'blocking');
-    const used: IpAddress[] = [];
-    const committed: [Mac, IpAddress][] = [];
-    for (const [k, v] of Object.entries(pool.status?.indexes ?? {})) {
-      const ip = tryParseIp(v);
-      if (!ip) continue;
-      if (!isDhcpIndexKey(k)) used.push(ip);
-      else {
-        const mac = macOfLeaseKey(k);
-        if (mac) committed.push([mac, ip]);
-        else used.push(ip); // a dhcp-* key that names no MAC: not a lease of ours, but it holds the address
-      }
-    }
-    for (const a of this.addressInformer.list()) {
-      const ip = tryParseIp(a.spec?.address ?? '');
-      if (ip && a.spec?.pool?.name === this.o.pool && !isDhcpIndexKey(a.spec?.claim?.name ?? '')) used.push(ip);
-    }
-    return { spec: parsed.spec, problem: blocking?.message, ipamUsed: used, committed };
+    return { spec: parsed.spec, problem: blocking?.message, ipamUsed: this.holders.ipamUsed(), committed: this.holders.committed };
   }
 
-  /** Tells listeners when what IPAM allocated (besides DHCP leases) or the spec changed. */
+  /** Keeps the holders current with every pool version (synchronously: a commit right after sees it). */
+  private poolEvent(e: InformerEvent<IpPoolObject>): void {
+    this.holders.syncIndexes(e.type === 'deleted' ? undefined : e.object.status?.indexes);
+    this.poolChanged();
+  }
+
+  private addressEvent(e: InformerEvent<IpAddressObject>): void {
+    const a = e.object;
+    const name = a.metadata.name ?? '';
+    if (e.type === 'deleted' || a.spec?.pool?.name !== this.o.pool) this.holders.deleteAddress(name);
+    else this.holders.upsertAddress(name, a.spec?.address, a.spec?.claim?.name);
+    this.poolChanged();
+  }
+
+  /** Tells listeners when the spec or what IPAM holds changed; DHCP leases reach the allocator through the live map. */
   private poolChanged(): void {
-    // a burst of lease objects is a burst of events: compute the view once per burst
-    if (this.listeners.length === 0 || this.viewPending) return;
-    this.viewPending = true;
-    setTimeout(() => {
-      this.viewPending = false;
-      if (!this.stop.signal.aborted) this.publishView();
-    }, VIEW_COALESCE_MS);
-  }
-
-  private publishView(): void {
-    const v = this.view();
-    // a renewal (same address) or a lease object's annotations change nothing here
-    const fingerprint = `${JSON.stringify(this.poolObject()?.spec ?? null)}|${v.ipamUsed.map(formatIp).sort().join(',')}|${v.committed.map(([m, ip]) => `${m}=${formatIp(ip)}`).sort().join(',')}`;
+    if (this.listeners.length === 0) return;
+    const pool = this.poolObject();
+    const fingerprint = `${pool?.metadata.uid ?? ''}|${pool?.metadata.generation ?? ''}|${this.holders.ipamGeneration}`;
     if (fingerprint === this.lastFingerprint) return;
     this.lastFingerprint = fingerprint;
+    const v = this.view();
     for (const l of this.listeners) l(v);
   }
 
@@ -192,16 +205,24 @@ export class KubeDhcpLeaseStore implements LeaseStore {
 
   private enqueue(w: Work): void {
     this.work.set(w.kind === 'write' ? w.lease.mac : w.mac, w);
+    this.o.onObjectBacklog?.(this.work.size);
     if (!this.working) void this.drain();
   }
 
+  /**
+   * Writes lease objects in the background. They yield to commits: while a
+   * commit is in flight only one object is written at a time, so a burst of
+   * boots is ACKed at the speed of the pool writes and its objects follow.
+   */
   private async drain(): Promise<void> {
     this.working = true;
     try {
       while (this.work.size > 0 && !this.stop.signal.aborted) {
-        const batch = [...this.work.values()];
-        this.work.clear();
-        const results = await mapConcurrent(batch, 16, (w) => (w.kind === 'write' ? this.writeLease(w.lease) : this.removeLease(w.mac, w.ip)));
+        const limit = this.commitsInFlight > 0 ? 1 : OBJECT_WRITERS;
+        const batch: Work[] = [];
+        for (const w of this.work.values()) if (batch.push(w) >= limit * 4) break;
+        for (const w of batch) this.work.delete(w.kind === 'write' ? w.lease.mac : w.mac);
+        const results = await mapConcurrent(batch, limit, (w) => (w.kind === 'write' ? this.writeLease(w.lease) : this.removeLease(w.mac, w.ip)));
         results.forEach((r, i) => {
           if (r.ok) return;
           const w = batch[i]!;
@@ -209,10 +230,12 @@ export class KubeDhcpLeaseStore implements LeaseStore {
           this.log.warn({ mac, err: describeError(r.error) }, 'could not write a lease object; retrying');
           if (!this.work.has(mac)) this.work.set(mac, w);
         });
+        this.o.onObjectBacklog?.(this.work.size);
         if (results.some((r) => !r.ok)) await this.o.clock.sleep(1000, this.stop.signal).catch(() => undefined);
       }
     } finally {
       this.working = false;
+      this.o.onObjectBacklog?.(this.work.size);
     }
   }
 
@@ -220,7 +243,8 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     const pool = this.poolObject();
     if (!pool) return;
     const key = leaseKey(lease.mac);
-    let claim = this.claimInformer.get(`${this.o.namespace}/${key}`) ?? (await this.claims.tryGet({ namespace: this.o.namespace, name: key }));
+    // the claim informer is synced (load() waited for it): a miss means "create", and AlreadyExists settles a race
+    let claim = this.claimInformer.get(`${this.o.namespace}/${key}`);
     if (!claim) {
       try {
         claim = await this.claims.create(leaseClaim(pool, key, lease));
@@ -236,8 +260,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
       }
     }
     this.claimInformer.observe(claim);
-    const prefix = parsePool(pool).spec?.entries.find((e) => e.family === lease.ip.family)?.prefix;
-    const address = leaseAddress(pool, claim, lease.ip, prefix);
+    const address = leaseAddress(pool, claim, lease.ip, this.prefixOf(pool, lease.ip.family));
     const existing = this.addressInformer.get(`${this.o.namespace}/${address.metadata.name ?? ''}`);
     if (existing && existing.spec?.claim?.name === key) return;
     try {
@@ -245,6 +268,20 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
     }
+  }
+
+  private prefixCache: { generation: number | undefined; uid: string | undefined; prefix: Map<number, number | undefined> } | undefined;
+
+  /** The pool's prefix for a family, parsed once per spec generation (status writes do not change it). */
+  private prefixOf(pool: IpPoolObject, family: 4 | 6): number | undefined {
+    const c = this.prefixCache;
+    if (!c || c.generation !== pool.metadata.generation || c.uid !== pool.metadata.uid) {
+      const spec = parsePool(pool).spec;
+      const prefix = new Map<number, number | undefined>([4, 6].map((f) => [f, spec?.entries.find((e) => e.family === f)?.prefix]));
+      this.prefixCache = { generation: pool.metadata.generation, uid: pool.metadata.uid, prefix };
+      return prefix.get(family);
+    }
+    return c.prefix.get(family);
   }
 
   private async removeLease(mac: Mac, ip: IpAddress): Promise<void> {

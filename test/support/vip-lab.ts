@@ -48,6 +48,8 @@ export interface VipLabOptions {
   /** Run the built CLI (dist/) instead of tsx: lower startup cost, as in the image. */
   readonly useDist?: boolean;
   readonly logDir?: string;
+  /** Extra flags for the agents' node (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+  readonly nodeArgs?: readonly string[];
 }
 
 const now = (): number => systemClock.monotonicMs();
@@ -253,15 +255,18 @@ export class VipLab {
   /** Starts node `i`'s agent inside its namespace (as a pod would run); `extra` flags override the defaults. */
   startAgent(i: number, extra: string[] = []): ChildProcess {
     const entry = this.options.useDist ? [path.join(repoRoot, 'dist/cmd/main.js')] : ['--import', 'tsx', path.join(repoRoot, 'src/cmd/main.ts')];
-    const child = spawn('ip', ['netns', 'exec', this.nodes[i]!, process.execPath, ...entry, ...this.agentArgs(i, extra)], {
+    const child = spawn('ip', ['netns', 'exec', this.nodes[i]!, process.execPath, ...(this.options.nodeArgs ?? []), ...entry, ...this.agentArgs(i, extra)], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.metricsPorts.delete(i);
+    this.lines.set(i, []);
     const log = this.options.logDir ? createWriteStream(path.join(this.options.logDir, `agent-${i}-${child.pid}.log`)) : undefined;
     // the agent logs JSON lines on stderr (stdout stays free for command output)
     createInterface(child.stderr).on('line', (line) => {
       log?.write(`${line}\n`);
+      const kept = this.lines.get(i);
+      if (kept && kept.push(line) > 4000) kept.splice(0, 2000);
       if (!this.metricsPorts.has(i) && line.includes('"agent started"')) {
         try {
           const port = (JSON.parse(line) as { metricsPort?: number }).metricsPort;
@@ -285,6 +290,20 @@ export class VipLab {
   }
 
   private readonly metricsPorts = new Map<number, number>();
+  /** Log lines of each agent's current run (bounded: the last 2,000–4,000). */
+  private readonly lines = new Map<number, string[]>();
+
+  /** Waits until agent `i`'s current run logged a line containing `text`. */
+  async waitForLog(i: number, text: string, timeoutMs = 10_000): Promise<string> {
+    const deadline = now() + timeoutMs;
+    for (;;) {
+      const lines = this.lines.get(i) ?? [];
+      const hit = lines.find((l) => l.includes(text));
+      if (hit) return hit;
+      if (now() > deadline) throw new Error(`agent ${i} did not log ${JSON.stringify(text)} within ${timeoutMs} ms; last lines:\n${lines.slice(-10).join('\n')}`);
+      await systemClock.sleep(20);
+    }
+  }
 
   /** Agent `i`'s Prometheus metrics (text), fetched inside its namespace. */
   async metrics(i: number, timeoutMs = 10_000): Promise<string> {

@@ -1,0 +1,296 @@
+/**
+ * npm run bench:dhcp — DORA throughput of the agent's DHCP server with every
+ * lease written to the API server before its ACK, against Kea (memfile,
+ * persist=true) and dnsmasq (--no-ping, lease file), driven the same way by
+ * ISC perfdhcp in the same run and topology.
+ *
+ * Topology (test/support/vip-lab.ts): one node namespace on the provisioning
+ * bridge, a real kube-apiserver + etcd reachable over a second bridge, and
+ * perfdhcp on the bridge itself (172.22.0.100). perfdhcp acts as a relay
+ * (giaddr = its address), so every server answers by unicast.
+ *
+ * Each server climbs the same ladder of rates (new clients per second, one
+ * full DORA each), IRONET_BENCH_PERIOD_S seconds per step (default 5), from a
+ * clean state at every step (ironet: a fresh namespace and pool; Kea and
+ * dnsmasq: a fresh lease file). A step holds when perfdhcp reaches ≥ 95 % of
+ * the rate and both DISCOVER-OFFER and REQUEST-ACK lose ≤ 0.1 % (perfdhcp's
+ * drop time: 1 s). A server's ladder ends at its first failed step.
+ * Latency = average DISCOVER-OFFER + average REQUEST-ACK (one DORA), and the
+ * larger of the two maxima, at the highest rate held.
+ *
+ * For ironet, after each step the pool's status is read back: every lease
+ * perfdhcp saw ACKed must be a `dhcp-<mac>` entry in it.
+ *
+ * Last line: one JSON object {ironet, kea, dnsmasq}, each
+ * {maxRate, avgLatencyMs, maxLatencyMs}, plus the steps.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { systemClock } from '../../src/core/clock.js';
+import { DHCP_LEASE_LABEL, type IpPoolObject } from '../../src/ipam/objects.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import { ip } from '../../test/support/netns.js';
+import { VIP, VipLab } from '../../test/support/vip-lab.js';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const RATES = (process.env.IRONET_BENCH_RATES ?? '250,500,1000,1500,2000,3000,4000,6000').split(',').map(Number);
+const PERIOD_S = Number(process.env.IRONET_BENCH_PERIOD_S ?? 5);
+const ONLY = (process.env.IRONET_BENCH_ONLY ?? 'ironet,kea,dnsmasq').split(',');
+const TIMINGS = { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 };
+const POOL_SPEC = { namePrefix: 'dhcp', pools: [{ start: '172.22.1.0', end: '172.22.255.254', subnet: '172.22.0.0/16' }], prefix: 16 };
+const MAX_DROP_PERCENT = 0.1;
+const IMAGE_NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8'))?.[1] ?? '';
+
+interface Exchange {
+  sent: number;
+  received: number;
+  dropPercent: number;
+  avgMs: number;
+  maxMs: number;
+}
+interface Step {
+  rate: number;
+  achieved: number;
+  discoverOffer: Exchange;
+  requestAck: Exchange;
+  held: boolean;
+  /** ironet only: ACKed leases perfdhcp saw vs dhcp-* entries in the pool afterwards. */
+  durable?: { acked: number; inPool: number };
+  /** ironet only: seconds from the end of the step until every lease's IPAddress object existed. */
+  objectsTrailSeconds?: number;
+}
+interface Result {
+  maxRate: number;
+  avgLatencyMs: number | null;
+  maxLatencyMs: number | null;
+  steps: Step[];
+}
+
+/** One DHCP server under test, in node 0's namespace. */
+interface Contender {
+  readonly name: string;
+  /** Starts from a clean state for a step at `rate`. */
+  start(rate: number): Promise<void>;
+  /** After a step: anything to verify or record. */
+  check?(step: Step): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function sh(cmd: string, args: string[]): void {
+  const r = spawnSync(cmd, args, { cwd: repoRoot, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}`);
+}
+
+function exchange(text: string, title: string): Exchange {
+  const block = text.split(`***Statistics for: ${title}***`)[1]?.split('***')[0] ?? '';
+  const num = (label: string): number => Number(new RegExp(`${label}: ([0-9.]+)`).exec(block)?.[1] ?? NaN);
+  return { sent: num('sent packets'), received: num('received packets'), dropPercent: num('drops ratio'), avgMs: num('avg delay'), maxMs: num('max delay') };
+}
+
+/** Runs perfdhcp from the bridge namespace at `rate` new clients/s; each step uses its own MACs. */
+function perfdhcp(lab: VipLab, rate: number, step: number): Promise<Omit<Step, 'held' | 'durable'>> {
+  const base = `mac=02:${step.toString(16).padStart(2, '0')}:00:00:00:00`;
+  const args = ['netns', 'exec', lab.client, 'perfdhcp', '-4', '-l', 'provbr', '-r', String(rate), '-p', String(PERIOD_S), '-R', '1000000', '-b', base, '-d', '1', '-W', '2000000', VIP];
+  return new Promise((resolve, reject) => {
+    const child = spawn('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('exit', () => {
+      const discoverOffer = exchange(out, 'DISCOVER-OFFER');
+      // perfdhcp's own "Rate:" divides by the run including its exit wait: count what it sent instead
+      const achieved = discoverOffer.sent / PERIOD_S;
+      const requestAck = exchange(out, 'REQUEST-ACK');
+      if (Number.isNaN(discoverOffer.sent)) reject(new Error(`perfdhcp printed no statistics:\n${out}`));
+      else resolve({ rate, achieved, discoverOffer, requestAck });
+    });
+  });
+}
+
+function held(s: Omit<Step, 'held'>): boolean {
+  const ok = (e: Exchange): boolean => e.sent > 0 && e.dropPercent <= MAX_DROP_PERCENT;
+  return s.achieved >= 0.95 * s.rate && ok(s.discoverOffer) && ok(s.requestAck);
+}
+
+async function ladder(lab: VipLab, c: Contender, firstStep: number): Promise<Result> {
+  const steps: Step[] = [];
+  for (const [i, rate] of RATES.entries()) {
+    await c.start(rate);
+    let step: Step;
+    try {
+      const raw = await perfdhcp(lab, rate, firstStep + i);
+      step = { ...raw, held: held(raw) };
+      await c.check?.(step);
+      if (step.durable && step.durable.inPool < step.durable.acked) step.held = false;
+    } finally {
+      await c.stop();
+    }
+    steps.push(step);
+    const d = step.durable ? `  durable ${step.durable.inPool}/${step.durable.acked}, objects +${step.objectsTrailSeconds} s` : '';
+    console.log(
+      `${c.name.padEnd(8)} ${String(rate).padStart(5)}/s  achieved ${step.achieved.toFixed(0).padStart(5)}/s  ` +
+        `DO drops ${step.discoverOffer.dropPercent.toFixed(3)}% avg ${step.discoverOffer.avgMs.toFixed(2)} max ${step.discoverOffer.maxMs.toFixed(1)} ms  ` +
+        `RA drops ${step.requestAck.dropPercent.toFixed(3)}% avg ${step.requestAck.avgMs.toFixed(2)} max ${step.requestAck.maxMs.toFixed(1)} ms${d}  ${step.held ? 'held' : 'FAILED'}`,
+    );
+    if (!step.held) break;
+  }
+  const best = steps.filter((s) => s.held).at(-1);
+  return {
+    maxRate: best?.rate ?? 0,
+    avgLatencyMs: best ? round(best.discoverOffer.avgMs + best.requestAck.avgMs) : null,
+    maxLatencyMs: best ? round(Math.max(best.discoverOffer.maxMs, best.requestAck.maxMs)) : null,
+    steps,
+  };
+}
+
+const round = (x: number): number => Math.round(x * 1000) / 1000;
+
+/** ironet's agent on node 0: a fresh namespace + pool per step, the agent restarted on it. */
+function ironet(lab: VipLab): Contender {
+  let ns = '';
+  let n = 0;
+  const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/agent-rules.yaml'), 'utf8')) as object[];
+  return {
+    name: 'ironet',
+    async start() {
+      const admin = lab.admin!;
+      ns = `bench-dhcp-${process.pid}-${n++}`;
+      await admin.resource(RESOURCES.namespace).create({ metadata: { name: ns } });
+      await admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-agent', namespace: ns }, rules } as KubeObject);
+      await admin.resource(RESOURCES.roleBinding).create({
+        metadata: { name: 'agent-0', namespace: ns },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-agent' },
+        subjects: [{ kind: 'ServiceAccount', name: 'agent-0', namespace: lab.namespace }],
+      } as KubeObject);
+      await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'dhcp', namespace: ns }, spec: POOL_SPEC } as KubeObject);
+      const since = systemClock.monotonicMs();
+      lab.startAgent(0, ['--dhcp-pool', `${ns}/dhcp`]);
+      if (!(await lab.nextHolder(since, 30_000))) throw new Error('the agent did not take the VIP');
+      await lab.waitForLog(0, '"DHCP serving"', 30_000);
+    },
+    async check(step) {
+      const pool = await lab.admin!.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: ns, name: 'dhcp' });
+      const inPool = Object.keys(pool.status?.indexes ?? {}).filter((k) => k.startsWith('dhcp-')).length;
+      step.durable = { acked: step.requestAck.received, inPool };
+      // not timed against anyone: how long the lease objects (MAC, hostname, expiry) trail the burst
+      const t0 = systemClock.monotonicMs();
+      for (;;) {
+        const n = (await lab.admin!.resource(RESOURCES.ipAddress).list(ns, { labelSelector: `${DHCP_LEASE_LABEL}=true` })).items.length;
+        if (n >= inPool) break;
+        if (systemClock.monotonicMs() - t0 > 300_000) throw new Error(`only ${n} of ${inPool} lease IPAddresses after 300 s`);
+        await systemClock.sleep(1000);
+      }
+      step.objectsTrailSeconds = round((systemClock.monotonicMs() - t0) / 1000);
+    },
+    async stop() {
+      lab.signal(0, 'SIGTERM');
+      await lab.exited(0, 30_000);
+    },
+  };
+}
+
+/** Kea 2.x, memfile with persist=true (an append per lease), lease file cleanup off, single-threaded as Debian ships it. */
+function kea(lab: VipLab, dir: string): Contender {
+  let child: ReturnType<typeof spawn> | undefined;
+  return {
+    name: 'kea',
+    async start() {
+      const leases = path.join(dir, 'kea-leases.csv');
+      rmSync(leases, { force: true });
+      const config = {
+        Dhcp4: {
+          'interfaces-config': { interfaces: ['prov0'] },
+          'lease-database': { type: 'memfile', persist: true, name: leases, 'lfc-interval': 0 },
+          'valid-lifetime': 3600,
+          subnet4: [{ id: 1, subnet: '172.22.0.0/16', pools: [{ pool: '172.22.1.0 - 172.22.255.254' }] }],
+          loggers: [{ name: 'kea-dhcp4', severity: 'WARN', output_options: [{ output: 'stdout' }] }],
+        },
+      };
+      const file = path.join(dir, 'kea.json');
+      writeFileSync(file, JSON.stringify(config));
+      child = spawn('ip', ['netns', 'exec', lab.nodes[0]!, 'kea-dhcp4', '-c', file], {
+        env: { ...process.env, KEA_PIDFILE_DIR: dir, KEA_LOCKFILE_DIR: dir },
+        stdio: 'ignore',
+      });
+      await systemClock.sleep(1500);
+      if (child.exitCode !== null) throw new Error(`kea-dhcp4 exited ${child.exitCode}`);
+    },
+    async stop() {
+      await stopChild(child);
+    },
+  };
+}
+
+/** dnsmasq as Ironic runs it for DHCP (no DNS), with --no-ping and a lease file. */
+function dnsmasq(lab: VipLab, dir: string): Contender {
+  let child: ReturnType<typeof spawn> | undefined;
+  return {
+    name: 'dnsmasq',
+    async start() {
+      const leases = path.join(dir, 'dnsmasq.leases');
+      rmSync(leases, { force: true });
+      child = spawn(
+        'ip',
+        [
+          'netns', 'exec', lab.nodes[0]!, 'dnsmasq', '--no-daemon', '--port=0', '--interface=prov0', '--bind-interfaces',
+          '--dhcp-range=172.22.1.0,172.22.255.254,255.255.0.0,1h', `--dhcp-leasefile=${leases}`, '--no-ping',
+          '--dhcp-authoritative', '--dhcp-lease-max=1000000', '--log-facility=/dev/null', `--pid-file=${path.join(dir, 'dnsmasq.pid')}`,
+          '--conf-file=/dev/null', '--user=root',
+        ],
+        { stdio: 'ignore' },
+      );
+      await systemClock.sleep(1000);
+      if (child.exitCode !== null) throw new Error(`dnsmasq exited ${child.exitCode}`);
+    },
+    async stop() {
+      await stopChild(child);
+    },
+  };
+}
+
+async function stopChild(child: ReturnType<typeof spawn> | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, systemClock.sleep(10_000)]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+async function main(): Promise<void> {
+  for (const tool of ['perfdhcp', 'kea-dhcp4', 'dnsmasq']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) throw new Error(`${tool} is missing: run sh scripts/setup.sh (it installs kea-admin, kea-dhcp4-server, dnsmasq-base)`);
+  }
+  console.log('building dist/ (the agent runs as in the image)…');
+  sh('npm', ['run', 'build', '--silent']);
+  process.env.NODE_OPTIONS = process.env.IRONET_BENCH_NODE_FLAGS ?? IMAGE_NODE_OPTIONS;
+  const dir = mkdtempSync(path.join(tmpdir(), 'ironet-bench-dhcp-'));
+  const lab = await VipLab.start({ nodes: 1, timings: TIMINGS, dhcp: { pool: POOL_SPEC }, useDist: true, logDir: process.env.IRONET_BENCH_LOG, nodeArgs: process.env.IRONET_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.IRONET_BENCH_PROFILE}`] : [] });
+  const results: Record<string, Result> = {};
+  try {
+    // Kea and dnsmasq answer from the VIP too (their server identifier), as Ironic's dnsmasq does
+    const contenders = [ironet(lab), kea(lab, dir), dnsmasq(lab, dir)].filter((c) => ONLY.includes(c.name));
+    let vipAdded = false;
+    for (const [i, c] of contenders.entries()) {
+      if (c.name !== 'ironet' && !vipAdded) {
+        ip('-n', lab.nodes[0]!, 'addr', 'add', `${VIP}/32`, 'dev', 'prov0');
+        vipAdded = true;
+      }
+      results[c.name] = await ladder(lab, c, i * 16);
+    }
+  } finally {
+    await lab.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`\nperiod ${PERIOD_S} s per step; a step holds at ≥ 95 % of the rate and ≤ ${MAX_DROP_PERCENT} % drops`);
+  for (const [name, r] of Object.entries(results)) {
+    console.log(`${name.padEnd(8)} max ${String(r.maxRate).padStart(5)} DORA/s  avg ${r.avgLatencyMs ?? '—'} ms  max ${r.maxLatencyMs ?? '—'} ms`);
+  }
+  console.log(JSON.stringify({ periodSeconds: PERIOD_S, ...results }));
+}
+
+await main();

@@ -1,0 +1,377 @@
+import { expect } from 'chai';
+import { Buffer } from 'node:buffer';
+import { Registry } from 'prom-client';
+import { formatIp, type IpAddress } from '../../src/core/ip.js';
+import type { Mac } from '../../src/core/mac.js';
+import { createDhcpMetrics, type DhcpMetrics } from '../../src/dhcp/metrics.js';
+import { MSG } from '../../src/dhcp/options.js';
+import type { PoolView } from '../../src/dhcp/ports.js';
+import { DhcpServer } from '../../src/dhcp/server.js';
+import type { DhcpServerConfig, Lease } from '../../src/dhcp/types.js';
+import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
+import {
+  discover,
+  FakeLeaseStore,
+  FakeTransport,
+  initReboot,
+  ip,
+  macOf,
+  rangePool,
+  RecordingLogger,
+  renewing,
+  requestBytes,
+  selecting,
+  Violations,
+  type RequestSpec,
+  committedMap,
+} from './fakes.js';
+
+const A = macOf(0xa);
+const B = macOf(0xb);
+const C = macOf(0xc);
+const LEASE_MS = 3600 * 1000;
+const SPEC = rangePool('172.22.0.10', '172.22.0.19');
+const REAP_INTERVAL_MS = 600_000;
+
+interface Harness {
+  readonly v: Violations;
+  readonly transport: FakeTransport;
+  readonly store: FakeLeaseStore;
+  readonly clock: FakeClock;
+  readonly log: RecordingLogger;
+  readonly metrics: DhcpMetrics;
+  readonly server: DhcpServer;
+  /** A client message arriving on port 67, then every microtask it starts. */
+  send(r: RequestSpec | Buffer): Promise<void>;
+  /** DISCOVER then REQUEST for the offered address, answered by the store as durable: the lease. */
+  bindLease(mac: Mac): Promise<string>;
+  stopped: boolean;
+}
+
+const harnesses: Harness[] = [];
+
+function pool(over: Partial<PoolView> = {}): PoolView {
+  return { spec: SPEC, ipamUsed: [], committed: committedMap(), ...over };
+}
+
+/** A server over a fake wire and store, not started yet. */
+function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } = {}): Harness {
+  const v = new Violations();
+  const transport = new FakeTransport(v);
+  const store = new FakeLeaseStore(v);
+  const clock = new FakeClock();
+  const log = new RecordingLogger();
+  const metrics = createDhcpMetrics(new Registry());
+  const config: DhcpServerConfig = {
+    serverIp: ip('172.22.0.2'),
+    subnet: { network: ip('172.22.0.0'), prefix: 24 },
+    routers: [],
+    dnsServers: [],
+    leaseSeconds: LEASE_MS / 1000,
+    offerHoldMs: 30_000,
+    declineQuarantineMs: 600_000,
+    knownHostsOnly: false,
+    boot: { tftpServer: ip('172.22.0.2'), biosFile: 'undionly.kpxe', efiX64File: 'snponly-x86_64.efi', efiArm64File: 'snponly-arm64.efi', ipxeScriptUrl: 'http://172.22.0.2:6180/boot.ipxe' },
+    ...o.config,
+  };
+  // a reaper pass every 10 min keeps the FakeClock's sleepers few over simulated hours
+  const server = new DhcpServer({ config, transport, store, clock, logger: log, metrics, reapIntervalMs: REAP_INTERVAL_MS, reapGraceMs: o.reapGraceMs ?? 60_000 });
+  const h: Harness = {
+    v,
+    transport,
+    store,
+    clock,
+    log,
+    metrics,
+    server,
+    stopped: false,
+    send: async (r) => {
+      transport.deliver(Buffer.isBuffer(r) ? r : requestBytes(r));
+      await flushMicrotasks();
+    },
+    bindLease: async (mac) => {
+      await h.send(discover(mac));
+      const offered = lastReply(transport, 'offer');
+      await h.send(selecting(mac, offered));
+      h.store.answer(h.store.commits.length - 1);
+      await flushMicrotasks();
+      const acked = lastReply(transport, 'ack');
+      return formatIp(acked);
+    },
+  };
+  harnesses.push(h);
+  return h;
+}
+
+/** A started server: the store loads `pool` and `leases`. */
+async function started(o: { config?: Partial<DhcpServerConfig>; pool?: PoolView; leases?: readonly Lease[]; reapGraceMs?: number } = {}): Promise<Harness> {
+  const h = setup(o);
+  const starting = h.server.start();
+  h.store.loading.resolve({ pool: o.pool ?? pool(), leases: o.leases ?? [] });
+  await starting;
+  return h;
+}
+
+/** The yiaddr of the last reply of `type` sent, which must exist. */
+function lastReply(t: FakeTransport, type: 'offer' | 'ack' | 'nak'): IpAddress {
+  const r = t.sent.filter((s) => s.type === type).at(-1);
+  if (!r) throw new Error(`no ${type} sent; sent: ${t.sent.map((s) => s.type).join(', ')}`);
+  return r.message.yiaddr;
+}
+
+/** A lease written to the store just now (the FakeClock's start): a full lease left. */
+function storedLease(mac: Mac, at: string): Lease {
+  const expiresAtMs = new FakeClock().wallMs() + LEASE_MS;
+  return { mac, ip: ip(at), expiresAtMs, storedExpiresAtMs: expiresAtMs };
+}
+
+async function count(metrics: DhcpMetrics, type: string, result: string): Promise<number> {
+  const { values } = await metrics.packets.get();
+  return values.find((x) => x.labels.type === type && x.labels.result === result)?.value ?? 0;
+}
+
+/** Stops the server, moving time along while it waits for commits. */
+async function stop(h: Harness): Promise<void> {
+  h.stopped = true;
+  let done = false;
+  const stopping = h.server.stop().then(() => {
+    done = true;
+  });
+  for (let i = 0; i < 100 && !done; i++) await h.clock.advance(5);
+  await stopping;
+}
+
+const bindsOf = (h: Harness, i: number): string[] => h.store.commits[i]!.request.bind.map((l) => `${l.mac} ${formatIp(l.ip)}`);
+const unbindsOf = (h: Harness, i: number): string[] => h.store.commits[i]!.request.unbind.map((u) => `${u.mac} ${formatIp(u.ip)}`);
+
+describe('dhcp/server DhcpServer', () => {
+  afterEach(async () => {
+    for (const h of harnesses.splice(0)) {
+      for (let i = 0; i < h.store.commits.length; i++) if (h.store.inFlight.includes(h.store.commits[i]!)) h.store.answer(i);
+      if (!h.stopped) await stop(h);
+      expect(h.v.list, 'strict fakes').to.deep.equal([]);
+      expect(h.log.entries.filter((e) => e.level === 'error').map((e) => e.msg), 'errors logged').to.deep.equal([]);
+    }
+  });
+
+  describe('start', () => {
+    it('loads every lease before it listens for requests', async () => {
+      const h = setup();
+      const starting = h.server.start();
+      await flushMicrotasks();
+      expect(h.store.loadCalls).to.equal(1);
+      expect(h.transport.listening, 'listening before the leases are loaded').to.equal(false);
+      h.store.loading.resolve({ pool: pool(), leases: [storedLease(A, '172.22.0.10')] });
+      await starting;
+      expect(h.transport.listening).to.equal(true);
+      expect(h.server.leaseCount).to.equal(1);
+    });
+
+    it('a client renewing after a failover keeps its loaded address; nobody else gets it', async () => {
+      const h = await started({ leases: [storedLease(A, '172.22.0.10')] });
+      await h.send(discover(B));
+      expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
+      await h.send(initReboot(A, ip('172.22.0.10')));
+      expect(h.transport.take(), 'a fresh stored lease needs no write').to.deep.equal(['ack 172.22.0.10']);
+      expect(h.store.commits).to.have.length(0);
+    });
+
+    it('follows the pool: an address IPAM takes is not offered', async () => {
+      const h = await started();
+      h.store.changePool(pool({ ipamUsed: [ip('172.22.0.10')] }));
+      await h.send(discover(A));
+      expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
+    });
+
+    it('with an unusable pool it answers nobody and counts why', async () => {
+      const h = await started({ pool: { spec: undefined, problem: 'no such IPPool', ipamUsed: [], committed: committedMap() } });
+      await h.send(discover(A));
+      expect(h.transport.sent).to.have.length(0);
+      expect(await count(h.metrics, 'discover', 'poolUnusable')).to.equal(1);
+    });
+  });
+
+  describe('commit before ACK', () => {
+    it('sends the ACK only once the store says the lease is durable', async () => {
+      const h = await started();
+      await h.send(discover(A));
+      expect(h.transport.take()).to.deep.equal(['offer 172.22.0.10']);
+      await h.send(selecting(A, ip('172.22.0.10')));
+      expect(h.store.commits).to.have.length(1);
+      expect(bindsOf(h, 0)).to.deep.equal([`${A} 172.22.0.10`]);
+      expect(h.store.commits[0]!.request.bind[0]!.expiresAtMs).to.equal(h.clock.wallMs() + LEASE_MS);
+      await h.clock.advance(1000);
+      expect(h.transport.take(), 'no ACK while the commit is in flight').to.deep.equal([]);
+      expect(h.server.leaseCount).to.equal(0);
+      h.store.answer(0);
+      await flushMicrotasks();
+      expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
+      expect(h.server.leaseCount).to.equal(1);
+      expect(await count(h.metrics, 'request', 'ack')).to.equal(1);
+    });
+
+    it('batches: every REQUEST arriving during a commit goes in one next commit', async () => {
+      const h = await started();
+      for (const m of [A, B, C]) await h.send(discover(m));
+      expect(h.transport.take()).to.deep.equal(['offer 172.22.0.10', 'offer 172.22.0.11', 'offer 172.22.0.12']);
+      await h.send(selecting(A, ip('172.22.0.10')));
+      await h.send(selecting(B, ip('172.22.0.11')));
+      await h.send(selecting(C, ip('172.22.0.12')));
+      await h.send(selecting(C, ip('172.22.0.12'))); // a retransmission
+      expect(h.store.commits, 'one write in flight at a time').to.have.length(1);
+      h.store.answer(0);
+      await flushMicrotasks();
+      expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
+      expect(h.store.commits).to.have.length(2);
+      expect(bindsOf(h, 1)).to.deep.equal([`${B} 172.22.0.11`, `${C} 172.22.0.12`]);
+      h.store.answer(1);
+      await flushMicrotasks();
+      expect(h.transport.take(), 'each REQUEST is answered').to.deep.equal(['ack 172.22.0.11', 'ack 172.22.0.12', 'ack 172.22.0.12']);
+      expect(h.store.commits).to.have.length(2);
+      expect(h.server.leaseCount).to.equal(3);
+    });
+
+    it('a binding refused at commit gets a NAK, and the next DISCOVER another address', async () => {
+      const h = await started();
+      await h.send(discover(A));
+      await h.send(selecting(A, ip('172.22.0.10')));
+      h.transport.take();
+      h.store.answer(0, { refused: [A] });
+      await flushMicrotasks();
+      const [nak] = h.transport.sent;
+      expect(h.transport.take()).to.deep.equal(['nak 0.0.0.0']);
+      expect(nak!.to).to.deep.equal({ kind: 'broadcast' });
+      expect(h.server.leaseCount).to.equal(0);
+      expect(await count(h.metrics, 'request', 'nak:addressTaken')).to.equal(1);
+      await h.send(discover(A));
+      expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
+    });
+
+    it('a failed commit sends neither ACK nor NAK; the retransmitted REQUEST is written again', async () => {
+      const h = await started();
+      await h.send(discover(A));
+      await h.send(selecting(A, ip('172.22.0.10')));
+      h.transport.take();
+      h.store.answer(0, new Error('etcd leader changed'));
+      await flushMicrotasks();
+      expect(h.transport.take()).to.deep.equal([]);
+      expect(h.server.leaseCount).to.equal(0);
+      expect(await count(h.metrics, 'request', 'commitFailed')).to.equal(1);
+      await h.send(selecting(A, ip('172.22.0.10')));
+      expect(bindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.10`]);
+      h.store.answer(1);
+      await flushMicrotasks();
+      expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
+    });
+  });
+
+  describe('what is never written', () => {
+    it('a malformed payload is counted by reason and causes no write and no reply', async () => {
+      const h = await started();
+      await h.send(Buffer.alloc(100));
+      const noCookie = requestBytes(discover(A));
+      noCookie.writeUInt32BE(0, 236);
+      await h.send(noCookie);
+      expect(h.store.commits).to.have.length(0);
+      expect(h.transport.sent).to.have.length(0);
+      const { values } = await h.metrics.malformed.get();
+      expect(Object.fromEntries(values.map((x) => [x.labels.reason, x.value]))).to.deep.equal({ tooShort: 1, noMagicCookie: 1 });
+      expect(await count(h.metrics, 'unknown', 'malformed')).to.equal(2);
+    });
+
+    it('a renewal before half the stored lease has passed is ACKed without a write; after half, it is written first', async () => {
+      const h = await started();
+      expect(await h.bindLease(A)).to.equal('172.22.0.10');
+      expect(h.store.commits).to.have.length(1);
+      await h.clock.advance(LEASE_MS / 2 - 60_000);
+      await h.send(renewing(A, ip('172.22.0.10')));
+      expect(h.transport.take().at(-1)).to.equal('ack 172.22.0.10');
+      expect(h.store.commits, 'no write before half-life').to.have.length(1);
+      await h.clock.advance(120_000);
+      await h.send(renewing(A, ip('172.22.0.10')));
+      expect(h.store.commits).to.have.length(2);
+      expect(h.transport.take(), 'the ACK waits for the write').to.deep.equal([]);
+      h.store.answer(1);
+      await flushMicrotasks();
+      expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
+    });
+
+    it('a dropped request (another server chosen) writes nothing', async () => {
+      const h = await started();
+      await h.send(discover(A));
+      h.transport.take();
+      await h.send(selecting(A, ip('172.22.0.10'), ip('172.22.0.3')));
+      expect(h.store.commits).to.have.length(0);
+      expect(h.transport.sent).to.have.length(0);
+      expect(await count(h.metrics, 'request', 'otherServer')).to.equal(1);
+    });
+  });
+
+  describe('leases ending', () => {
+    it('RELEASE frees the address at once and queues an unbind', async () => {
+      const h = await started();
+      await h.bindLease(A);
+      await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10'), serverId: ip('172.22.0.2') });
+      expect(h.server.leaseCount).to.equal(0);
+      expect(h.store.commits).to.have.length(2);
+      expect(bindsOf(h, 1)).to.deep.equal([]);
+      expect(unbindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.10`]);
+      expect(h.transport.sent.filter((s) => s.type !== 'offer' && s.type !== 'ack'), 'RELEASE has no reply').to.deep.equal([]);
+    });
+
+    it('DECLINE unbinds and quarantines: the next client gets another address', async () => {
+      const h = await started();
+      await h.bindLease(A);
+      await h.send({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.10'), serverId: ip('172.22.0.2') });
+      expect(unbindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.10`]);
+      h.store.answer(1);
+      h.transport.take();
+      await h.send(discover(B, { requestedIp: ip('172.22.0.10') }));
+      expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
+    });
+
+    it('an expired lease is reaped after its grace and unbound in the store', async () => {
+      const h = await started({ reapGraceMs: REAP_INTERVAL_MS + 100_000 });
+      await h.bindLease(A);
+      await h.clock.advance(LEASE_MS + REAP_INTERVAL_MS); // a pass 10 min after expiry
+      expect(h.server.leaseCount, 'expired, but within the grace').to.equal(1);
+      expect(h.store.commits).to.have.length(1);
+      await h.clock.advance(REAP_INTERVAL_MS);
+      expect(h.server.leaseCount).to.equal(0);
+      expect(unbindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.10`]);
+    });
+  });
+
+  describe('stop', () => {
+    it('waits for the commit in flight before it resolves, and stops answering at once', async () => {
+      const h = await started();
+      await h.bindLease(A);
+      await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10') });
+      expect(h.store.inFlight).to.have.length(1);
+      h.stopped = true;
+      let done = false;
+      const stopping = h.server.stop().then(() => {
+        done = true;
+      });
+      await h.clock.advance(1000);
+      expect(done, 'resolved with a commit in flight').to.equal(false);
+      expect(h.transport.closed).to.equal(true);
+      expect(h.transport.deliver(requestBytes(discover(B))), 'closed: nothing is read').to.equal(false);
+      h.store.answer(1);
+      await h.clock.advance(5);
+      await h.clock.advance(5);
+      expect(done).to.equal(true);
+      await stopping;
+      expect(h.clock.pendingSleepers, 'the reaper stopped too').to.equal(0);
+      expect(h.store.commits).to.have.length(2);
+    });
+
+    it('resolves at once when nothing is pending', async () => {
+      const h = await started();
+      h.stopped = true;
+      await h.server.stop();
+      expect(h.transport.closed).to.equal(true);
+      expect(h.clock.pendingSleepers).to.equal(0);
+    });
+  });
+});
