@@ -10,12 +10,14 @@ import type { Clock } from '../core/clock.js';
 import { ConfigError } from '../core/errors.js';
 import { formatIp, parseIp, type IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
+import type { Mac } from '../core/mac.js';
 import { createDhcpMetrics } from '../dhcp/metrics.js';
 import { DhcpServer } from '../dhcp/server.js';
 import { DHCP_DEFAULTS, type DhcpServerConfig } from '../dhcp/types.js';
 import { DhcpSocket } from '../host/dhcp-socket.js';
 import type { PoolSpec } from '../ipam/pool-spec.js';
 import { KubeDhcpLeaseStore } from '../kube/dhcp-lease-store.js';
+import { KubeKnownHosts } from '../kube/known-hosts.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import type { DependentWork } from '../vip/holder.js';
 
@@ -50,14 +52,18 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
     logger: o.logger,
     onObjectBacklog: (n) => metrics.objectsPending.set(n),
   });
+  const knownHosts = o.config.knownHostsOnly ? new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger: o.logger }) : undefined;
   // warm the caches now, while following
   void store.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease store not loaded yet'));
+  void knownHosts?.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
   const vipText = formatIp(o.vip);
   let server: DhcpServer | undefined;
   let transport: DhcpSocket | undefined;
   const dependent: DependentWork = {
     start: async () => {
       const loaded = await store.load();
+      // known-hosts-only: answer nobody before the hosts are listed
+      await knownHosts?.warm();
       const config: DhcpServerConfig = {
         serverIp: o.vip,
         subnet: subnetFor(o.config.subnet, loaded.pool.spec, o.vip),
@@ -78,7 +84,15 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
       };
       transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip });
       transport.onBadFrame = (reason) => metrics.malformed.labels(`frame:${reason}`).inc();
-      server = new DhcpServer({ config, transport, store, clock: o.clock, logger: o.logger, metrics });
+      server = new DhcpServer({
+        config,
+        transport,
+        store,
+        clock: o.clock,
+        logger: o.logger,
+        metrics,
+        ...(knownHosts ? { isKnownHost: (mac: Mac) => knownHosts.has(mac) } : {}),
+      });
       await server.start();
     },
     stop: async () => {
@@ -87,5 +101,11 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
       transport = undefined;
     },
   };
-  return { dependent, close: () => store.close() };
+  return {
+    dependent,
+    close: () => {
+      store.close();
+      knownHosts?.close();
+    },
+  };
 }

@@ -74,6 +74,8 @@ export interface AgentDhcpConfig {
   readonly ipxeScriptUrl: string | undefined;
   readonly httpBootUrl: string | undefined;
   readonly knownHostsOnly: boolean;
+  /** Where the BareMetalHosts of known-hosts-only mode are; default: the pool's namespace. */
+  readonly knownHostsNamespace: string;
 }
 
 export interface DevConfig extends CommonConfig {
@@ -132,6 +134,7 @@ agent flags (the VIP holder; one Lease per VIP):
   --dhcp-lease-seconds N default 3600
   --dhcp-routers A,B     --dhcp-dns A,B         sent only when set
   --dhcp-known-hosts-only                       answer only MACs of BareMetalHosts (spec.bootMACAddress)
+  --dhcp-known-hosts-namespace NS               where those BareMetalHosts are; default: the pool's namespace
   --tftp-server ADDR     default the VIP        next-server and option 66
   --boot-bios-file F     default undionly.kpxe
   --boot-efi-x64-file F  default snponly-x86_64.efi (option 93 = 7 or 9)
@@ -232,6 +235,7 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
     'dhcp-routers': { type: 'string' },
     'dhcp-dns': { type: 'string' },
     'dhcp-known-hosts-only': { type: 'boolean' },
+    'dhcp-known-hosts-namespace': { type: 'string' },
     'tftp-server': { type: 'string' },
     'boot-bios-file': { type: 'string' },
     'boot-efi-x64-file': { type: 'string' },
@@ -261,7 +265,11 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
       ipxeScriptUrl: values['ipxe-script-url'],
       httpBootUrl: values['http-boot-url'],
       knownHostsOnly: values['dhcp-known-hosts-only'] ?? false,
+      knownHostsNamespace: values['dhcp-known-hosts-namespace'] ?? poolNamespace,
     };
+    if (values['dhcp-known-hosts-namespace'] !== undefined && !dhcp.knownHostsOnly) {
+      throw new ConfigError('--dhcp-known-hosts-namespace', 'only means something with --dhcp-known-hosts-only; add that flag or drop this one');
+    }
   }
   const vipText = values.vip ?? nonEmpty(ctx.env.IRONET_VIP);
   if (!vipText) throw new ConfigError('--vip', 'is required: the provisioning VIP, e.g. --vip 172.22.0.2');

@@ -113,5 +113,40 @@ describe('parseCommandLine', () => {
       expect(err.setting).to.equal('--retry-period-ms');
       expect(err.message).to.contain('from 50 to');
     });
+
+    describe('DHCP', () => {
+      const base = ['agent', '--vip', '172.22.0.2', '--interface', 'prov0'];
+      const dhcpOf = (argv: string[]) => {
+        const c = parseCommandLine([...base, ...argv], ctx());
+        if (c.command !== 'agent') throw new Error(c.command);
+        return c.dhcp;
+      };
+
+      it('is off without --dhcp-pool, and takes Ironic’s boot files by default', () => {
+        expect(dhcpOf([])).to.equal(undefined);
+        expect(dhcpOf(['--dhcp-pool', 'metal3/provisioning'])).to.deep.include({
+          poolNamespace: 'metal3',
+          poolName: 'provisioning',
+          leaseSeconds: 3600,
+          biosFile: 'undionly.kpxe',
+          efiX64File: 'snponly-x86_64.efi',
+          efiArm64File: 'snponly-arm64.efi',
+          knownHostsOnly: false,
+          knownHostsNamespace: 'metal3',
+        });
+      });
+
+      it('looks for known hosts in the pool’s namespace unless told otherwise', () => {
+        expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-only'])).to.deep.include({ knownHostsOnly: true, knownHostsNamespace: 'metal3' });
+        expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-only', '--dhcp-known-hosts-namespace', 'hosts'])).to.deep.include({ knownHostsNamespace: 'hosts' });
+      });
+
+      it('rejects a known-hosts namespace without known-hosts-only, and a pool that is not NAMESPACE/NAME', () => {
+        const err = configError(() => parseCommandLine([...base, '--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-namespace', 'hosts'], ctx()));
+        expect(err.setting).to.equal('--dhcp-known-hosts-namespace');
+        expect(err.message).to.contain('--dhcp-known-hosts-only');
+        expect(configError(() => parseCommandLine([...base, '--dhcp-pool', 'provisioning'], ctx())).setting).to.equal('--dhcp-pool');
+      });
+    });
   });
 });

@@ -4,6 +4,7 @@
  */
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
 import type { IpPoolObject } from '../../src/ipam/objects.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { dhclient, Udhcpc } from '../support/dhcp-clients.js';
@@ -92,5 +93,34 @@ describe('DHCP (system)', function () {
     const all = await indexes();
     expect(Object.values(all).filter((v) => v === bound.ip)).to.have.length(1);
     lab.startAgent(holder);
+  });
+
+  it('known hosts only: an unknown MAC is ignored until a BareMetalHost names it as its boot MAC', async () => {
+    // every agent restarts in known-hosts-only mode, with the chart's own rules (BareMetalHosts: list, watch)
+    for (let i = 0; i < lab.nodes.length; i++) {
+      lab.signal(i, 'SIGTERM');
+      await lab.exited(i, 15_000);
+    }
+    const t0 = systemClock.monotonicMs();
+    for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i, ['--dhcp-known-hosts-only']);
+    const holder = await lab.nextHolder(t0, 20_000);
+    expect(holder).to.not.equal(undefined);
+    await lab.waitForLog(holder!.node, '"DHCP serving"', 20_000);
+    const c = new Udhcpc(lab.addClient('k1', '52:54:00:00:00:42'));
+    clients.push(c);
+    await systemClock.sleep(4000);
+    expect(c.events.filter((e) => e.kind === 'bound'), 'an unknown MAC got a lease').to.have.length(0);
+    const metrics = await lab.metrics(holder!.node);
+    expect(metrics).to.match(/ironet_dhcp_packets_total\{type="discover",result="unknownHost"\} [1-9]/);
+    // enrolled: the next DISCOVER is answered (the MAC as an operator might type it)
+    await lab.admin!.resource(RESOURCES.bareMetalHost).create({
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'BareMetalHost',
+      metadata: { name: 'worker-42', namespace: lab.namespace },
+      spec: { online: false, bootMACAddress: '52:54:00:00:00:42'.toUpperCase() },
+    } as KubeObject);
+    const bound = await c.waitFor('bound', 0, 15_000);
+    expect(bound.server).to.equal(VIP);
+    expect((await indexes())['dhcp-525400000042']).to.equal(bound.ip);
   });
 });
