@@ -33,3 +33,8 @@ export function ipv4UdpDstPort(port: number): Buffer {
     [0x06, 0, 0, 0], // ret drop
   ]);
 }
+
+/** Drops everything: for a socket held only to send from a port (its receive queue stays empty). */
+export function dropAll(): Buffer {
+  return program([[0x06, 0, 0, 0]]);
+}

@@ -18,10 +18,12 @@ import { macFromBytes, type Mac } from '../core/mac.js';
 import { IPV4_BROADCAST, type Destination } from '../dhcp/destination.js';
 import { buildUdpFrame, parseUdpFrame } from '../dhcp/frame.js';
 import type { DhcpTransport } from '../dhcp/ports.js';
-import { ipv4UdpDstPort } from './bpf.js';
+import { dropAll, ipv4UdpDstPort } from './bpf.js';
 import * as native from './native.js';
 
 const BROADCAST_MAC = 'ff:ff:ff:ff:ff:ff' as Mac;
+/** The packet socket's receive queue: about 2,000 requests (a second of a 2,000/s burst). */
+const RECEIVE_BUFFER_BYTES = 4 * 1024 * 1024;
 
 export interface DhcpSocketOptions {
   readonly netnsPath: string | null;
@@ -50,6 +52,13 @@ export class DhcpSocket implements DhcpTransport {
       this.mac = macFromBytes(new Uint8Array(info.mac));
       // filter first, then bind: nothing unfiltered is queued in between
       native.attachFilter(this.packetFd, ipv4UdpDstPort(67));
+      // a burst of PXE clients while the event loop is busy must queue, not drop: 4 MiB
+      // (SO_RCVBUFFORCE needs CAP_NET_ADMIN, which the agent has; else the sysctl's cap applies)
+      try {
+        native.setIntOption(this.packetFd, native.SOL_SOCKET, native.SO_RCVBUFFORCE, RECEIVE_BUFFER_BYTES);
+      } catch {
+        native.setIntOption(this.packetFd, native.SOL_SOCKET, native.SO_RCVBUF, RECEIVE_BUFFER_BYTES);
+      }
       native.bindPacket(this.packetFd, this.ifindex, native.ETH_P_IP);
       this.receiver = new native.Receiver(
         this.packetFd,
@@ -64,10 +73,12 @@ export class DhcpSocket implements DhcpTransport {
       );
       udpFd = native.openSocket(o.netnsPath, native.AF_INET, native.SOCK_DGRAM, 0);
       native.bindToDevice(udpFd, o.iface);
+      // requests are read from the packet socket: the kernel must not queue them here a second time
+      native.attachFilter(udpFd, dropAll());
       native.setIntOption(udpFd, native.SOL_SOCKET, native.SO_BROADCAST, 1);
       native.bindInet(udpFd, '0.0.0.0', 67);
       this.udp = dgram.createSocket('udp4');
-      this.udp.on('message', () => {}); // requests are read from the packet socket
+      this.udp.on('message', () => {}); // nothing arrives (dropAll filter)
       this.udp.on('error', () => {});
       this.udp.bind({ fd: udpFd });
     } catch (err) {
