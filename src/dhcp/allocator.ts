@@ -9,7 +9,7 @@
  * set, so a burst of thousands of clients costs O(1) per new client, not a
  * walk from the start of the range.
  */
-import { ipFromBigInt, ipKey, type IpAddress } from '../core/ip.js';
+import { ipEquals, ipFromBigInt, ipKey, type IpAddress } from '../core/ip.js';
 import type { Mac } from '../core/mac.js';
 import { DHCP_INDEX_PREFIX } from '../ipam/objects.js';
 import { inEntry, type PoolSpec } from '../ipam/pool-spec.js';
@@ -30,8 +30,14 @@ export class Allocator {
   private readonly leases = new Map<Mac, Lease>();
   private readonly offers = new Map<Mac, Hold>();
   private readonly declined = new Map<string, number>();
-  /** Addresses someone holds: the IPAM pool's other allocations, leases, offers, declined. */
-  private readonly holder = new Map<string, Mac | 'ipam' | 'declined'>();
+  /** Addresses a client of ours holds (lease or offer) or that are quarantined. IPAM's are in ipamUsed. */
+  private readonly holder = new Map<string, Mac | 'declined'>();
+  /**
+   * Addresses a commit found taken by another writer, ipKey → until when: held
+   * until the pool's next view (setPool) says who has them, or until then at
+   * the latest, so a view that came before the refusal cannot lose them for good.
+   */
+  private readonly refusedUntil = new Map<string, number>();
   /**
    * Every `dhcp-<mac>` entry of the pool, address → MAC: a lease is durable
    * there, whoever wrote it (this server, or an accidental second one on the
@@ -65,12 +71,11 @@ export class Allocator {
     this.spec = spec;
     this.committed = committed;
     this.indexReservations();
-    for (const k of this.ipamUsed) if (this.holder.get(k) === 'ipam') this.holder.delete(k);
+    this.refusedUntil.clear();
     this.ipamUsed = new Set([...ipamUsed].map(ipKey));
     for (const ip of [...spec.reservations.values(), ...[...spec.preAllocations].filter(([k]) => !k.startsWith(DHCP_INDEX_PREFIX)).map(([, v]) => v)]) {
       this.ipamUsed.add(ipKey(ip));
     }
-    for (const k of this.ipamUsed) if (!this.holder.has(k)) this.holder.set(k, 'ipam');
   }
 
   leaseOf(mac: Mac): Lease | undefined {
@@ -97,24 +102,32 @@ export class Allocator {
     return this.spec.preAllocations.get(leaseKey(mac));
   }
 
-  /** Whether `ip` may go to `mac`: in the pool, and held by nobody else (IPAM, another client, quarantine). */
+  /**
+   * Whether `ip` may go to `mac`: in the pool, not IPAM's, not refused at a
+   * recent commit, not committed to or reserved for another MAC, and held by
+   * no other client nor quarantined.
+   */
   isFreeFor(ip: IpAddress, mac: Mac, nowMs: number): boolean {
     if (!this.inPool(ip)) return false;
     const k = ipKey(ip);
+    if (this.ipamUsed.has(k)) return false;
+    const refusedUntil = this.refusedUntil.get(k);
+    if (refusedUntil !== undefined) {
+      if (refusedUntil > nowMs) return false;
+      this.refusedUntil.delete(k);
+    }
     const committedTo = this.committed.get(k);
     if (committedTo !== undefined && committedTo !== mac) return false;
+    const keptFor = this.reservedFor.get(k);
+    if (keptFor !== undefined && keptFor !== mac) return false;
     const h = this.holder.get(k);
-    if (h === undefined || h === mac) {
-      const keptFor = this.reservedFor.get(k);
-      return keptFor === undefined || keptFor === mac;
-    }
+    if (h === undefined || h === mac) return true;
     if (h === 'declined') {
       if ((this.declined.get(k) ?? 0) > nowMs) return false;
       this.declined.delete(k);
       this.holder.delete(k);
       return true;
     }
-    if (h === 'ipam') return false;
     // another client's offer that has run out is free again
     const offer = this.offers.get(h);
     if (offer && ipKey(offer.ip) === k && offer.untilMs <= nowMs && this.leases.get(h)?.ip === undefined) {
@@ -153,9 +166,13 @@ export class Allocator {
       if (other === mac || this.leases.has(other)) continue;
       const k = ipKey(hold.ip);
       if (this.holder.get(k) !== other) continue;
-      this.offers.delete(other);
+      // taken from the other client only if it is free for this one (not IPAM's, not reserved for a third)
       this.holder.delete(k);
-      if (this.isFreeFor(hold.ip, mac, nowMs)) return hold.ip;
+      if (this.isFreeFor(hold.ip, mac, nowMs)) {
+        this.offers.delete(other);
+        return hold.ip;
+      }
+      this.holder.set(k, other);
     }
     return undefined;
   }
@@ -178,9 +195,7 @@ export class Allocator {
   }
 
   offer(mac: Mac, ip: IpAddress, untilMs: number): void {
-    const previous = this.offers.get(mac);
-    if (previous && this.holder.get(ipKey(previous.ip)) === mac && !this.leases.has(mac)) this.holder.delete(ipKey(previous.ip));
-    this.offers.delete(mac); // re-inserted: the map stays in offer order, oldest first
+    this.dropOffer(mac); // re-inserted: the map stays in offer order, oldest first
     this.offers.set(mac, { ip, untilMs });
     this.holder.set(ipKey(ip), mac);
   }
@@ -188,15 +203,12 @@ export class Allocator {
   /**
    * Forgets `mac`'s offer of `ip` after its commit was refused (another
    * writer took the address first): the client's next DISCOVER gets another.
+   * The address is nobody's here until the pool's next view, or `untilMs`.
    */
-  refused(mac: Mac, ip: IpAddress): void {
+  refused(mac: Mac, ip: IpAddress, untilMs: number): void {
     const offer = this.offers.get(mac);
-    if (offer && ipKey(offer.ip) === ipKey(ip)) {
-      this.offers.delete(mac);
-      if (this.holder.get(ipKey(ip)) === mac && this.leases.get(mac) === undefined) this.holder.delete(ipKey(ip));
-    }
-    // someone else's until the pool's next view says otherwise (setPool resets 'ipam' holders)
-    if (!this.holder.has(ipKey(ip))) this.holder.set(ipKey(ip), 'ipam');
+    if (offer && ipEquals(offer.ip, ip)) this.dropOffer(mac);
+    this.refusedUntil.set(ipKey(ip), untilMs);
   }
 
   /** Records a committed lease (new, renewed, or loaded after a failover). */
@@ -204,12 +216,16 @@ export class Allocator {
     const previous = this.leases.get(lease.mac);
     if (previous && ipKey(previous.ip) !== ipKey(lease.ip)) this.holder.delete(ipKey(previous.ip));
     this.leases.set(lease.mac, lease);
-    this.offers.delete(lease.mac);
+    this.dropOffer(lease.mac); // an offer of another address (the client asked for this one) frees that address
     this.holder.set(ipKey(lease.ip), lease.mac);
   }
 
-  /** Forgets a lease (released, declined or expired); the address is free again unless quarantined. */
+  /**
+   * Forgets a lease (released, declined or expired) and any offer to the same
+   * client; the address is free again unless quarantined.
+   */
   unbind(mac: Mac): Lease | undefined {
+    this.dropOffer(mac);
     const lease = this.leases.get(mac);
     if (!lease) return undefined;
     this.leases.delete(mac);
@@ -217,9 +233,27 @@ export class Allocator {
     return lease;
   }
 
+  /** Forgets `mac`'s offer; its address is free again unless the client's lease is there too. */
+  private dropOffer(mac: Mac): void {
+    const offer = this.offers.get(mac);
+    if (!offer) return;
+    this.offers.delete(mac);
+    const k = ipKey(offer.ip);
+    const lease = this.leases.get(mac);
+    if (this.holder.get(k) === mac && (lease === undefined || ipKey(lease.ip) !== k)) this.holder.delete(k);
+  }
+
+  /**
+   * Keeps a declined address out of use until `untilMs` — unless a client
+   * holds a lease on it: a quarantine never takes a lease's address away.
+   */
   quarantine(ip: IpAddress, untilMs: number): void {
-    this.declined.set(ipKey(ip), untilMs);
-    this.holder.set(ipKey(ip), 'declined');
+    const k = ipKey(ip);
+    const h = this.holder.get(k);
+    const leased = h === undefined || h === 'declined' ? undefined : this.leases.get(h);
+    if (leased && ipKey(leased.ip) === k) return;
+    this.declined.set(k, untilMs);
+    this.holder.set(k, 'declined');
   }
 
   /** Leases whose expiry (plus `graceMs`) has passed. */

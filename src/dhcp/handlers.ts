@@ -12,7 +12,9 @@
  *   REBINDING (ciaddr): our lease → ACK; an address outside our subnet, or
  *   another client's → authoritative NAK; a free address in the pool with no
  *   record (e.g. after both our leaders lost it) → ACK and commit it.
- * - DECLINE → the address is quarantined, the lease dropped.
+ * - DECLINE of the client's own lease → the address is quarantined, the lease
+ *   dropped (RFC 2131 §4.3.3); any other DECLINE is dropped, so a client can
+ *   never take an address away from another.
  * - RELEASE → the lease is freed.
  * - INFORM → configuration without a lease.
  */
@@ -22,7 +24,7 @@ import type { Mac } from '../core/mac.js';
 import type { Allocator } from './allocator.js';
 import { chooseBoot } from './boot.js';
 import { destinationOf, type Destination } from './destination.js';
-import type { DhcpMessage } from './message.js';
+import { BROADCAST_FLAG, type DhcpMessage } from './message.js';
 import { MSG, opt, OPT, type OptionList } from './options.js';
 import type { DhcpServerConfig, DropReason, Lease, NakReason } from './types.js';
 
@@ -75,10 +77,10 @@ export function decide(req: DhcpMessage, ctx: HandlerContext): Decision {
     case MSG.request:
       return request(req, mac, ctx);
     case MSG.decline: {
+      // DECLINE follows our ACK, which follows the lease's commit: a client with no lease here has nothing to decline
       const ip = req.options.requestedIp;
       const lease = ctx.allocator.leaseOf(mac);
-      if (!ip || !isOurs(req, ctx)) return { kind: 'drop', reason: 'notOurLease' };
-      if (lease && !ipEquals(lease.ip, ip)) return { kind: 'drop', reason: 'notOurLease' };
+      if (!ip || !lease || !ipEquals(lease.ip, ip) || !isOurs(req, ctx)) return { kind: 'drop', reason: 'notOurLease' };
       return { kind: 'decline', mac, ip };
     }
     case MSG.release: {
@@ -171,9 +173,11 @@ function reply(req: DhcpMessage, ctx: HandlerContext, type: number, yiaddr: IpAd
     }
   }
   const destination = destinationOf(req, { yiaddr, isNak: type === MSG.nak });
+  // RFC 2131 §4.3.2: a NAK through a relay has the broadcast bit set, so that the relay broadcasts it to the client
+  const viaRelay = req.giaddr.value !== 0n;
   return {
     xid: req.xid,
-    flags: req.flags,
+    flags: type === MSG.nak && viaRelay ? req.flags | BROADCAST_FLAG : req.flags,
     ciaddr: type === MSG.ack && req.ciaddr.value !== 0n ? req.ciaddr : ZERO,
     yiaddr,
     siaddr,

@@ -55,6 +55,8 @@ export class DhcpServer {
   private readonly pendingBind = new Map<Mac, PendingCommit>();
   private pendingUnbind: CommitRequest['unbind'][number][] = [];
   private committing = false;
+  /** Requests waiting for their commit's outcome, whose ACK or NAK is not sent yet. */
+  private answersPending = 0;
   private running = false;
   private reaper: AbortController | undefined;
   private readonly log: Logger;
@@ -81,15 +83,18 @@ export class DhcpServer {
     void this.reapLoop(ac.signal);
   }
 
-  /** Stops answering; pending commits finish (their ACKs go out) before this resolves. */
+  /**
+   * Stops answering new requests at once; pending commits finish and their
+   * ACKs (or NAKs) go out before the transport is closed and this resolves.
+   */
   async stop(): Promise<void> {
     this.running = false;
     this.reaper?.abort();
-    this.o.transport.close();
-    while (this.committing || this.pendingBind.size > 0 || this.pendingUnbind.length > 0) {
+    while (this.committing || this.pendingBind.size > 0 || this.pendingUnbind.length > 0 || this.answersPending > 0) {
       if (!this.committing) void this.flush();
       await this.o.clock.sleep(5);
     }
+    this.o.transport.close();
     this.log.info({ leases: this.leaseCount }, 'DHCP stopped');
   }
 
@@ -176,7 +181,8 @@ export class DhcpServer {
         }
         const previous = alloc.leaseOf(d.lease.mac);
         const isNew = previous === undefined || previous.ip.value !== d.lease.ip.value;
-        void this.commitThenAck(type, d.lease, d.reply, d.refused, isNew);
+        this.answersPending++;
+        void this.commitThenAck(type, d.lease, d.reply, d.refused, isNew).finally(() => this.answersPending--);
         return;
       }
     }
@@ -191,7 +197,8 @@ export class DhcpServer {
       if (!this.committing) void this.flush();
     });
     if (outcome === 'refused') {
-      this.allocator?.refused(lease.mac, lease.ip);
+      // the pool's next view says who took it; until then (an offer hold at most) it is nobody's here
+      this.allocator?.refused(lease.mac, lease.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
       this.send(refused);
       this.log.info({ mac: lease.mac, ip: formatIp(lease.ip), reason: 'addressTaken' }, 'NAK: the address was taken by another writer before the lease was durable');
       this.o.metrics?.packets.labels(type, 'nak:addressTaken').inc();

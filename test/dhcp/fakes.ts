@@ -13,7 +13,6 @@ import { expect } from 'chai';
 import { Buffer } from 'node:buffer';
 import { parseCidr } from '../../src/core/cidr.js';
 import { formatIp, ipKey, parseIp, type IpAddress } from '../../src/core/ip.js';
-import type { Logger } from '../../src/core/logger.js';
 import { macToBytes, parseMac, type Mac } from '../../src/core/mac.js';
 import type { Destination } from '../../src/dhcp/destination.js';
 import { decodeMessage, encodeMessage, type DhcpMessage } from '../../src/dhcp/message.js';
@@ -288,34 +287,4 @@ const settled = new WeakSet<PendingCommit>();
 
 // ---- logger ----------------------------------------------------------------------
 
-export interface LogEntry {
-  readonly level: 'debug' | 'info' | 'warn' | 'error';
-  readonly obj: Record<string, unknown>;
-  readonly msg: string | undefined;
-}
-
-/** Records every entry with its bindings. */
-export class RecordingLogger implements Logger {
-  constructor(
-    readonly entries: LogEntry[] = [],
-    private readonly bindings: Record<string, unknown> = {},
-  ) {}
-  private add(level: LogEntry['level'], obj: object, msg?: string): void {
-    this.entries.push({ level, obj: { ...this.bindings, ...obj }, msg });
-  }
-  debug(obj: object, msg?: string): void {
-    this.add('debug', obj, msg);
-  }
-  info(obj: object, msg?: string): void {
-    this.add('info', obj, msg);
-  }
-  warn(obj: object, msg?: string): void {
-    this.add('warn', obj, msg);
-  }
-  error(obj: object, msg?: string): void {
-    this.add('error', obj, msg);
-  }
-  child(bindings: Record<string, unknown>): Logger {
-    return new RecordingLogger(this.entries, { ...this.bindings, ...bindings });
-  }
-}
+export { RecordingLogger, type LogEntry } from '../support/recording-logger.js';

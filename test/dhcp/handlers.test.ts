@@ -180,6 +180,20 @@ describe('dhcp/handlers decide', () => {
       expect([plan.file, formatIp(plan.siaddr)]).to.deep.equal(['', '0.0.0.0']);
       expect(plan.destination).to.deep.equal({ kind: 'broadcast' });
     });
+
+    it('a NAK through a relay goes to the relay with the broadcast bit set (RFC 2131 §4.3.2); other replies keep the client’s flags', () => {
+      const w = world();
+      const relay = ip('172.22.5.1');
+      const nak = replyOf(w.decide({ ...selecting(A, ip('172.22.0.10')), giaddr: relay }));
+      expect(nak.destination).to.deep.equal({ kind: 'relay', ip: relay, port: 67 });
+      expect(formatIp(nak.giaddr)).to.equal('172.22.5.1');
+      expect(onTheWire(nak).flags).to.equal(0x8000);
+      expect(replyOf(w.decide({ ...selecting(A, ip('172.22.0.10')), giaddr: relay, flags: 0x8000 })).flags, 'already set').to.equal(0x8000);
+      expect(replyOf(w.decide(selecting(A, ip('172.22.0.10')))).flags, 'no relay: broadcast anyway, flags as sent').to.equal(0);
+      expect(replyOf(w.decide(discover(A, { giaddr: relay }))).flags, 'an OFFER through a relay').to.equal(0);
+      w.allocator.offer(A, ip('172.22.0.10'), NOW + HOLD_MS);
+      expect(replyOf(w.decide({ ...selecting(A, ip('172.22.0.10')), giaddr: relay })).flags, 'an ACK through a relay').to.equal(0);
+    });
   });
 
   describe('REQUEST, INIT-REBOOT and RENEWING', () => {
@@ -266,6 +280,15 @@ describe('dhcp/handlers decide', () => {
       expect(summary(w.decide({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.13') }))).to.equal('drop notOurLease');
       expect(summary(w.decide({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.12'), serverId: OTHER_SERVER_IP }))).to.equal('drop notOurLease');
       expect(summary(w.decide({ type: MSG.decline, mac: A }))).to.equal('drop notOurLease');
+    });
+
+    it('DECLINE from a client with no lease, or of another client’s address: dropped (only a lease’s own client declines it)', () => {
+      const w = world();
+      w.allocator.bind(leaseOf(B, ip('172.22.0.12')));
+      expect(summary(w.decide({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.12'), serverId: SERVER_IP })), 'B’s lease').to.equal('drop notOurLease');
+      expect(summary(w.decide({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.13'), serverId: SERVER_IP })), 'a free address').to.equal('drop notOurLease');
+      w.allocator.offer(A, ip('172.22.0.14'), NOW + HOLD_MS);
+      expect(summary(w.decide({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.14'), serverId: SERVER_IP })), 'only offered, never ACKed').to.equal('drop notOurLease');
     });
 
     it('RELEASE of its lease (ciaddr): release', () => {

@@ -330,6 +330,20 @@ describe('dhcp/server DhcpServer', () => {
       expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
     });
 
+    it('DECLINE drops the client’s offer too: a REQUEST for the declined address is NAKed, not ACKed again', async () => {
+      const h = await started();
+      await h.bindLease(A);
+      await h.send(discover(A));
+      expect(h.transport.take().at(-1), 'a DISCOVER while bound: its lease is offered').to.equal('offer 172.22.0.10');
+      await h.send({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.10'), serverId: ip('172.22.0.2') });
+      h.store.answer(1);
+      await flushMicrotasks();
+      await h.send(selecting(A, ip('172.22.0.10')));
+      expect(h.store.commits, 'nothing written for it').to.have.length(2);
+      expect(h.transport.take()).to.deep.equal(['nak 0.0.0.0']);
+      expect(await count(h.metrics, 'request', 'nak:notOffered')).to.equal(1);
+    });
+
     it('an expired lease is reaped after its grace and unbound in the store', async () => {
       const h = await started({ reapGraceMs: REAP_INTERVAL_MS + 100_000 });
       await h.bindLease(A);
@@ -348,6 +362,7 @@ describe('dhcp/server DhcpServer', () => {
       await h.bindLease(A);
       await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10') });
       expect(h.store.inFlight).to.have.length(1);
+      h.transport.take();
       h.stopped = true;
       let done = false;
       const stopping = h.server.stop().then(() => {
@@ -355,8 +370,10 @@ describe('dhcp/server DhcpServer', () => {
       });
       await h.clock.advance(1000);
       expect(done, 'resolved with a commit in flight').to.equal(false);
-      expect(h.transport.closed).to.equal(true);
-      expect(h.transport.deliver(requestBytes(discover(B))), 'closed: nothing is read').to.equal(false);
+      expect(h.transport.closed, 'open until the commit is done').to.equal(false);
+      expect(h.transport.deliver(requestBytes(discover(B))), 'still read').to.equal(true);
+      await flushMicrotasks();
+      expect(h.transport.take(), 'but not answered').to.deep.equal([]);
       h.store.answer(1);
       await h.clock.advance(5);
       await h.clock.advance(5);
@@ -364,6 +381,33 @@ describe('dhcp/server DhcpServer', () => {
       await stopping;
       expect(h.clock.pendingSleepers, 'the reaper stopped too').to.equal(0);
       expect(h.store.commits).to.have.length(2);
+      expect(h.transport.closed).to.equal(true);
+    });
+
+    it('keeps the transport open until the ACKs and NAKs of pending commits are sent, then closes it', async () => {
+      const h = await started();
+      await h.send(discover(A));
+      await h.send(discover(B));
+      await h.send(selecting(A, ip('172.22.0.10')));
+      await h.send(selecting(B, ip('172.22.0.11')));
+      h.transport.take();
+      h.stopped = true;
+      let done = false;
+      const stopping = h.server.stop().then(() => {
+        done = true;
+      });
+      await h.clock.advance(1000);
+      expect([done, h.transport.closed]).to.deep.equal([false, false]);
+      h.store.answer(0);
+      await h.clock.advance(5);
+      expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
+      expect(bindsOf(h, 1)).to.deep.equal([`${B} 172.22.0.11`]);
+      expect([done, h.transport.closed], 'the second commit is in flight').to.deep.equal([false, false]);
+      h.store.answer(1, { refused: [B] });
+      for (let i = 0; i < 3 && !done; i++) await h.clock.advance(5);
+      await stopping;
+      expect(h.transport.take()).to.deep.equal(['nak 0.0.0.0']);
+      expect(h.transport.closed).to.equal(true);
     });
 
     it('resolves at once when nothing is pending', async () => {

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import type { Logger } from '../../src/core/logger.js';
 import { ApiUnavailableError, GoneError } from '../../src/kube/errors.js';
 import { Informer, type InformerEvent, type ListWatch } from '../../src/kube/informer.js';
 import type { ListResult, WatchEvent } from '../../src/kube/types.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
+import { RecordingLogger } from '../support/recording-logger.js';
 
 type Obj = KubeObject & { v?: number };
 const obj = (name: string, rv: string, v = 0): Obj => ({ metadata: { name, namespace: 'ns', resourceVersion: rv }, v });
@@ -32,25 +32,6 @@ class ScriptedListWatch implements ListWatch<Obj> {
     // After the script ends, block until aborted, like a quiet watch.
     if (!next) return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
     return next(rv, emit, signal);
-  }
-}
-
-class RecordingLogger implements Logger {
-  readonly lines: { level: string; obj: object; msg?: string }[] = [];
-  debug(obj: object, msg?: string): void {
-    this.lines.push({ level: 'debug', obj, msg });
-  }
-  info(obj: object, msg?: string): void {
-    this.lines.push({ level: 'info', obj, msg });
-  }
-  warn(obj: object, msg?: string): void {
-    this.lines.push({ level: 'warn', obj, msg });
-  }
-  error(obj: object, msg?: string): void {
-    this.lines.push({ level: 'error', obj, msg });
-  }
-  child(): Logger {
-    return this;
   }
 }
 
@@ -149,7 +130,7 @@ describe('Informer', () => {
     expect(lw.listCalls).to.equal(3);
     expect(informer.hasSynced).to.equal(true);
     // two failures are a blip (debug); the third in a row would be a warning
-    expect(logger.lines.filter((l) => l.msg === 'informer retrying').map((l) => `${l.level} ${(l.obj as { reason: string }).reason}`)).to.deep.equal([
+    expect(logger.entries.filter((l) => l.msg === 'informer retrying').map((l) => `${l.level} ${String(l.fields["reason"])}`)).to.deep.equal([
       'debug listFailed',
       'debug listFailed',
     ]);
@@ -185,7 +166,7 @@ describe('Informer', () => {
     });
     expect(seen).to.deep.equal(['a', 'b']);
     expect(informer.get('ns/b')).to.not.equal(undefined);
-    expect(logger.lines.some((l) => l.level === 'error' && l.msg === 'informer handler failed')).to.equal(true);
+    expect(logger.entries.some((l) => l.level === 'error' && l.msg === 'informer handler failed')).to.equal(true);
     ac.abort();
     await done;
   });

@@ -10,9 +10,9 @@
  * because the server catches and logs what its ports throw.
  */
 import { Buffer } from 'node:buffer';
-import type { Logger } from '../../src/core/logger.js';
 import { decodePacket, encodePacket, type TftpOption, type TftpPacket } from '../../src/tftp/packets.js';
 import type { Peer, TftpEndpoint, TftpFile, TftpFiles, TftpMetrics, TftpNetwork, TransferReason, TransferResult } from '../../src/tftp/ports.js';
+import { RecordingLogger as SharedRecordingLogger } from '../support/recording-logger.js';
 
 export const CLIENT: Peer = { address: '192.0.2.10', port: 2070 };
 
@@ -187,42 +187,14 @@ export function fileOfSize(size: number): Buffer {
 
 const LOG_KEYS = new Set(['component', 'ip', 'iface', 'mac', 'pool', 'claim', 'lease', 'reason', 'err']);
 
-export interface LogEntry {
-  readonly level: 'debug' | 'info' | 'warn' | 'error';
-  readonly obj: Record<string, unknown>;
-  readonly msg: string | undefined;
-}
+export type { LogEntry } from '../support/recording-logger.js';
 
 /** Records every entry with its bindings; keys outside the house vocabulary are violations. */
-export class RecordingLogger implements Logger {
-  constructor(
-    private readonly v: Violations,
-    readonly entries: LogEntry[] = [],
-    private readonly bindings: Record<string, unknown> = {},
-  ) {
-    this.checkKeys(bindings);
-  }
-  private checkKeys(obj: object): void {
-    for (const k of Object.keys(obj)) if (!LOG_KEYS.has(k)) throw this.v.violate(`log key ${k} is not in the vocabulary`);
-  }
-  private add(level: LogEntry['level'], obj: object, msg?: string): void {
-    this.checkKeys(obj);
-    this.entries.push({ level, obj: { ...this.bindings, ...obj }, msg });
-  }
-  debug(obj: object, msg?: string): void {
-    this.add('debug', obj, msg);
-  }
-  info(obj: object, msg?: string): void {
-    this.add('info', obj, msg);
-  }
-  warn(obj: object, msg?: string): void {
-    this.add('warn', obj, msg);
-  }
-  error(obj: object, msg?: string): void {
-    this.add('error', obj, msg);
-  }
-  child(bindings: Record<string, unknown>): Logger {
-    return new RecordingLogger(this.v, this.entries, { ...this.bindings, ...bindings });
+export class RecordingLogger extends SharedRecordingLogger {
+  constructor(v: Violations) {
+    super([], {}, (fields) => {
+      for (const k of Object.keys(fields)) if (!LOG_KEYS.has(k)) throw v.violate(`log key ${k} is not in the vocabulary`);
+    });
   }
 }
 

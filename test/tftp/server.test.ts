@@ -183,7 +183,7 @@ describe('TftpServer', () => {
     expect(client.received.equals(file)).to.equal(true);
     expect(metrics.calls).to.deep.equal([['complete', 'allBlocksAcked', 100_003]]);
     const done = log.entries.find((e) => e.level === 'info' && e.msg?.startsWith('sent undionly.kpxe'));
-    expect(done?.obj).to.deep.include({ component: 'tftp', ip: CLIENT.address, reason: 'allBlocksAcked' });
+    expect(done?.fields).to.deep.include({ component: 'tftp', ip: CLIENT.address, reason: 'allBlocksAcked' });
     expectClean();
   });
 
@@ -253,7 +253,7 @@ describe('TftpServer', () => {
       expect(network.endpointFor().take()).to.deep.equal([{ kind: 'error', code: 4, message: 'unknown transfer mode' }]);
       expect(files.opened).to.deep.equal([]);
       expect(metrics.calls).to.deep.equal([['failed', 'unknownMode', 0]]);
-      expect(log.entries.some((e) => e.obj.reason === 'optionWithoutValue')).to.equal(true);
+      expect(log.entries.some((e) => e.fields.reason === 'optionWithoutValue')).to.equal(true);
       expectClean();
     });
 
@@ -331,7 +331,7 @@ describe('TftpServer', () => {
       await flushMicrotasks();
       expect(network.endpoints).to.deep.equal([]);
       expect(metrics.calls).to.deep.equal([]);
-      expect(log.entries.filter((e) => e.level === 'debug').map((e) => e.obj.reason)).to.deep.equal(['unknownOpcode', 'notARequest', 'notARequest', 'tooShort']);
+      expect(log.entries.filter((e) => e.level === 'debug').map((e) => e.fields.reason)).to.deep.equal(['unknownOpcode', 'notARequest', 'notARequest', 'tooShort']);
       expectClean();
     });
   });
@@ -378,7 +378,7 @@ describe('TftpServer', () => {
     expect(ep.closed).to.equal(true);
     expect(ep.take()).to.deep.equal([]);
     expect(metrics.calls).to.deep.equal([['failed', 'timeout', 0]]);
-    expect(log.entries.find((e) => e.level === 'warn')?.obj).to.deep.include({ reason: 'timeout', ip: CLIENT.address });
+    expect(log.entries.find((e) => e.level === 'warn')?.fields).to.deep.include({ reason: 'timeout', ip: CLIENT.address });
     expectClean();
   });
 

@@ -11,7 +11,6 @@
  * elector catches and logs errors from its port; tests assert the list is empty.
  */
 import type { Clock } from '../../src/core/clock.js';
-import type { Logger } from '../../src/core/logger.js';
 import type { FenceReason, LeaseRecord } from '../../src/vip/election.js';
 import type { ElectorHooks, LeadingContext } from '../../src/vip/elector.js';
 import type { LeasePort, LeaseWrite, StoredLease } from '../../src/vip/ports.js';
@@ -313,36 +312,4 @@ export class RecordingHooks implements ElectorHooks {
 
 // ---- logger ----------------------------------------------------------------
 
-export interface LogEntry {
-  readonly level: 'debug' | 'info' | 'warn' | 'error';
-  readonly fields: Record<string, unknown>;
-  readonly msg: string | undefined;
-}
-
-/** A Logger that keeps every entry (with its child bindings) for assertions. */
-export class RecordingLogger implements Logger {
-  constructor(
-    readonly entries: LogEntry[] = [],
-    private readonly bindings: Record<string, unknown> = {},
-  ) {}
-
-  debug(obj: object, msg?: string): void {
-    this.push('debug', obj, msg);
-  }
-  info(obj: object, msg?: string): void {
-    this.push('info', obj, msg);
-  }
-  warn(obj: object, msg?: string): void {
-    this.push('warn', obj, msg);
-  }
-  error(obj: object, msg?: string): void {
-    this.push('error', obj, msg);
-  }
-  child(bindings: Record<string, unknown>): Logger {
-    return new RecordingLogger(this.entries, { ...this.bindings, ...bindings });
-  }
-
-  private push(level: LogEntry['level'], obj: object, msg: string | undefined): void {
-    this.entries.push({ level, fields: { ...this.bindings, ...(obj as Record<string, unknown>) }, msg });
-  }
-}
+export { RecordingLogger, type LogEntry } from '../support/recording-logger.js';
