@@ -59,11 +59,15 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
   const vipText = formatIp(o.vip);
   let server: DhcpServer | undefined;
   let transport: DhcpSocket | undefined;
+  /** Moves on every stop: a start still loading when its term ended opens nothing. */
+  let generation = 0;
   const dependent: DependentWork = {
     start: async () => {
+      const mine = ++generation;
       const loaded = await store.load();
       // known-hosts-only: answer nobody before the hosts are listed
       await knownHosts?.warm();
+      if (mine !== generation) return;
       const config: DhcpServerConfig = {
         serverIp: o.vip,
         subnet: subnetFor(o.config.subnet, loaded.pool.spec, o.vip),
@@ -96,6 +100,7 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
       await server.start();
     },
     stop: async () => {
+      generation++;
       await server?.stop();
       server = undefined;
       transport = undefined;

@@ -52,7 +52,7 @@ export interface LeaseStore {
    * client id, hostname and expiry) follow asynchronously.
    */
   commit(request: CommitRequest): Promise<CommitResult>;
-  /** Called with the pool's new view whenever IPAM changes it (static allocations, spec). */
-  onPoolChange(cb: (pool: PoolView) => void): void;
+  /** Called with the pool's new view whenever IPAM changes it (static allocations, spec); returns the unsubscribe. */
+  onPoolChange(cb: (pool: PoolView) => void): () => void;
   close(): void;
 }

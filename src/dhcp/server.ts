@@ -58,6 +58,9 @@ export class DhcpServer {
   /** Requests waiting for their commit's outcome, whose ACK or NAK is not sent yet. */
   private answersPending = 0;
   private running = false;
+  /** stop() was called: a start() still loading must not begin answering. */
+  private stopped = false;
+  private unsubscribe: (() => void) | undefined;
   private reaper: AbortController | undefined;
   private readonly log: Logger;
 
@@ -71,9 +74,10 @@ export class DhcpServer {
 
   async start(): Promise<void> {
     const loaded = await this.o.store.load();
+    if (this.stopped) return; // stop() came while the leases were loading: never start answering
     this.applyPool(loaded.pool);
     for (const lease of loaded.leases) this.allocator?.bind(lease);
-    this.o.store.onPoolChange((pool) => this.applyPool(pool));
+    this.unsubscribe = this.o.store.onPoolChange((pool) => this.applyPool(pool));
     this.running = true;
     this.o.transport.onRequest((payload) => this.onPayload(payload));
     this.o.metrics?.leases.set(this.leaseCount);
@@ -88,8 +92,11 @@ export class DhcpServer {
    * ACKs (or NAKs) go out before the transport is closed and this resolves.
    */
   async stop(): Promise<void> {
+    this.stopped = true;
     this.running = false;
     this.reaper?.abort();
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
     while (this.committing || this.pendingBind.size > 0 || this.pendingUnbind.length > 0 || this.answersPending > 0) {
       if (!this.committing) void this.flush();
       await this.o.clock.sleep(5);

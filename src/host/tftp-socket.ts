@@ -6,7 +6,6 @@
  * the client's firewall-free reply path is the one its request took.
  */
 import dgram from 'node:dgram';
-import { once } from 'node:events';
 import { formatIp, type IpAddress } from '../core/ip.js';
 import type { Peer, TftpEndpoint, TftpNetwork } from '../tftp/ports.js';
 import * as native from './native.js';
@@ -21,7 +20,11 @@ export interface TftpSocketOptions {
   readonly port?: number;
 }
 
-/** A UDP socket in the namespace, bound to address:port on the interface, as a node:dgram socket. */
+/**
+ * A UDP socket in the namespace, bound to address:port on the interface, as a
+ * node:dgram socket. (Adopting a bound fd emits 'listening' synchronously,
+ * inside bind(): there is nothing to wait for.)
+ */
 function udpSocket(o: TftpSocketOptions, port: number): dgram.Socket {
   const fd = native.openSocket(o.netnsPath, native.AF_INET, native.SOCK_DGRAM, 0);
   try {
@@ -39,9 +42,16 @@ function udpSocket(o: TftpSocketOptions, port: number): dgram.Socket {
 export class TftpSocketNetwork implements TftpNetwork {
   constructor(private readonly o: TftpSocketOptions) {}
 
-  async listen(onRequest: (data: Buffer, from: Peer) => void): Promise<{ close(): void }> {
+  listen(onRequest: (data: Buffer, from: Peer) => void): Promise<{ close(): void }> {
+    return settle(() => this.listenNow(onRequest));
+  }
+
+  openTransfer(peer: Peer): Promise<TftpEndpoint> {
+    return settle(() => this.openTransferNow(peer));
+  }
+
+  private listenNow(onRequest: (data: Buffer, from: Peer) => void): { close(): void } {
     const socket = udpSocket(this.o, this.o.port ?? 69);
-    await once(socket, 'listening');
     socket.on('error', () => {}); // UDP errors (ICMP unreachable) lose the datagram; the session retransmits
     socket.on('message', (data, rinfo) => onRequest(data, { address: rinfo.address, port: rinfo.port }));
     return {
@@ -51,9 +61,8 @@ export class TftpSocketNetwork implements TftpNetwork {
     };
   }
 
-  async openTransfer(peer: Peer): Promise<TftpEndpoint> {
+  private openTransferNow(peer: Peer): TftpEndpoint {
     const socket = udpSocket(this.o, 0);
-    await once(socket, 'listening');
     let closed = false;
     socket.on('error', () => {});
     return {
@@ -74,5 +83,14 @@ export class TftpSocketNetwork implements TftpNetwork {
         socket.close();
       },
     };
+  }
+}
+
+/** The port's promise: a socket error (EADDRINUSE, no such device) rejects it. */
+function settle<T>(f: () => T): Promise<T> {
+  try {
+    return Promise.resolve(f());
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }
 }

@@ -101,8 +101,12 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     return { pool: this.view(), leases };
   }
 
-  onPoolChange(cb: (pool: PoolView) => void): void {
+  onPoolChange(cb: (pool: PoolView) => void): () => void {
     this.listeners.push(cb);
+    return () => {
+      const i = this.listeners.indexOf(cb);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
   }
 
   close(): void {

@@ -32,7 +32,41 @@ export interface HolderOptions {
   readonly dependents?: readonly DependentWork[];
 }
 
+/** How long a dependent's start may take before the holder stops waiting for it (logged as an error). */
+export const DEPENDENT_START_TIMEOUT_MS = 10_000;
+/** How long stepping down waits for each dependent's stop before removing the VIP anyway. */
+export const DEPENDENT_STOP_TIMEOUT_MS = 1_000;
+
 export function holderHooks(o: HolderOptions): ElectorHooks {
+  /**
+   * Dependent work starts in the background: the elector must go on renewing
+   * while DHCP loads its leases, and a start that fails or hangs must never
+   * keep the VIP from being renewed or removed. Each term (acquire → step
+   * down) has a number; a dependent whose start finishes after its term ended
+   * is stopped at once. Stops are bounded: the VIP's removal waits at most
+   * DEPENDENT_STOP_TIMEOUT_MS for each (its kernel lifetime bounds it anyway).
+   */
+  let term = 0;
+  let running: DependentWork[] = [];
+  const bounded = async (what: string, work: () => Promise<void>, timeoutMs: number, reason: string): Promise<void> => {
+    const ac = new AbortController();
+    try {
+      const outcome = await Promise.race([work().then(() => 'done' as const), o.clock.sleep(timeoutMs, ac.signal).then(() => 'timeout' as const)]);
+      if (outcome === 'timeout') o.logger.error({ reason: 'timeout' }, `${what} did not finish within ${timeoutMs} ms; going on without waiting for it`);
+    } catch (err) {
+      o.logger.error({ err: describeError(err), reason }, `${what} failed`);
+    } finally {
+      ac.abort();
+    }
+  };
+  const startDependents = async (myTerm: number): Promise<void> => {
+    for (const d of o.dependents ?? []) {
+      if (term !== myTerm) return;
+      await bounded('starting dependent work', () => d.start(), DEPENDENT_START_TIMEOUT_MS, 'acquired');
+      if (term === myTerm) running.push(d);
+      else void bounded('stopping dependent work that started after stepping down', () => d.stop('renewDeadlineExceeded'), DEPENDENT_STOP_TIMEOUT_MS, 'lateStart');
+    }
+  };
   const install = async (ctx: LeadingContext, why: 'acquired' | 'renewed'): Promise<void> => {
     const now = o.clock.monotonicMs();
     const lifetime = vipLifetimeSeconds(o.timings, ctx.sentMs, now);
@@ -50,7 +84,7 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
       o.logger.info({ reason: why, lifetimeSeconds: lifetime }, `VIP installed: ${o.target.description}`);
       o.announcer.start();
       o.metrics?.owned.labels(o.name).set(1);
-      if (why === 'acquired') for (const d of o.dependents ?? []) await d.start();
+      if (why === 'acquired') void startDependents(++term);
     }
   };
   return {
@@ -58,13 +92,10 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
     onRenewed: (ctx) => install(ctx, 'renewed'),
     onStopLeading: async (reason) => {
       o.announcer.stop();
-      for (const d of [...(o.dependents ?? [])].reverse()) {
-        try {
-          await d.stop(reason);
-        } catch (err) {
-          o.logger.error({ err: describeError(err), reason }, 'stopping dependent work failed');
-        }
-      }
+      term++;
+      const stopping = running.reverse();
+      running = [];
+      for (const d of stopping) await bounded('stopping dependent work', () => d.stop(reason), DEPENDENT_STOP_TIMEOUT_MS, reason);
       const removed = await o.target.remove();
       o.metrics?.owned.labels(o.name).set(0);
       o.logger.info({ reason, removed }, `VIP removed: ${o.target.description}`);

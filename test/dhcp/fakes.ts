@@ -252,9 +252,12 @@ export class FakeLeaseStore implements LeaseStore {
     return reply.promise;
   }
 
-  onPoolChange(cb: (pool: PoolView) => void): void {
+  onPoolChange(cb: (pool: PoolView) => void): () => void {
     if (this.listener) throw this.v.violate('second onPoolChange');
     this.listener = cb;
+    return () => {
+      this.listener = undefined;
+    };
   }
 
   /** IPAM changed the pool. */

@@ -54,6 +54,27 @@ export interface VipLabOptions {
 
 const now = (): number => systemClock.monotonicMs();
 
+/** Agents still running when the test process exits are killed (one 'exit' listener for all of them). */
+const running = new Set<ChildProcess>();
+let exitHook = false;
+function killOnExit(child: ChildProcess): void {
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', killAll);
+  }
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
+function killAll(): void {
+  for (const child of running) {
+    try {
+      if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
 export class VipLab {
   readonly net = new TestNet();
   readonly nodes: string[] = [];
@@ -279,13 +300,7 @@ export class VipLab {
     if (log) child.stdout?.pipe(log);
     else child.stdout?.resume();
     this.agents.set(i, child);
-    process.once('exit', () => {
-      try {
-        if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    });
+    killOnExit(child);
     return child;
   }
 

@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { silentLogger } from '../../src/core/logger.js';
 import { Announcer } from '../../src/vip/announcer.js';
-import { holderHooks } from '../../src/vip/holder.js';
+import { DEPENDENT_START_TIMEOUT_MS, DEPENDENT_STOP_TIMEOUT_MS, holderHooks } from '../../src/vip/holder.js';
 import { createVipMetrics } from '../../src/vip/metrics.js';
 import type { InstallResult, VipTarget } from '../../src/vip/ports.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { RecordingLogger } from '../support/recording-logger.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
 
@@ -91,9 +92,80 @@ describe('holderHooks', () => {
   });
 
   it('steps down in order: dependent work stops, then the VIP goes', async () => {
+    const { clock, target, hooks, order } = setup();
+    await hooks.onLeading({ sentMs: 0 });
+    await clock.advance(1);
+    await hooks.onStopLeading('shutdown');
+    expect(order).to.deep.equal(['dhcp start', 'dhcp stop']);
+    expect(target.calls.at(-1)).to.equal('remove');
+  });
+
+  it('a VIP left by an earlier process is removed without stopping work this process never started', async () => {
     const { target, hooks, order } = setup();
     await hooks.onStopLeading('shutdown');
-    expect(order).to.deep.equal(['dhcp stop']);
+    expect(order).to.deep.equal([]);
     expect(target.calls).to.deep.equal(['remove']);
+  });
+
+  describe('dependent work that misbehaves', () => {
+    function world(dependents: Parameters<typeof holderHooks>[0]['dependents']) {
+      const clock = new FakeClock();
+      const target = new FakeTarget();
+      const logger = new RecordingLogger();
+      const announcer = new Announcer({ schedule: { burstCount: 1, burstIntervalMs: 1000, refreshMs: 0 }, clock, logger, announce: () => target.announce() });
+      const hooks = holderHooks({ target, timings: TIMINGS, clock, logger, announcer, name: 'vip', dependents });
+      return { clock, target, hooks, logger };
+    }
+    const never = (): Promise<void> => new Promise(() => undefined);
+
+    it('a start that hangs keeps neither the elector (onLeading returns) nor the step-down waiting', async () => {
+      const order: string[] = [];
+      const { clock, target, hooks, logger } = world([{ start: never, stop: () => (order.push('stop'), Promise.resolve()) }]);
+      await hooks.onLeading({ sentMs: 0 }); // resolves although start() never does
+      await clock.advance(DEPENDENT_START_TIMEOUT_MS);
+      expect(logger.entries.some((e) => e.level === 'error' && e.msg?.includes('did not finish'))).to.equal(true);
+      await hooks.onStopLeading('renewDeadlineExceeded');
+      expect(order, 'the hung dependent is still asked to stop').to.deep.equal(['stop']);
+      expect(target.calls.at(-1)).to.equal('remove');
+    });
+
+    it('a start that finishes after stepping down is stopped at once', async () => {
+      const order: string[] = [];
+      let finish: () => void = () => undefined;
+      const { clock, hooks } = world([
+        { start: () => new Promise<void>((r) => (finish = () => (order.push('started'), r()))), stop: () => (order.push('stop'), Promise.resolve()) },
+      ]);
+      await hooks.onLeading({ sentMs: 0 });
+      await hooks.onStopLeading('renewDeadlineExceeded');
+      expect(order).to.deep.equal([]);
+      finish();
+      await clock.advance(1);
+      expect(order).to.deep.equal(['started', 'stop']);
+    });
+
+    it('a stop that hangs delays the VIP’s removal by at most DEPENDENT_STOP_TIMEOUT_MS', async () => {
+      const { clock, target, hooks } = world([{ start: () => Promise.resolve(), stop: never }]);
+      await hooks.onLeading({ sentMs: 0 });
+      await clock.advance(1);
+      let removed = false;
+      const stepping = hooks.onStopLeading('renewDeadlineExceeded').then(() => (removed = true));
+      await clock.advance(DEPENDENT_STOP_TIMEOUT_MS - 1);
+      expect(removed).to.equal(false);
+      await clock.advance(1);
+      await stepping;
+      expect(target.calls.at(-1)).to.equal('remove');
+    });
+
+    it('a start that fails is logged and the next dependent still starts', async () => {
+      const order: string[] = [];
+      const { clock, hooks, logger } = world([
+        { start: () => Promise.reject(new Error('socket: no such device')), stop: () => Promise.resolve() },
+        { start: () => (order.push('tftp start'), Promise.resolve()), stop: () => Promise.resolve() },
+      ]);
+      await hooks.onLeading({ sentMs: 0 });
+      await clock.advance(1);
+      expect(order).to.deep.equal(['tftp start']);
+      expect(logger.entries.find((e) => e.level === 'error')?.fields['err']).to.match(/no such device/);
+    });
   });
 });
