@@ -7,6 +7,7 @@
  * IPAddress (MAC, client id, hostname, expiry) are written right after, in
  * the background, and removed when the lease ends.
  */
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import { formatIp, type IpAddress } from '../core/ip.js';
@@ -64,6 +65,8 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     private readonly o: KubeDhcpLeaseStoreOptions,
   ) {
     this.log = o.logger.child({ component: 'dhcp', pool: `${o.namespace}/${o.pool}` });
+    // three informers, their retries and the lease-object writer all listen to this one signal
+    setMaxListeners(64, this.stop.signal);
     this.pools = kube.resource(RESOURCES.ipPool);
     this.claims = kube.resource(RESOURCES.ipClaim);
     this.addresses = kube.resource(RESOURCES.ipAddress);
