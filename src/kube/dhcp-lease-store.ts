@@ -40,6 +40,9 @@ export interface KubeDhcpLeaseStoreOptions {
 
 /** Lease objects written at once when no commit is in flight. */
 const OBJECT_WRITERS = 16;
+/** While commits keep coming, lease objects wait, but write a few at least this often. */
+const OBJECT_MAX_PAUSE_MS = 2000;
+const OBJECT_POLL_MS = 20;
 
 type Work = { readonly kind: 'write'; readonly lease: Lease } | { readonly kind: 'remove'; readonly mac: Mac; readonly ip: IpAddress };
 
@@ -57,6 +60,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
   private working = false;
   private lastFingerprint = '';
   private commitsInFlight = 0;
+  private lastObjectWriteMs = 0;
   private readonly holders = new PoolHolders();
   private readonly log: Logger;
 
@@ -217,15 +221,23 @@ export class KubeDhcpLeaseStore implements LeaseStore {
   }
 
   /**
-   * Writes lease objects in the background. They yield to commits: while a
-   * commit is in flight only one object is written at a time, so a burst of
-   * boots is ACKed at the speed of the pool writes and its objects follow.
+   * Writes lease objects in the background. They yield to commits: while
+   * commits are in flight, objects wait (a handful every OBJECT_MAX_PAUSE_MS),
+   * so a burst of boots is ACKed at the speed of the pool writes and its
+   * objects follow.
    */
   private async drain(): Promise<void> {
     this.working = true;
     try {
       while (this.work.size > 0 && !this.stop.signal.aborted) {
-        const limit = this.commitsInFlight > 0 ? 1 : OBJECT_WRITERS;
+        const busy = this.commitsInFlight > 0;
+        // every API write during a burst makes the next commit (and its ACKs) slower: wait, but not forever
+        if (busy && this.o.clock.monotonicMs() - this.lastObjectWriteMs < OBJECT_MAX_PAUSE_MS) {
+          await this.o.clock.sleep(OBJECT_POLL_MS, this.stop.signal).catch(() => undefined);
+          continue;
+        }
+        this.lastObjectWriteMs = this.o.clock.monotonicMs();
+        const limit = busy ? 1 : OBJECT_WRITERS;
         const batch: Work[] = [];
         for (const w of this.work.values()) if (batch.push(w) >= limit * 4) break;
         for (const w of batch) this.work.delete(w.kind === 'write' ? w.lease.mac : w.mac);
