@@ -98,7 +98,7 @@ export function clientWithToken(token: string): KubeClient {
   return connectWithToken(apiserver.server, token, apiserver.caPem);
 }
 
-export type ChartComponent = 'controller';
+export type ChartComponent = 'controller' | 'agent';
 
 const clusterRolesCreated = new Set<string>();
 
