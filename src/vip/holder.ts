@@ -80,7 +80,8 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
       o.logger.warn({ reason: 'deadlinePassed' }, 'VIP not installed: the renew deadline had passed');
       return;
     }
-    if (result === 'added') {
+    // a new term starts its work even when the address was still there (a removal that failed, then a quick re-acquire)
+    if (result === 'added' || why === 'acquired') {
       o.logger.info({ reason: why, lifetimeSeconds: lifetime }, `VIP installed: ${o.target.description}`);
       o.announcer.start();
       o.metrics?.owned.labels(o.name).set(1);

@@ -72,6 +72,15 @@ describe('holderHooks', () => {
     expect(order).to.deep.equal(['dhcp start']);
   });
 
+  it('acquiring while the address is still there (refreshed, not added) still starts the term: announce and dependent work', async () => {
+    const { clock, target, hooks, order } = setup();
+    target.next = 'refreshed';
+    await hooks.onLeading({ sentMs: 0 });
+    await clock.advance(1);
+    expect(target.calls.filter((c) => c === 'announce')).to.have.length(1);
+    expect(order).to.deep.equal(['dhcp start']);
+  });
+
   it('a renew that re-adds a lapsed VIP announces again', async () => {
     const { clock, target, hooks } = setup();
     target.next = 'added';
