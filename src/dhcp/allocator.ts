@@ -29,6 +29,9 @@ interface Hold {
 export class Allocator {
   private readonly leases = new Map<Mac, Lease>();
   private readonly offers = new Map<Mac, Hold>();
+  /** Addresses of REQUESTs being committed (ipKey → MAC, and back): nobody else's until settled. */
+  private readonly pending = new Map<string, Mac>();
+  private readonly pendingOf = new Map<Mac, string>();
   private readonly declined = new Map<string, number>();
   /** Addresses a client of ours holds (lease or offer) or that are quarantined. IPAM's are in ipamUsed. */
   private readonly holder = new Map<string, Mac | 'declined'>();
@@ -118,6 +121,8 @@ export class Allocator {
     }
     const committedTo = this.committed.get(k);
     if (committedTo !== undefined && committedTo !== mac) return false;
+    const pendingFor = this.pending.get(k);
+    if (pendingFor !== undefined && pendingFor !== mac) return false;
     const keptFor = this.reservedFor.get(k);
     if (keptFor !== undefined && keptFor !== mac) return false;
     const h = this.holder.get(k);
@@ -209,6 +214,24 @@ export class Allocator {
     const offer = this.offers.get(mac);
     if (offer && ipEquals(offer.ip, ip)) this.dropOffer(mac);
     this.refusedUntil.set(ipKey(ip), untilMs);
+  }
+
+  /**
+   * Holds `ip` for `mac` while its REQUEST is being committed: in a burst,
+   * another client must not be offered (and ACKed) the same address in the
+   * same batch. {@link settle} ends the hold, whatever the commit's outcome.
+   */
+  hold(mac: Mac, ip: IpAddress): void {
+    this.settle(mac);
+    this.pending.set(ipKey(ip), mac);
+    this.pendingOf.set(mac, ipKey(ip));
+  }
+
+  settle(mac: Mac): void {
+    const k = this.pendingOf.get(mac);
+    if (k === undefined) return;
+    this.pendingOf.delete(mac);
+    if (this.pending.get(k) === mac) this.pending.delete(k);
   }
 
   /** Records a committed lease (new, renewed, or loaded after a failover). */

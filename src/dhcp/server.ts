@@ -41,7 +41,7 @@ export interface DhcpServerOptions {
   readonly reapGraceMs?: number;
 }
 
-type CommitOutcome = 'durable' | 'refused' | 'failed';
+type CommitOutcome = 'durable' | 'refused' | 'failed' | 'superseded';
 
 interface PendingCommit {
   readonly lease: Lease;
@@ -188,6 +188,7 @@ export class DhcpServer {
         }
         const previous = alloc.leaseOf(d.lease.mac);
         const isNew = previous === undefined || previous.ip.value !== d.lease.ip.value;
+        alloc.hold(d.lease.mac, d.lease.ip);
         this.answersPending++;
         void this.commitThenAck(type, d.lease, d.reply, d.refused, isNew).finally(() => this.answersPending--);
         return;
@@ -200,9 +201,15 @@ export class DhcpServer {
     const outcome = await new Promise<CommitOutcome>((resolve) => {
       const existing = this.pendingBind.get(lease.mac);
       if (existing && existing.lease.ip.value === lease.ip.value) existing.waiters.push(resolve);
-      else this.pendingBind.set(lease.mac, { lease, receivedMs: this.o.clock.monotonicMs(), waiters: [resolve] });
+      else {
+        // the client changed its mind (another address) before the write: the older request gets no answer
+        for (const w of existing?.waiters ?? []) w('superseded');
+        this.pendingBind.set(lease.mac, { lease, receivedMs: this.o.clock.monotonicMs(), waiters: [resolve] });
+      }
       if (!this.committing) void this.flush();
     });
+    if (outcome === 'superseded') return;
+    this.allocator?.settle(lease.mac);
     if (outcome === 'refused') {
       // the pool's next view says who took it; until then (an offer hold at most) it is nobody's here
       this.allocator?.refused(lease.mac, lease.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);

@@ -10,7 +10,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
-import { formatIp, type IpAddress } from '../core/ip.js';
+import { formatIp, ipKey, type IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { mapConcurrent } from '../core/concurrency.js';
@@ -139,12 +139,16 @@ export class KubeDhcpLeaseStore implements LeaseStore {
       this.holders.syncIndexes(pool.status?.indexes);
       const patch: Record<string, string | null> = {};
       refused.clear();
+      // within one batch too: two clients asking for one address (an allocator slip) never both get it
+      const inBatch = new Map<string, string>();
       for (const lease of request.bind) {
         const key = leaseKey(lease.mac);
-        if (this.holders.heldByOtherThan(lease.ip, key)) {
+        const batchHolder = inBatch.get(ipKey(lease.ip));
+        if (this.holders.heldByOtherThan(lease.ip, key) || (batchHolder !== undefined && batchHolder !== key)) {
           refused.add(lease.mac);
           continue;
         }
+        inBatch.set(ipKey(lease.ip), key);
         const text = formatIp(lease.ip);
         if (indexes[key] !== text) patch[key] = text;
       }

@@ -210,6 +210,39 @@ describe('dhcp/server DhcpServer', () => {
       expect(await count(h.metrics, 'request', 'ack')).to.equal(1);
     });
 
+    it('an address being committed for one client is not offered to another in the same burst', async () => {
+      const h = await started();
+      await h.bindLease(C); // .10: the next write must wait for a commit in flight
+      await h.send({ type: MSG.release, mac: C, ciaddr: ip('172.22.0.10') });
+      expect(h.store.inFlight).to.have.length(1);
+      await h.send(initReboot(A, ip('172.22.0.11'))); // queued for the next batch
+      await h.send(discover(B));
+      expect(h.transport.take().filter((r) => r.startsWith('offer')), 'B is not offered A’s pending .11').to.not.include('offer 172.22.0.11');
+      h.store.answer(h.store.commits.length - 1);
+      await flushMicrotasks();
+      const binds = h.store.commits.flatMap((c) => c.request.bind.map((l) => formatIp(l.ip)));
+      expect(new Set(binds).size, `one address per client in every batch: ${binds.join(', ')}`).to.equal(binds.length);
+    });
+
+    it('a client that asks for another address before the write drops its first request: stop() still completes', async () => {
+      const h = await started();
+      await h.bindLease(C);
+      await h.send({ type: MSG.release, mac: C, ciaddr: ip('172.22.0.10') });
+      await h.send(initReboot(A, ip('172.22.0.11')));
+      await h.send(initReboot(A, ip('172.22.0.12'))); // changed its mind while .11 was queued
+      for (let i = 0; i < h.store.commits.length; i++) if (h.store.inFlight.includes(h.store.commits[i]!)) h.store.answer(i);
+      await flushMicrotasks();
+      for (let i = 0; i < h.store.commits.length; i++) if (h.store.inFlight.includes(h.store.commits[i]!)) h.store.answer(i);
+      await flushMicrotasks();
+      expect(h.store.commits.flatMap((c) => c.request.bind.map((l) => formatIp(l.ip)))).to.not.include('172.22.0.11');
+      h.stopped = true;
+      let done = false;
+      const stopping = h.server.stop().then(() => (done = true));
+      await h.clock.advance(50);
+      expect(done, 'stop() waits on no request that can never be answered').to.equal(true);
+      await stopping;
+    });
+
     it('batches: every REQUEST arriving during a commit goes in one next commit', async () => {
       const h = await started();
       for (const m of [A, B, C]) await h.send(discover(m));
