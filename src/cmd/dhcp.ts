@@ -57,53 +57,55 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
   void store.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease store not loaded yet'));
   void knownHosts?.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
   const vipText = formatIp(o.vip);
-  let server: DhcpServer | undefined;
-  let transport: DhcpSocket | undefined;
-  /** Moves on every stop: a start still loading when its term ended opens nothing. */
-  let generation = 0;
+  // one run per term: a run stopped while it is still loading opens nothing, and never touches another term's run
   const dependent: DependentWork = {
-    start: async () => {
-      const mine = ++generation;
-      const loaded = await store.load();
-      // known-hosts-only: answer nobody before the hosts are listed
-      await knownHosts?.warm();
-      if (mine !== generation) return;
-      const config: DhcpServerConfig = {
-        serverIp: o.vip,
-        subnet: subnetFor(o.config.subnet, loaded.pool.spec, o.vip),
-        routers: o.config.routers.map((r) => parseIp(r, '--dhcp-routers')),
-        dnsServers: o.config.dnsServers.map((r) => parseIp(r, '--dhcp-dns')),
-        leaseSeconds: o.config.leaseSeconds,
-        offerHoldMs: DHCP_DEFAULTS.offerHoldMs,
-        declineQuarantineMs: DHCP_DEFAULTS.declineQuarantineMs,
-        knownHostsOnly: o.config.knownHostsOnly,
-        boot: {
-          tftpServer: o.config.tftpServer ? parseIp(o.config.tftpServer, '--tftp-server') : o.vip,
-          biosFile: o.config.biosFile,
-          efiX64File: o.config.efiX64File,
-          efiArm64File: o.config.efiArm64File,
-          ipxeScriptUrl: o.config.ipxeScriptUrl ?? `http://${vipText}:6180/boot.ipxe`,
-          httpBootUrl: o.config.httpBootUrl,
+    start: () => {
+      let stopped = false;
+      let server: DhcpServer | undefined;
+      const ready = (async () => {
+        const loaded = await store.load();
+        // known-hosts-only: answer nobody before the hosts are listed
+        await knownHosts?.warm();
+        if (stopped) return;
+        const config: DhcpServerConfig = {
+          serverIp: o.vip,
+          subnet: subnetFor(o.config.subnet, loaded.pool.spec, o.vip),
+          routers: o.config.routers.map((r) => parseIp(r, '--dhcp-routers')),
+          dnsServers: o.config.dnsServers.map((r) => parseIp(r, '--dhcp-dns')),
+          leaseSeconds: o.config.leaseSeconds,
+          offerHoldMs: DHCP_DEFAULTS.offerHoldMs,
+          declineQuarantineMs: DHCP_DEFAULTS.declineQuarantineMs,
+          knownHostsOnly: o.config.knownHostsOnly,
+          boot: {
+            tftpServer: o.config.tftpServer ? parseIp(o.config.tftpServer, '--tftp-server') : o.vip,
+            biosFile: o.config.biosFile,
+            efiX64File: o.config.efiX64File,
+            efiArm64File: o.config.efiArm64File,
+            ipxeScriptUrl: o.config.ipxeScriptUrl ?? `http://${vipText}:6180/boot.ipxe`,
+            httpBootUrl: o.config.httpBootUrl,
+          },
+        };
+        const transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip });
+        transport.onBadFrame = (reason) => metrics.malformed.labels(`frame:${reason}`).inc();
+        server = new DhcpServer({
+          config,
+          transport,
+          store,
+          clock: o.clock,
+          logger: o.logger,
+          metrics,
+          ...(knownHosts ? { isKnownHost: (mac: Mac) => knownHosts.has(mac) } : {}),
+        });
+        // a stop() from here on reaches the server, whose start() then never begins answering
+        await server.start();
+      })();
+      return {
+        ready,
+        stop: async () => {
+          stopped = true;
+          await server?.stop();
         },
       };
-      transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip });
-      transport.onBadFrame = (reason) => metrics.malformed.labels(`frame:${reason}`).inc();
-      server = new DhcpServer({
-        config,
-        transport,
-        store,
-        clock: o.clock,
-        logger: o.logger,
-        metrics,
-        ...(knownHosts ? { isKnownHost: (mac: Mac) => knownHosts.has(mac) } : {}),
-      });
-      await server.start();
-    },
-    stop: async () => {
-      generation++;
-      await server?.stop();
-      server = undefined;
-      transport = undefined;
     },
   };
   return {

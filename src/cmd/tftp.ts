@@ -35,22 +35,17 @@ export function createTftpService(o: TftpServiceOptions): DependentWork {
   if (!isDir) throw new ConfigError('--tftp-root', `${JSON.stringify(o.root)} is not a readable directory; point it at the folder holding undionly.kpxe and snponly-x86_64.efi`);
   const files = new DirectoryFiles(o.root);
   const metrics = createTftpMetrics(o.registry);
-  let server: TftpServer | undefined;
   return {
-    start: async () => {
-      server = new TftpServer({
+    // one server per term; TftpServer.start() opens nothing once stop() was called
+    start: () => {
+      const server = new TftpServer({
         network: new TftpSocketNetwork({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip }),
         files,
         clock: o.clock,
         logger: o.logger,
         metrics,
       });
-      await server.start();
-    },
-    stop: async () => {
-      const s = server;
-      server = undefined;
-      await s?.stop();
+      return { ready: server.start(), stop: () => server.stop() };
     },
   };
 }

@@ -36,9 +36,12 @@ export function leasesOfPool(pool: IpPoolObject, claims: ReadonlyMap<string, IpC
     if (!mac || !ip) continue;
     const a = claims.get(key)?.metadata.annotations ?? {};
     const stored = Date.parse(a[LEASE_ANNOTATIONS.expires] ?? '');
-    // Without a stored expiry (its claim was not written yet), keep the lease a whole lease from now: never lose it.
-    const expiresAtMs = Number.isFinite(stored) ? Math.max(stored, defaults.nowMs) : defaults.nowMs + defaults.leaseSeconds * 1000;
-    out.push({ mac, ip, expiresAtMs, storedExpiresAtMs: expiresAtMs, clientId: a[LEASE_ANNOTATIONS.clientId], hostname: a[LEASE_ANNOTATIONS.hostname] });
+    // A renewal is ACKed from memory while more than half of the stored lease is left, so the client may
+    // hold an expiry up to a whole lease from the last ACK, which is never later than now: a new holder keeps
+    // every lease a whole lease from now (never loses one; a departed client's lease ends a lease later).
+    const wholeLease = defaults.nowMs + defaults.leaseSeconds * 1000;
+    const storedExpiresAtMs = Number.isFinite(stored) ? stored : wholeLease;
+    out.push({ mac, ip, expiresAtMs: Math.max(storedExpiresAtMs, wholeLease), storedExpiresAtMs, clientId: a[LEASE_ANNOTATIONS.clientId], hostname: a[LEASE_ANNOTATIONS.hostname] });
   }
   return out;
 }

@@ -15,7 +15,7 @@ import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { mapConcurrent } from '../core/concurrency.js';
 import { leaseKey } from '../dhcp/allocator.js';
-import { leaseAddress, leaseAnnotations, leaseClaim, leasesOfPool } from '../dhcp/objects.js';
+import { LEASE_ANNOTATIONS, leaseAddress, leaseAnnotations, leaseClaim, leasesOfPool } from '../dhcp/objects.js';
 import type { CommitRequest, CommitResult, LeaseStore, LoadedLeases, PoolView } from '../dhcp/ports.js';
 import { PoolHolders } from '../dhcp/pool-holders.js';
 import type { Lease } from '../dhcp/types.js';
@@ -278,6 +278,9 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     } else {
       const want = leaseAnnotations(lease);
       const have = claim.metadata.annotations ?? {};
+      // a writer with an older view (a previous holder's queue) never moves an expiry back
+      const expires = LEASE_ANNOTATIONS.expires;
+      if ((have[expires] ?? '') > (want[expires] ?? '')) want[expires] = have[expires]!;
       if (Object.entries(want).some(([k, v]) => have[k] !== v)) {
         claim = await this.claims.mergePatch({ namespace: this.o.namespace, name: key }, { metadata: { annotations: want } });
       }

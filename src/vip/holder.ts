@@ -14,10 +14,16 @@ import type { ElectorHooks, LeadingContext } from './elector.js';
 import type { VipMetrics } from './metrics.js';
 import type { VipTarget } from './ports.js';
 
+/** Work that runs only while this node holds the VIP (DHCP, TFTP): one run per term. */
 export interface DependentWork {
-  /** Called after the VIP is installed (e.g. start DHCP). */
-  start(): Promise<void>;
-  /** Called before the VIP is removed (e.g. stop DHCP). Must not throw. */
+  /** Starts a run for a new term, once the VIP is up. */
+  start(): DependentRun;
+}
+
+export interface DependentRun {
+  /** Settles when the run serves (or failed to start). */
+  readonly ready: Promise<void>;
+  /** Stops this run, also while it is still starting; must not throw. Stopping one run never touches another. */
   stop(reason: FenceReason): Promise<void>;
 }
 
@@ -42,12 +48,14 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
    * Dependent work starts in the background: the elector must go on renewing
    * while DHCP loads its leases, and a start that fails or hangs must never
    * keep the VIP from being renewed or removed. Each term (acquire → step
-   * down) has a number; a dependent whose start finishes after its term ended
-   * is stopped at once. Stops are bounded: the VIP's removal waits at most
+   * down) starts its own runs at its first successful install, and stepping
+   * down stops exactly those runs, bounded: the VIP's removal waits at most
    * DEPENDENT_STOP_TIMEOUT_MS for each (its kernel lifetime bounds it anyway).
    */
   let term = 0;
-  let running: DependentWork[] = [];
+  let leading = false;
+  let termStarted = false;
+  let runs: DependentRun[] = [];
   const bounded = async (what: string, work: () => Promise<void>, timeoutMs: number, reason: string): Promise<void> => {
     const ac = new AbortController();
     try {
@@ -62,9 +70,15 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
   const startDependents = async (myTerm: number): Promise<void> => {
     for (const d of o.dependents ?? []) {
       if (term !== myTerm) return;
-      await bounded('starting dependent work', () => d.start(), DEPENDENT_START_TIMEOUT_MS, 'acquired');
-      if (term === myTerm) running.push(d);
-      else void bounded('stopping dependent work that started after stepping down', () => d.stop('renewDeadlineExceeded'), DEPENDENT_STOP_TIMEOUT_MS, 'lateStart');
+      let run: DependentRun;
+      try {
+        run = d.start();
+      } catch (err) {
+        o.logger.error({ err: describeError(err), reason: 'acquired' }, 'starting dependent work failed');
+        continue;
+      }
+      runs.push(run);
+      await bounded('starting dependent work', () => run.ready, DEPENDENT_START_TIMEOUT_MS, 'acquired');
     }
   };
   const install = async (ctx: LeadingContext, why: 'acquired' | 'renewed'): Promise<void> => {
@@ -80,23 +94,33 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
       o.logger.warn({ reason: 'deadlinePassed' }, 'VIP not installed: the renew deadline had passed');
       return;
     }
-    // a new term starts its work even when the address was still there (a removal that failed, then a quick re-acquire)
-    if (result === 'added' || why === 'acquired') {
+    // the term's first install that worked starts its work, even when the address was still there
+    const firstOfTerm = leading && !termStarted;
+    if (result === 'added' || firstOfTerm) {
       o.logger.info({ reason: why, lifetimeSeconds: lifetime }, `VIP installed: ${o.target.description}`);
       o.announcer.start();
       o.metrics?.owned.labels(o.name).set(1);
-      if (why === 'acquired') void startDependents(++term);
+    }
+    if (firstOfTerm) {
+      termStarted = true;
+      void startDependents(term);
     }
   };
   return {
-    onLeading: (ctx) => install(ctx, 'acquired'),
+    onLeading: (ctx) => {
+      leading = true;
+      term++;
+      termStarted = false;
+      return install(ctx, 'acquired');
+    },
     onRenewed: (ctx) => install(ctx, 'renewed'),
     onStopLeading: async (reason) => {
-      o.announcer.stop();
+      leading = false;
       term++;
-      const stopping = running.reverse();
-      running = [];
-      for (const d of stopping) await bounded('stopping dependent work', () => d.stop(reason), DEPENDENT_STOP_TIMEOUT_MS, reason);
+      o.announcer.stop();
+      const stopping = runs.reverse();
+      runs = [];
+      for (const r of stopping) await bounded('stopping dependent work', () => r.stop(reason), DEPENDENT_STOP_TIMEOUT_MS, reason);
       const removed = await o.target.remove();
       o.metrics?.owned.labels(o.name).set(0);
       o.logger.info({ reason, removed }, `VIP removed: ${o.target.description}`);

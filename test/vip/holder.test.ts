@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { silentLogger } from '../../src/core/logger.js';
 import { Announcer } from '../../src/vip/announcer.js';
-import { DEPENDENT_START_TIMEOUT_MS, DEPENDENT_STOP_TIMEOUT_MS, holderHooks } from '../../src/vip/holder.js';
+import { DEPENDENT_START_TIMEOUT_MS, DEPENDENT_STOP_TIMEOUT_MS, holderHooks, type DependentWork } from '../../src/vip/holder.js';
 import { createVipMetrics } from '../../src/vip/metrics.js';
 import type { InstallResult, VipTarget } from '../../src/vip/ports.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -31,6 +31,16 @@ class FakeTarget implements VipTarget {
   }
 }
 
+/** A dependent whose runs record their start and stop in `order`. */
+function run(order: string[], name: string, ready: () => Promise<void> = () => Promise.resolve()): DependentWork {
+  return {
+    start: () => {
+      order.push(`${name} start`);
+      return { ready: ready(), stop: () => (order.push(`${name} stop`), Promise.resolve()) };
+    },
+  };
+}
+
 function setup() {
   const clock = new FakeClock();
   const target = new FakeTarget();
@@ -45,7 +55,7 @@ function setup() {
     announcer,
     metrics,
     name: 'vip',
-    dependents: [{ start: () => (order.push('dhcp start'), Promise.resolve()), stop: () => (order.push('dhcp stop'), Promise.resolve()) }],
+    dependents: [run(order, 'dhcp')],
   });
   return { clock, target, order, hooks, metrics };
 }
@@ -117,7 +127,7 @@ describe('holderHooks', () => {
   });
 
   describe('dependent work that misbehaves', () => {
-    function world(dependents: Parameters<typeof holderHooks>[0]['dependents']) {
+    function world(dependents: readonly DependentWork[]) {
       const clock = new FakeClock();
       const target = new FakeTarget();
       const logger = new RecordingLogger();
@@ -129,31 +139,39 @@ describe('holderHooks', () => {
 
     it('a start that hangs keeps neither the elector (onLeading returns) nor the step-down waiting', async () => {
       const order: string[] = [];
-      const { clock, target, hooks, logger } = world([{ start: never, stop: () => (order.push('stop'), Promise.resolve()) }]);
-      await hooks.onLeading({ sentMs: 0 }); // resolves although start() never does
+      const { clock, target, hooks, logger } = world([run(order, 'dhcp', never)]);
+      await hooks.onLeading({ sentMs: 0 }); // resolves although the run is never ready
       await clock.advance(DEPENDENT_START_TIMEOUT_MS);
       expect(logger.entries.some((e) => e.level === 'error' && e.msg?.includes('did not finish'))).to.equal(true);
       await hooks.onStopLeading('renewDeadlineExceeded');
-      expect(order, 'the hung dependent is still asked to stop').to.deep.equal(['stop']);
+      expect(order, 'the hung run is still asked to stop').to.deep.equal(['dhcp start', 'dhcp stop']);
       expect(target.calls.at(-1)).to.equal('remove');
     });
 
-    it('a start that finishes after stepping down is stopped at once', async () => {
-      const order: string[] = [];
-      let finish: () => void = () => undefined;
-      const { clock, hooks } = world([
-        { start: () => new Promise<void>((r) => (finish = () => (order.push('started'), r()))), stop: () => (order.push('stop'), Promise.resolve()) },
-      ]);
+    it('a run still starting when its term ends is stopped; the next term gets a run of its own, which the old one never stops', async () => {
+      const log: string[] = [];
+      let term = 0;
+      const readies: (() => void)[] = [];
+      const dhcp: DependentWork = {
+        start: () => {
+          const mine = ++term;
+          log.push(`start ${mine}`);
+          return { ready: new Promise<void>((r) => readies.push(r)), stop: () => (log.push(`stop ${mine}`), Promise.resolve()) };
+        },
+      };
+      const { clock, hooks } = world([dhcp]);
       await hooks.onLeading({ sentMs: 0 });
       await hooks.onStopLeading('renewDeadlineExceeded');
-      expect(order).to.deep.equal([]);
-      finish();
-      await clock.advance(1);
-      expect(order).to.deep.equal(['started', 'stop']);
+      await hooks.onLeading({ sentMs: 0 }); // re-acquired at once
+      readies.forEach((r) => r()); // term 1's start finishes late
+      await clock.advance(DEPENDENT_START_TIMEOUT_MS * 2);
+      expect(log).to.deep.equal(['start 1', 'stop 1', 'start 2']);
+      await hooks.onStopLeading('shutdown');
+      expect(log).to.deep.equal(['start 1', 'stop 1', 'start 2', 'stop 2']);
     });
 
     it('a stop that hangs delays the VIP’s removal by at most DEPENDENT_STOP_TIMEOUT_MS', async () => {
-      const { clock, target, hooks } = world([{ start: () => Promise.resolve(), stop: never }]);
+      const { clock, target, hooks } = world([{ start: () => ({ ready: Promise.resolve(), stop: never }) }]);
       await hooks.onLeading({ sentMs: 0 });
       await clock.advance(1);
       let removed = false;
@@ -167,14 +185,27 @@ describe('holderHooks', () => {
 
     it('a start that fails is logged and the next dependent still starts', async () => {
       const order: string[] = [];
-      const { clock, hooks, logger } = world([
-        { start: () => Promise.reject(new Error('socket: no such device')), stop: () => Promise.resolve() },
-        { start: () => (order.push('tftp start'), Promise.resolve()), stop: () => Promise.resolve() },
-      ]);
+      const { clock, hooks, logger } = world([run(order, 'dhcp', () => Promise.reject(new Error('socket: no such device'))), run(order, 'tftp')]);
       await hooks.onLeading({ sentMs: 0 });
       await clock.advance(1);
-      expect(order).to.deep.equal(['tftp start']);
+      expect(order).to.deep.equal(['dhcp start', 'tftp start']);
       expect(logger.entries.find((e) => e.level === 'error')?.fields['err']).to.match(/no such device/);
+    });
+
+    it('when the acquire-time install does not work, the term’s first install that does starts the work', async () => {
+      const order: string[] = [];
+      const { clock, target, hooks } = world([run(order, 'dhcp')]);
+      target.next = 'tooLate';
+      await hooks.onLeading({ sentMs: 0 });
+      await clock.advance(1);
+      expect(order).to.deep.equal([]);
+      target.next = 'refreshed';
+      await hooks.onRenewed({ sentMs: 500 });
+      await clock.advance(1);
+      expect(order).to.deep.equal(['dhcp start']);
+      await hooks.onRenewed({ sentMs: 1000 });
+      await clock.advance(1);
+      expect(order, 'once per term').to.deep.equal(['dhcp start']);
     });
   });
 });
