@@ -61,6 +61,7 @@ export class DhcpServer {
   /** stop() was called: a start() still loading must not begin answering. */
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
+  private lastCommitFailed = false;
   private reaper: AbortController | undefined;
   private readonly log: Logger;
 
@@ -98,6 +99,8 @@ export class DhcpServer {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     while (this.committing || this.pendingBind.size > 0 || this.pendingUnbind.length > 0 || this.answersPending > 0) {
+      // the API server refuses writes: what is left is released by the next holder's reaper, not retried here forever
+      if (this.lastCommitFailed && !this.committing && this.answersPending === 0) break;
       if (!this.committing) void this.flush();
       await this.o.clock.sleep(5);
     }
@@ -265,7 +268,12 @@ export class DhcpServer {
           for (const w of p.waiters) w(outcome);
         }
         this.o.metrics?.leases.set(this.leaseCount);
-        if (failed) break; // the clients' retransmissions bring the requests back
+        this.lastCommitFailed = failed;
+        if (failed) {
+          // the clients' retransmissions bring the requests back; releases are ours to retry (with the next write)
+          this.pendingUnbind = [...unbind, ...this.pendingUnbind];
+          break;
+        }
       }
     } finally {
       this.committing = false;

@@ -280,6 +280,25 @@ describe('dhcp/server DhcpServer', () => {
       expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
     });
 
+    it('a RELEASE whose write failed goes again with the next write; stop() does not retry it forever', async () => {
+      const h = await started();
+      await h.bindLease(A);
+      await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10') });
+      h.store.answer(h.store.commits.length - 1, new Error('etcd leader changed'));
+      await flushMicrotasks();
+      await h.bindLease(B);
+      expect(unbindsOf(h, h.store.commits.length - 1), 'the release rides with the next write').to.deep.equal([`${A} 172.22.0.10`]);
+      await h.send({ type: MSG.release, mac: B, ciaddr: ip('172.22.0.11') });
+      h.store.answer(h.store.commits.length - 1, new Error('API server gone'));
+      await flushMicrotasks();
+      h.stopped = true;
+      let done = false;
+      const stopping = h.server.stop().then(() => (done = true));
+      await h.clock.advance(50);
+      expect(done, 'stop() gives up once writes fail').to.equal(true);
+      await stopping;
+    });
+
     it('a failed commit sends neither ACK nor NAK; the retransmitted REQUEST is written again', async () => {
       const h = await started();
       await h.send(discover(A));
