@@ -62,6 +62,7 @@ export class DhcpServer {
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
   private lastCommitFailed = false;
+  private loaded: readonly Lease[] = [];
   private reaper: AbortController | undefined;
   private readonly log: Logger;
 
@@ -76,8 +77,8 @@ export class DhcpServer {
   async start(): Promise<void> {
     const loaded = await this.o.store.load();
     if (this.stopped) return; // stop() came while the leases were loading: never start answering
+    this.loaded = loaded.leases;
     this.applyPool(loaded.pool);
-    for (const lease of loaded.leases) this.allocator?.bind(lease);
     this.unsubscribe = this.o.store.onPoolChange((pool) => this.applyPool(pool));
     this.running = true;
     this.o.transport.onRequest((payload) => this.onPayload(payload));
@@ -114,7 +115,12 @@ export class DhcpServer {
       this.log.warn({ reason: 'poolUnusable', err: pool.problem }, 'the DHCP pool cannot be used; not offering addresses');
       return;
     }
-    if (!this.allocator) this.allocator = new Allocator(pool.spec);
+    if (!this.allocator) {
+      this.allocator = new Allocator(pool.spec);
+      // the leases loaded at start, also when the pool only became usable later
+      for (const lease of this.loaded) this.allocator.bind(lease);
+      this.loaded = [];
+    }
     this.allocator.setPool(pool.spec, pool.ipamUsed, pool.committed);
   }
 

@@ -183,6 +183,16 @@ describe('dhcp/server DhcpServer', () => {
       expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
     });
 
+    it('leases loaded while the pool was unusable are there once it becomes usable', async () => {
+      const expiresAtMs = Date.now() + LEASE_MS;
+      const held: Lease = { mac: A, ip: ip('172.22.0.10'), expiresAtMs, storedExpiresAtMs: expiresAtMs };
+      const h = await started({ pool: { spec: undefined, problem: 'invalid spec', ipamUsed: [], committed: committedMap() }, leases: [held] });
+      h.store.changePool(pool());
+      expect(h.server.leaseCount).to.equal(1);
+      await h.send(discover(B));
+      expect(h.transport.take(), 'A’s address is not offered to B').to.deep.equal(['offer 172.22.0.11']);
+    });
+
     it('with an unusable pool it answers nobody and counts why', async () => {
       const h = await started({ pool: { spec: undefined, problem: 'no such IPPool', ipamUsed: [], committed: committedMap() } });
       await h.send(discover(A));
