@@ -141,13 +141,28 @@ async function stop(h: Harness): Promise<void> {
   await stopping;
 }
 
+/** Answers every commit still in flight (as durable). */
+function answerInFlight(h: Harness): void {
+  for (let i = 0; i < h.store.commits.length; i++) if (h.store.inFlight.includes(h.store.commits[i]!)) h.store.answer(i);
+}
+
+/** Calls stop() and reports whether it resolved within `ms` of fake time. */
+async function stopsWithin(h: Harness, ms: number): Promise<boolean> {
+  h.stopped = true;
+  let done = false;
+  const stopping = h.server.stop().then(() => (done = true));
+  await h.clock.advance(ms);
+  if (done) await stopping;
+  return done;
+}
+
 const bindsOf = (h: Harness, i: number): string[] => h.store.commits[i]!.request.bind.map((l) => `${l.mac} ${formatIp(l.ip)}`);
 const unbindsOf = (h: Harness, i: number): string[] => h.store.commits[i]!.request.unbind.map((u) => `${u.mac} ${formatIp(u.ip)}`);
 
 describe('dhcp/server DhcpServer', () => {
   afterEach(async () => {
     for (const h of harnesses.splice(0)) {
-      for (let i = 0; i < h.store.commits.length; i++) if (h.store.inFlight.includes(h.store.commits[i]!)) h.store.answer(i);
+      answerInFlight(h);
       if (!h.stopped) await stop(h);
       expect(h.v.list, 'strict fakes').to.deep.equal([]);
       expect(h.log.entries.filter((e) => e.level === 'error').map((e) => e.msg), 'errors logged').to.deep.equal([]);
@@ -240,17 +255,12 @@ describe('dhcp/server DhcpServer', () => {
       await h.send({ type: MSG.release, mac: C, ciaddr: ip('172.22.0.10') });
       await h.send(initReboot(A, ip('172.22.0.11')));
       await h.send(initReboot(A, ip('172.22.0.12'))); // changed its mind while .11 was queued
-      for (let i = 0; i < h.store.commits.length; i++) if (h.store.inFlight.includes(h.store.commits[i]!)) h.store.answer(i);
+      answerInFlight(h);
       await flushMicrotasks();
-      for (let i = 0; i < h.store.commits.length; i++) if (h.store.inFlight.includes(h.store.commits[i]!)) h.store.answer(i);
+      answerInFlight(h);
       await flushMicrotasks();
       expect(h.store.commits.flatMap((c) => c.request.bind.map((l) => formatIp(l.ip)))).to.not.include('172.22.0.11');
-      h.stopped = true;
-      let done = false;
-      const stopping = h.server.stop().then(() => (done = true));
-      await h.clock.advance(50);
-      expect(done, 'stop() waits on no request that can never be answered').to.equal(true);
-      await stopping;
+      expect(await stopsWithin(h, 50), 'stop() waits on no request that can never be answered').to.equal(true);
     });
 
     it('batches: every REQUEST arriving during a commit goes in one next commit', async () => {
@@ -301,12 +311,7 @@ describe('dhcp/server DhcpServer', () => {
       await h.send({ type: MSG.release, mac: B, ciaddr: ip('172.22.0.11') });
       h.store.answer(h.store.commits.length - 1, new Error('API server gone'));
       await flushMicrotasks();
-      h.stopped = true;
-      let done = false;
-      const stopping = h.server.stop().then(() => (done = true));
-      await h.clock.advance(50);
-      expect(done, 'stop() gives up once writes fail').to.equal(true);
-      await stopping;
+      expect(await stopsWithin(h, 50), 'stop() gives up once writes fail').to.equal(true);
     });
 
     it('a failed commit sends neither ACK nor NAK; the retransmitted REQUEST is written again', async () => {
