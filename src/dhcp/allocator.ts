@@ -5,9 +5,10 @@
  * broadcast, gateways and reserved-* entries; a preAllocations entry keyed
  * `dhcp-<mac>` is a static reservation for that MAC.
  *
- * Allocation is next-fit over the pool's candidates with a persistent used
- * set, so a burst of thousands of clients costs O(1) per new client, not a
- * walk from the start of the range.
+ * Allocation is next-fit, first over the addresses reserved to lease blocks
+ * (ADR 0011: a lease there costs a small write), then over the pool's
+ * candidates, with a persistent used set, so a burst of thousands of clients
+ * costs O(1) per new client, not a walk from the start of the range.
  */
 import { ipEquals, ipFromBigInt, ipKey, type IpAddress } from '../core/ip.js';
 import type { Mac } from '../core/mac.js';
@@ -47,6 +48,9 @@ export class Allocator {
    * segment). Such an address is free only for that MAC.
    */
   private committed: ReadonlyMap<string, Mac> = new Map();
+  /** Addresses reserved to lease blocks and leased by nobody (live, kept by the lease store), walked next-fit first. */
+  private reservedFree: ReadonlyMap<string, IpAddress> = new Map();
+  private reservedCursor: Iterator<IpAddress> | undefined;
   private readonly cursors = new Map<number, bigint>();
   private ipamUsed = new Set<string>();
   /** Static reservations (preAllocations `dhcp-<mac>`): address → the MAC it is kept for. */
@@ -68,11 +72,14 @@ export class Allocator {
   /**
    * Replaces the pool (its spec changed), what IPAM allocated in it other than
    * DHCP leases, and the DHCP leases durable in it (`dhcp-<mac>` entries, as
-   * ipKey → MAC: a live map the lease store keeps current, read, never copied).
+   * ipKey → MAC: a live map the lease store keeps current, read, never copied),
+   * and the addresses reserved to lease blocks that nobody leases (live too).
    */
-  setPool(spec: PoolSpec, ipamUsed: Iterable<IpAddress>, committed: ReadonlyMap<string, Mac> = new Map()): void {
+  setPool(spec: PoolSpec, ipamUsed: Iterable<IpAddress>, committed: ReadonlyMap<string, Mac> = new Map(), reservedFree: ReadonlyMap<string, IpAddress> = new Map()): void {
     this.spec = spec;
     this.committed = committed;
+    if (reservedFree !== this.reservedFree) this.reservedCursor = undefined;
+    this.reservedFree = reservedFree;
     this.indexReservations();
     this.refusedUntil.clear();
     this.ipamUsed = new Set([...ipamUsed].map(ipKey));
@@ -183,6 +190,27 @@ export class Allocator {
   }
 
   private nextFree(mac: Mac, nowMs: number): IpAddress | undefined {
+    return this.nextReserved(mac, nowMs) ?? this.nextCandidate(mac, nowMs);
+  }
+
+  /**
+   * Next-fit over the reserved free addresses: the cursor is a live iterator
+   * of the store's map (addresses freed go to its end), restarted once per
+   * call when it runs out, so a burst costs O(1) per client.
+   */
+  private nextReserved(mac: Mac, nowMs: number): IpAddress | undefined {
+    if (this.reservedFree.size === 0) return undefined;
+    for (let pass = 0; pass < 2; pass++) {
+      this.reservedCursor ??= this.reservedFree.values();
+      for (let r = this.reservedCursor.next(); !r.done; r = this.reservedCursor.next()) {
+        if (this.isFreeFor(r.value, mac, nowMs)) return r.value;
+      }
+      this.reservedCursor = undefined;
+    }
+    return undefined;
+  }
+
+  private nextCandidate(mac: Mac, nowMs: number): IpAddress | undefined {
     for (const entry of this.spec.entries) {
       const start = entry.range.start.value;
       const size = entry.range.end.value - start + 1n;

@@ -1,11 +1,12 @@
 /**
- * The objects a DHCP lease is in the API server (ADR 0009): an entry
- * `dhcp-<mac>: <ip>` in the DHCP pool's status.indexes — written before the
- * ACK, the durable part — then an IPClaim of that name, labelled as a DHCP
+ * The objects a DHCP lease is in the API server (ADR 0009, 0011): an entry
+ * address → MAC in its lease block's object (or, for a static reservation, an
+ * entry `dhcp-<mac>: <ip>` in the DHCP pool's status.indexes) — written before
+ * the ACK, the durable part — then an IPClaim `dhcp-<mac>`, labelled as a DHCP
  * lease and annotated with the MAC, client id, hostname and expiry, and an
  * IPAddress named as IPAM names every address. Pure conversions.
  */
-import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
+import { formatIp, type IpAddress } from '../core/ip.js';
 import { tryParseMac, type Mac } from '../core/mac.js';
 import type { KubeObject } from '../core/object-meta.js';
 import { addressName } from '../ipam/naming.js';
@@ -27,23 +28,20 @@ export function macOfKey(key: string): Mac | undefined {
   return tryParseMac((hex.match(/../g) ?? []).join(':'));
 }
 
-/** Leases in a pool's status, with their metadata from the lease claims when those exist. */
-export function leasesOfPool(pool: IpPoolObject, claims: ReadonlyMap<string, IpClaimObject>, defaults: { nowMs: number; leaseSeconds: number }): Lease[] {
-  const out: Lease[] = [];
-  for (const [key, text] of Object.entries(pool.status?.indexes ?? {})) {
-    const mac = macOfKey(key);
-    const ip = tryParseIp(text);
-    if (!mac || !ip) continue;
-    const a = claims.get(key)?.metadata.annotations ?? {};
-    const stored = Date.parse(a[LEASE_ANNOTATIONS.expires] ?? '');
-    // A renewal is ACKed from memory while more than half of the stored lease is left, so the client may
-    // hold an expiry up to a whole lease from the last ACK, which is never later than now: a new holder keeps
-    // every lease a whole lease from now (never loses one; a departed client's lease ends a lease later).
-    const wholeLease = defaults.nowMs + defaults.leaseSeconds * 1000;
-    const storedExpiresAtMs = Number.isFinite(stored) ? stored : wholeLease;
-    out.push({ mac, ip, expiresAtMs: Math.max(storedExpiresAtMs, wholeLease), storedExpiresAtMs, clientId: a[LEASE_ANNOTATIONS.clientId], hostname: a[LEASE_ANNOTATIONS.hostname] });
-  }
-  return out;
+/**
+ * A lease as a new holder loads it: its MAC and address from the durable
+ * record (a block's object or a `dhcp-<mac>` pool entry), the rest from its
+ * IPClaim when that was written.
+ */
+export function leaseFromRecord(mac: Mac, ip: IpAddress, claim: IpClaimObject | undefined, defaults: { nowMs: number; leaseSeconds: number }): Lease {
+  const a = claim?.metadata.annotations ?? {};
+  const stored = Date.parse(a[LEASE_ANNOTATIONS.expires] ?? '');
+  // A renewal is ACKed from memory while more than half of the stored lease is left, so the client may
+  // hold an expiry up to a whole lease from the last ACK, which is never later than now: a new holder keeps
+  // every lease a whole lease from now (never loses one; a departed client's lease ends a lease later).
+  const wholeLease = defaults.nowMs + defaults.leaseSeconds * 1000;
+  const storedExpiresAtMs = Number.isFinite(stored) ? stored : wholeLease;
+  return { mac, ip, expiresAtMs: Math.max(storedExpiresAtMs, wholeLease), storedExpiresAtMs, clientId: a[LEASE_ANNOTATIONS.clientId], hostname: a[LEASE_ANNOTATIONS.hostname] };
 }
 
 export function leaseClaim(pool: IpPoolObject, key: string, lease: Lease): IpClaimObject {

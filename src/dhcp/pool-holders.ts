@@ -1,26 +1,65 @@
 /**
  * Who holds which address of the DHCP pool, kept up to date incrementally
  * (pure, no I/O). The lease store feeds it every version of the pool's
- * status.indexes and every IPAddress event; a version costs one pass of string
- * comparisons, and only entries that changed are parsed. With thousands of
- * leases and a pool write every few tens of milliseconds during a burst, a
- * full re-parse per event was most of the agent's CPU.
+ * status.indexes, every IPAddress event and every DHCPLeaseBlock; a version
+ * costs one pass of string comparisons, and only entries that changed are
+ * parsed. With thousands of leases and writes every few tens of milliseconds
+ * during a burst, a full re-parse per event was most of the agent's CPU.
  *
  * Holders:
- * - `dhcp-<mac>` entries: DHCP leases, whichever server wrote them (`committed`);
+ * - `dhcp-blk-<id>-<hex>` entries: addresses reserved to lease block `id`
+ *   (ADR 0011); a lease on one is in the block's object (`committed`), a free
+ *   one is in `reservedFree`. A block whose object is missing or releasing
+ *   takes its addresses out of use;
+ * - `dhcp-<mac>` entries: DHCP leases written to the pool itself (static
+ *   reservations, and every lease before blocks), whichever server wrote them;
  * - any other entry: IPAM's allocations (claims, in flight or bound);
  * - IPAddress objects of the pool that no entry explains: another writer's
  *   (IPAM between its address and its status write; a manual object).
  */
 import { ipKey, tryParseIp, type IpAddress } from '../core/ip.js';
-import type { Mac } from '../core/mac.js';
+import { tryParseMac, type Mac } from '../core/mac.js';
 import { isDhcpIndexKey } from '../ipam/objects.js';
+import { blockIdOfKey } from './blocks.js';
 import { macOfKey } from './objects.js';
 
 interface Entry {
   readonly text: string;
   readonly ip: IpAddress | undefined;
   readonly mac: Mac | undefined;
+  /** The lease block this entry reserves its address to. */
+  readonly block: string | undefined;
+}
+
+interface Block {
+  readonly releasing: boolean;
+  /** ipKey → the lease. */
+  readonly leases: ReadonlyMap<string, { readonly mac: Mac; readonly ip: IpAddress }>;
+  readonly lastTouchedMs: number;
+  readonly resourceVersion: string | undefined;
+}
+
+/** Where an address stands, for a commit. */
+export type Place =
+  /** Nobody holds it: a lease needs it reserved to a block first. */
+  | { readonly kind: 'unreserved' }
+  /** Reserved to an active lease block; `leasedTo` is the MAC its object says leases it. */
+  | { readonly kind: 'block'; readonly id: string; readonly leasedTo: Mac | undefined }
+  /** A `dhcp-<mac>` entry of the pool itself. */
+  | { readonly kind: 'poolLease'; readonly mac: Mac }
+  /** IPAM's, an IPAddress of another claim, a missing or releasing block's, or more than one holder. */
+  | { readonly kind: 'taken'; readonly by: string };
+
+export interface BlockInfo {
+  readonly id: string;
+  /** Whether its DHCPLeaseBlock object exists. */
+  readonly exists: boolean;
+  readonly releasing: boolean;
+  /** Addresses the pool reserves to it. */
+  readonly reserved: number;
+  readonly leases: number;
+  readonly lastTouchedMs: number;
+  readonly resourceVersion: string | undefined;
 }
 
 export class PoolHolders {
@@ -28,15 +67,24 @@ export class PoolHolders {
   private readonly entries = new Map<string, Entry>();
   /** ipKey → index keys holding it (more than one only in a damaged pool). */
   private readonly byIp = new Map<string, string[]>();
-  /** ipKey → MAC, for `dhcp-<mac>` entries: a live map, shared with the allocator. */
+  /** ipKey → MAC of every DHCP lease (pool entry or block), whoever wrote it: a live map, shared with the allocator. */
   readonly committed = new Map<string, Mac>();
+  /** ipKey → lease source (an index key, or `blk:<id>`) → MAC; `committed` shows one of them. */
+  private readonly commitSources = new Map<string, Map<string, Mac>>();
+  /** Addresses reserved to an active block that no lease holds: a live map, shared with the allocator (insertion order). */
+  readonly reservedFree = new Map<string, IpAddress>();
+  private readonly blocks = new Map<string, Block>();
+  /** Block id → ipKeys the pool reserves to it. */
+  private readonly blockAddresses = new Map<string, Set<string>>();
   /** IPAddress objects of the pool that are not DHCP leases: object name → address and claim. */
   private readonly addresses = new Map<string, { readonly ip: IpAddress; readonly claim: string }>();
+  private readonly addressCount = new Map<string, number>();
   private ipamVersion = 0;
 
   /**
-   * A counter that moves whenever what IPAM holds (non-DHCP entries and
-   * addresses) changes: listeners need a new view only then.
+   * A counter that moves whenever what IPAM holds (non-DHCP entries,
+   * addresses, blocks that cannot be used) changes: listeners need a new view
+   * only then.
    */
   get ipamGeneration(): number {
     return this.ipamVersion;
@@ -67,12 +115,55 @@ export class PoolHolders {
       return;
     }
     if (had && ipKey(had.ip) === ipKey(ip) && had.claim === (claim ?? '')) return;
+    if (had) this.countAddress(had.ip, -1);
     this.addresses.set(name, { ip, claim: claim ?? '' });
+    this.countAddress(ip, 1);
     this.ipamVersion++;
   }
 
   deleteAddress(name: string): void {
-    if (this.addresses.delete(name)) this.ipamVersion++;
+    const had = this.addresses.get(name);
+    if (!had) return;
+    this.addresses.delete(name);
+    this.countAddress(had.ip, -1);
+    this.ipamVersion++;
+  }
+
+  /**
+   * Applies a DHCPLeaseBlock (added or updated): its leases (address text →
+   * MAC; entries that do not parse are ignored) and whether it is releasing.
+   */
+  upsertBlock(id: string, o: { releasing: boolean; leases: Readonly<Record<string, string>>; resourceVersion?: string }, nowMs: number): void {
+    const had = this.blocks.get(id);
+    const leases = new Map<string, { mac: Mac; ip: IpAddress }>();
+    for (const [text, macText] of Object.entries(o.leases)) {
+      const ip = tryParseIp(text);
+      const mac = tryParseMac(macText);
+      if (ip && mac) leases.set(ipKey(ip), { ip, mac });
+    }
+    const source = `blk:${id}`;
+    let changed = false;
+    for (const [k, l] of had?.leases ?? []) {
+      if (leases.get(k)?.mac === l.mac) continue;
+      this.removeCommit(k, source);
+      changed = true;
+    }
+    for (const [k, l] of leases) {
+      if (had?.leases.get(k)?.mac === l.mac) continue;
+      this.addCommit(k, source, l.mac);
+      changed = true;
+    }
+    const wasActive = had !== undefined && !had.releasing;
+    this.blocks.set(id, { releasing: o.releasing, leases, resourceVersion: o.resourceVersion, lastTouchedMs: !had || changed ? nowMs : had.lastTouchedMs });
+    if (wasActive !== !o.releasing) this.blockActivityChanged(id);
+  }
+
+  deleteBlock(id: string): void {
+    const had = this.blocks.get(id);
+    if (!had) return;
+    for (const k of had.leases.keys()) this.removeCommit(k, `blk:${id}`);
+    this.blocks.delete(id);
+    if (!had.releasing) this.blockActivityChanged(id);
   }
 
   /** The index key (or, failing that, the IPAddress's claim) holding `ip`; undefined when nobody does. */
@@ -94,25 +185,111 @@ export class PoolHolders {
     return false;
   }
 
-  /** Addresses IPAM holds: non-DHCP entries, `dhcp-*` keys that name no MAC, and other IPAddresses. */
+  /** Where `ip` stands for a commit (see {@link Place}). */
+  placeOf(ip: IpAddress): Place {
+    const k = ipKey(ip);
+    const keys = this.byIp.get(k) ?? [];
+    if (keys.length > 1) return { kind: 'taken', by: keys.join(', ') };
+    if (keys.length === 1) {
+      const e = this.entries.get(keys[0]!)!;
+      if (e.mac) return { kind: 'poolLease', mac: e.mac };
+      if (e.block) {
+        const b = this.blocks.get(e.block);
+        if (!b || b.releasing) return { kind: 'taken', by: `lease block ${e.block} (${b ? 'releasing' : 'no object'})` };
+        return { kind: 'block', id: e.block, leasedTo: b.leases.get(k)?.mac };
+      }
+      return { kind: 'taken', by: keys[0]! };
+    }
+    if ((this.addressCount.get(k) ?? 0) > 0) return { kind: 'taken', by: this.holderOf(ip) ?? 'an IPAddress' };
+    // a block lease on an address no entry reserves (a damaged pool): never handed to anyone else
+    const leasedTo = this.committed.get(k);
+    if (leasedTo) return { kind: 'taken', by: `a lease of ${leasedTo} outside its block` };
+    return { kind: 'unreserved' };
+  }
+
+  /** Addresses IPAM holds: non-DHCP entries, `dhcp-*` keys that name no MAC nor usable block, and other IPAddresses. */
   ipamUsed(): IpAddress[] {
     const out: IpAddress[] = [];
-    for (const e of this.entries.values()) if (e.ip && !e.mac) out.push(e.ip);
+    for (const e of this.entries.values()) if (e.ip && !e.mac && !(e.block && this.isActive(e.block))) out.push(e.ip);
     for (const a of this.addresses.values()) out.push(a.ip);
     return out;
+  }
+
+  /** Every address anyone holds (entries, IPAddresses, leases): what a new reservation must leave out. */
+  *allHeld(): Iterable<IpAddress> {
+    for (const e of this.entries.values()) if (e.ip) yield e.ip;
+    for (const a of this.addresses.values()) yield a.ip;
+    for (const b of this.blocks.values()) for (const l of b.leases.values()) yield l.ip;
+  }
+
+  /** Every block the pool or an object mentions. */
+  blockInfos(): BlockInfo[] {
+    const ids = new Set([...this.blocks.keys(), ...this.blockAddresses.keys()]);
+    return [...ids].map((id) => {
+      const b = this.blocks.get(id);
+      return {
+        id,
+        exists: b !== undefined,
+        releasing: b?.releasing ?? false,
+        reserved: this.blockAddresses.get(id)?.size ?? 0,
+        leases: b?.leases.size ?? 0,
+        lastTouchedMs: b?.lastTouchedMs ?? 0,
+        resourceVersion: b?.resourceVersion,
+      };
+    });
+  }
+
+  /** The pool entries reserving addresses to block `id`. */
+  reservationKeys(id: string): string[] {
+    const out: string[] = [];
+    for (const k of this.blockAddresses.get(id) ?? []) for (const key of this.byIp.get(k) ?? []) if (this.entries.get(key)?.block === id) out.push(key);
+    return out;
+  }
+
+  /** Every `dhcp-<mac>` entry of the pool: for a new holder's load. */
+  poolLeases(): { readonly mac: Mac; readonly ip: IpAddress }[] {
+    const out: { mac: Mac; ip: IpAddress }[] = [];
+    for (const e of this.entries.values()) if (e.mac && e.ip) out.push({ mac: e.mac, ip: e.ip });
+    return out;
+  }
+
+  /** Every lease in a block object: for a new holder's load. */
+  blockLeases(): { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[] {
+    const out: { id: string; mac: Mac; ip: IpAddress }[] = [];
+    for (const [id, b] of this.blocks) for (const l of b.leases.values()) out.push({ id, mac: l.mac, ip: l.ip });
+    return out;
+  }
+
+  private isActive(id: string): boolean {
+    const b = this.blocks.get(id);
+    return b !== undefined && !b.releasing;
+  }
+
+  private blockActivityChanged(id: string): void {
+    const addrs = this.blockAddresses.get(id);
+    if (!addrs || addrs.size === 0) return;
+    this.ipamVersion++;
+    for (const k of addrs) this.refresh(k);
   }
 
   private addEntry(key: string, text: string): void {
     const ip = tryParseIp(text);
     const mac = isDhcpIndexKey(key) ? macOfKey(key) : undefined;
-    this.entries.set(key, { text, ip, mac });
+    const block = mac ? undefined : blockIdOfKey(key);
+    this.entries.set(key, { text, ip, mac, block });
     if (!ip) return;
     const k = ipKey(ip);
     const keys = this.byIp.get(k);
     if (keys) keys.push(key);
     else this.byIp.set(k, [key]);
-    if (mac) this.committed.set(k, mac);
-    else this.ipamVersion++;
+    if (mac) this.addCommit(k, key, mac);
+    else if (block) {
+      let set = this.blockAddresses.get(block);
+      if (!set) this.blockAddresses.set(block, (set = new Set()));
+      set.add(k);
+      if (!this.isActive(block)) this.ipamVersion++;
+    } else this.ipamVersion++;
+    this.refresh(k);
   }
 
   private removeEntry(key: string, had: Entry): void {
@@ -122,11 +299,57 @@ export class PoolHolders {
     const keys = (this.byIp.get(k) ?? []).filter((x) => x !== key);
     if (keys.length > 0) this.byIp.set(k, keys);
     else this.byIp.delete(k);
-    if (had.mac) {
-      if (this.committed.get(k) === had.mac) this.committed.delete(k);
-      // another DHCP entry still on this address (a damaged pool) keeps it committed
-      const other = keys.map((x) => this.entries.get(x)?.mac).find((m) => m !== undefined);
-      if (other) this.committed.set(k, other);
+    if (had.mac) this.removeCommit(k, key);
+    else if (had.block) {
+      const set = this.blockAddresses.get(had.block);
+      set?.delete(k);
+      if (set?.size === 0) this.blockAddresses.delete(had.block);
+      if (!this.isActive(had.block)) this.ipamVersion++;
     } else this.ipamVersion++;
+    this.refresh(k);
+  }
+
+  private addCommit(k: string, source: string, mac: Mac): void {
+    let sources = this.commitSources.get(k);
+    if (!sources) this.commitSources.set(k, (sources = new Map<string, Mac>()));
+    sources.set(source, mac);
+    this.committed.set(k, mac);
+    this.refresh(k);
+  }
+
+  private removeCommit(k: string, source: string): void {
+    const sources = this.commitSources.get(k);
+    if (!sources) return;
+    const mac = sources.get(source);
+    sources.delete(source);
+    if (sources.size === 0) {
+      this.commitSources.delete(k);
+      this.committed.delete(k);
+    } else if (this.committed.get(k) === mac) {
+      // another lease still on this address (a damaged pool) keeps it committed
+      this.committed.set(k, [...sources.values()].at(-1)!);
+    }
+    this.refresh(k);
+  }
+
+  private countAddress(ip: IpAddress, delta: number): void {
+    const k = ipKey(ip);
+    const n = (this.addressCount.get(k) ?? 0) + delta;
+    if (n > 0) this.addressCount.set(k, n);
+    else this.addressCount.delete(k);
+    this.refresh(k);
+  }
+
+  /** Keeps `reservedFree` right for one address: reserved to an active block, by one entry, leased by nobody. */
+  private refresh(k: string): void {
+    const keys = this.byIp.get(k);
+    let ip: IpAddress | undefined;
+    if (keys?.length === 1 && !this.committed.has(k)) {
+      const e = this.entries.get(keys[0]!)!;
+      if (e.block && this.isActive(e.block)) ip = e.ip;
+    }
+    if (ip) {
+      if (!this.reservedFree.has(k)) this.reservedFree.set(k, ip);
+    } else this.reservedFree.delete(k);
   }
 }

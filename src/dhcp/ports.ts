@@ -25,6 +25,12 @@ export interface PoolView {
    * between views, so a new lease does not cost a new view.
    */
   readonly committed: ReadonlyMap<string, Mac>;
+  /**
+   * Addresses reserved to lease blocks that no lease holds (ipKey → address),
+   * in reservation order: a lease there costs a small write (ADR 0011). A
+   * live map too.
+   */
+  readonly reservedFree: ReadonlyMap<string, IpAddress>;
 }
 
 export interface LoadedLeases {
@@ -46,13 +52,19 @@ export interface LeaseStore {
   /** Reads the pool and every lease (before a new leader answers anyone). */
   load(): Promise<LoadedLeases>;
   /**
-   * Makes bindings and removals durable in one conditional write (the pool's
-   * status.indexes), re-checking against a fresh pool on conflict. Resolves
+   * Makes bindings and removals durable: one conditional write per lease
+   * block touched (reserving first any address no block holds yet), or of the
+   * pool for static reservations, re-checking on conflict. Resolves
    * only once durable; the lease objects (IPClaim/IPAddress with the MAC,
    * client id, hostname and expiry) follow asynchronously.
    */
   commit(request: CommitRequest): Promise<CommitResult>;
   /** Called with the pool's new view whenever IPAM changes it (static allocations, spec); returns the unsubscribe. */
   onPoolChange(cb: (pool: PoolView) => void): () => void;
+  /**
+   * Housekeeping, called by the VIP holder now and then: gives idle reserved
+   * addresses back to the pool and cleans up after crashes (ADR 0011).
+   */
+  tidy?(): Promise<void>;
   close(): void;
 }

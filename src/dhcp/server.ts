@@ -10,7 +10,10 @@
  *   sent only once its lease is durable. A binding refused at commit (the
  *   address was taken meanwhile) gets a NAK instead.
  * - Renewals write only when less than half a lease of the stored expiry is
- *   left; expired leases are reaped; RELEASE and DECLINE free addresses.
+ *   left; expired leases are reaped; RELEASE and DECLINE free addresses; a
+ *   client that moves to another address gives the old one up once the new
+ *   one is durable. The reaper also lets the store tidy (give idle reserved
+ *   addresses back).
  * - Invalid packets are counted and dropped; they never cause a write.
  */
 import type { Clock } from '../core/clock.js';
@@ -121,7 +124,7 @@ export class DhcpServer {
       for (const lease of this.loaded) this.allocator.bind(lease);
       this.loaded = [];
     }
-    this.allocator.setPool(pool.spec, pool.ipamUsed, pool.committed);
+    this.allocator.setPool(pool.spec, pool.ipamUsed, pool.committed, pool.reservedFree);
   }
 
   private onPayload(payload: Buffer): void {
@@ -196,17 +199,17 @@ export class DhcpServer {
           return;
         }
         const previous = alloc.leaseOf(d.lease.mac);
-        const isNew = previous === undefined || previous.ip.value !== d.lease.ip.value;
         alloc.hold(d.lease.mac, d.lease.ip);
         this.answersPending++;
-        void this.commitThenAck(type, d.lease, d.reply, d.refused, isNew).finally(() => this.answersPending--);
+        void this.commitThenAck(type, d.lease, d.reply, d.refused, previous).finally(() => this.answersPending--);
         return;
       }
     }
   }
 
   /** Queues the lease for the next batch write; ACKs once durable, NAKs if the address was taken meanwhile. */
-  private async commitThenAck(type: string, lease: Lease, reply: ReplyPlan, refused: ReplyPlan, isNew: boolean): Promise<void> {
+  private async commitThenAck(type: string, lease: Lease, reply: ReplyPlan, refused: ReplyPlan, previous: Lease | undefined): Promise<void> {
+    const isNew = previous === undefined || previous.ip.value !== lease.ip.value;
     const outcome = await new Promise<CommitOutcome>((resolve) => {
       const existing = this.pendingBind.get(lease.mac);
       if (existing && existing.lease.ip.value === lease.ip.value) existing.waiters.push(resolve);
@@ -235,6 +238,8 @@ export class DhcpServer {
     }
     this.send(reply);
     this.o.metrics?.packets.labels(type, 'ack').inc();
+    // the client moved to another address: its old one is given up now that the new one is durable
+    if (previous && previous.ip.value !== lease.ip.value) this.queueUnbind(lease.mac, previous.ip);
     const fields = { mac: lease.mac, ip: formatIp(lease.ip), hostname: lease.hostname, expires: new Date(lease.expiresAtMs).toISOString() };
     if (isNew) this.log.info(fields, 'lease bound');
     else this.log.debug(fields, 'lease extended');
@@ -320,6 +325,11 @@ export class DhcpServer {
         this.allocator?.unbind(lease.mac);
         this.queueUnbind(lease.mac, lease.ip);
         this.log.info({ mac: lease.mac, ip: formatIp(lease.ip), reason: 'expired' }, 'lease reaped');
+      }
+      try {
+        await this.o.store.tidy?.();
+      } catch (err) {
+        this.log.warn({ err: describeError(err) }, 'lease store housekeeping failed; retrying later');
       }
     }
   }

@@ -48,6 +48,35 @@ describe('dhcp/allocator', () => {
     expect(leaseKey(A)).to.equal('dhcp-52540000000a');
   });
 
+  describe('lease blocks (ADR 0011): reserved free addresses first', () => {
+    const reservedMap = (...texts: string[]): Map<string, IpAddress> => new Map(texts.map((t) => [ipKey(ip(t)), ip(t)]));
+
+    it('offers reserved free addresses first, next-fit over the live map, then the pool’s own candidates', () => {
+      const spec = rangePool('172.22.0.10', '172.22.0.20');
+      const reserved = reservedMap('172.22.0.15', '172.22.0.16');
+      const a = new Allocator(spec);
+      a.setPool(spec, [], committedMap(), reserved);
+      expect(offerTo(a, A)).to.equal('172.22.0.15');
+      expect(offerTo(a, B)).to.equal('172.22.0.16');
+      expect(offerTo(a, C), 'none reserved left: the pool').to.equal('172.22.0.10');
+      // the store reserves more: added to the live map, found without a new view
+      reserved.set(ipKey(ip('172.22.0.18')), ip('172.22.0.18'));
+      expect(offerTo(a, D)).to.equal('172.22.0.18');
+    });
+
+    it('skips reserved addresses another client holds or a block leases, and comes back round to freed ones', () => {
+      const spec = rangePool('172.22.0.10', '172.22.0.20');
+      const reserved = reservedMap('172.22.0.15', '172.22.0.16', '172.22.0.17');
+      const committed = committedMap([[D, ip('172.22.0.16')]]);
+      const a = new Allocator(spec);
+      a.setPool(spec, [], committed, reserved);
+      expect(offerTo(a, A)).to.equal('172.22.0.15');
+      expect(offerTo(a, B), 'D’s lease is skipped').to.equal('172.22.0.17');
+      a.unbind(A); // A's offer is dropped: .15 is free again, behind the cursor
+      expect(offerTo(a, C), 'the cursor comes round').to.equal('172.22.0.15');
+    });
+  });
+
   describe('next-fit', () => {
     it('hands out the candidates in order, one per client', () => {
       const a = allocator(rangePool('172.22.0.10', '172.22.0.13'));

@@ -227,6 +227,8 @@ export interface PendingCommit {
  * Commits are recorded with their requests, in order.
  */
 export class FakeLeaseStore implements LeaseStore {
+  /** How often the server let the store tidy. */
+  tidied = 0;
   readonly commits: PendingCommit[] = [];
   readonly loading = deferred<LoadedLeases>();
   loadCalls = 0;
@@ -235,6 +237,11 @@ export class FakeLeaseStore implements LeaseStore {
   private listener: ((pool: PoolView) => void) | undefined;
 
   constructor(private readonly v: Violations) {}
+
+  tidy(): Promise<void> {
+    this.tidied++;
+    return Promise.resolve();
+  }
 
   load(): Promise<LoadedLeases> {
     this.loadCalls += 1;

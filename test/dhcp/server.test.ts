@@ -51,7 +51,7 @@ interface Harness {
 const harnesses: Harness[] = [];
 
 function pool(over: Partial<PoolView> = {}): PoolView {
-  return { spec: SPEC, ipamUsed: [], committed: committedMap(), ...over };
+  return { spec: SPEC, ipamUsed: [], committed: committedMap(), reservedFree: new Map(), ...over };
 }
 
 /** A server over a fake wire and store, not started yet. */
@@ -201,7 +201,7 @@ describe('dhcp/server DhcpServer', () => {
     it('leases loaded while the pool was unusable are there once it becomes usable', async () => {
       const expiresAtMs = Date.now() + LEASE_MS;
       const held: Lease = { mac: A, ip: ip('172.22.0.10'), expiresAtMs, storedExpiresAtMs: expiresAtMs };
-      const h = await started({ pool: { spec: undefined, problem: 'invalid spec', ipamUsed: [], committed: committedMap() }, leases: [held] });
+      const h = await started({ pool: { spec: undefined, problem: 'invalid spec', ipamUsed: [], committed: committedMap(), reservedFree: new Map() }, leases: [held] });
       h.store.changePool(pool());
       expect(h.server.leaseCount).to.equal(1);
       await h.send(discover(B));
@@ -209,7 +209,7 @@ describe('dhcp/server DhcpServer', () => {
     });
 
     it('with an unusable pool it answers nobody and counts why', async () => {
-      const h = await started({ pool: { spec: undefined, problem: 'no such IPPool', ipamUsed: [], committed: committedMap() } });
+      const h = await started({ pool: { spec: undefined, problem: 'no such IPPool', ipamUsed: [], committed: committedMap(), reservedFree: new Map() } });
       await h.send(discover(A));
       expect(h.transport.sent).to.have.length(0);
       expect(await count(h.metrics, 'discover', 'poolUnusable')).to.equal(1);
@@ -420,6 +420,23 @@ describe('dhcp/server DhcpServer', () => {
       await h.clock.advance(REAP_INTERVAL_MS);
       expect(h.server.leaseCount).to.equal(0);
       expect(unbindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.10`]);
+      expect(h.store.tidied, 'the store tidies on every reaper pass').to.be.greaterThan(0);
+    });
+
+    it('a client that moves to another address gives the old one up, only once the new one is durable', async () => {
+      const h = await started();
+      await h.bindLease(A);
+      h.transport.take();
+      await h.send(initReboot(A, ip('172.22.0.12')));
+      expect(bindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.12`]);
+      expect(unbindsOf(h, 1), 'the old lease stays while the new one is not durable').to.deep.equal([]);
+      h.store.answer(1);
+      await flushMicrotasks();
+      expect(h.transport.take()).to.deep.equal(['ack 172.22.0.12']);
+      expect(unbindsOf(h, 2)).to.deep.equal([`${A} 172.22.0.10`]);
+      h.store.answer(2);
+      await flushMicrotasks();
+      expect(h.server.leaseCount).to.equal(1);
     });
   });
 
