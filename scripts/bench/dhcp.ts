@@ -18,8 +18,9 @@
  * Latency = average DISCOVER-OFFER + average REQUEST-ACK (one DORA), and the
  * larger of the two maxima, at the highest rate held.
  *
- * For ironet, after each step the pool's status is read back: every lease
- * perfdhcp saw ACKed must be a `dhcp-<mac>` entry in it.
+ * For ironet, after each step the leases are read back from the API server
+ * (the pool's lease blocks, ADR 0011): every lease perfdhcp saw ACKed must be
+ * there.
  *
  * Last line: one JSON object {ironet, kea, dnsmasq}, each
  * {maxRate, avgLatencyMs, maxLatencyMs}, plus the steps.
@@ -30,9 +31,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
-import { DHCP_LEASE_LABEL, type IpPoolObject } from '../../src/ipam/objects.js';
+import { DHCP_LEASE_LABEL } from '../../src/ipam/objects.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import { RESOURCES } from '../../src/kube/resources.js';
+import { dhcpLeasesInApi } from '../../test/support/dhcp-leases.js';
 import { ip } from '../../test/support/netns.js';
 import { VIP, VipLab } from '../../test/support/vip-lab.js';
 
@@ -58,7 +60,7 @@ interface Step {
   discoverOffer: Exchange;
   requestAck: Exchange;
   held: boolean;
-  /** ironet only: ACKed leases perfdhcp saw vs dhcp-* entries in the pool afterwards. */
+  /** ironet only: ACKed leases perfdhcp saw vs leases in the API server afterwards. */
   durable?: { acked: number; inPool: number };
   /** ironet only: seconds from the end of the step until every lease's IPAddress object existed. */
   objectsTrailSeconds?: number;
@@ -174,8 +176,7 @@ function ironet(lab: VipLab): Contender {
       await lab.waitForLog(0, '"DHCP serving"', 30_000);
     },
     async check(step) {
-      const pool = await lab.admin!.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: ns, name: 'dhcp' });
-      const inPool = Object.keys(pool.status?.indexes ?? {}).filter((k) => k.startsWith('dhcp-')).length;
+      const inPool = (await dhcpLeasesInApi(lab.admin!, ns, 'dhcp')).size;
       step.durable = { acked: step.requestAck.received, inPool };
       // not timed against anyone: how long the lease objects (MAC, hostname, expiry) trail the burst
       const t0 = systemClock.monotonicMs();

@@ -17,6 +17,7 @@ import type { IpPoolObject } from '../../src/ipam/objects.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { badFrame, FUZZ_KINDS, Rng } from '../support/dhcp-fuzz.js';
 import { Udhcpc } from '../support/dhcp-clients.js';
+import { dhcpLeasesInApi } from '../support/dhcp-leases.js';
 import { VIP, VipLab } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
@@ -39,6 +40,13 @@ describe('DHCP bad input and accidental servers (system)', function () {
     lab = await VipLab.start({ nodes: 2, timings: TIMINGS, dhcp: { pool: POOL }, logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined });
     lab.startAgent(0);
     expect(await lab.nextHolder(0, 20_000)).to.not.equal(undefined);
+    await lab.waitForLog(0, '"DHCP serving"', 20_000);
+    // the holder reserves its first addresses right after it starts serving (ADR 0011): the storm starts after that write
+    const deadline = Date.now() + 20_000;
+    while (!Object.keys((await pool()).status?.indexes ?? {}).some((k) => k.startsWith('dhcp-blk-'))) {
+      if (Date.now() > deadline) throw new Error('the DHCP holder reserved no addresses within 20 s');
+      await systemClock.sleep(100);
+    }
   });
   after(async () => {
     for (const c of clients) c.stop();
@@ -47,6 +55,10 @@ describe('DHCP bad input and accidental servers (system)', function () {
 
   async function pool(): Promise<IpPoolObject> {
     return lab.admin!.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: lab.namespace, name: 'dhcp' });
+  }
+  async function blockVersions(): Promise<string[]> {
+    const list = await lab.admin!.resource(RESOURCES.dhcpLeaseBlock).list(lab.namespace);
+    return list.items.map((b) => `${b.metadata.name ?? ''}@${b.metadata.resourceVersion ?? ''}`).sort();
   }
   async function claimNames(): Promise<string[]> {
     return (await lab.admin!.resource(RESOURCES.ipClaim).list(lab.namespace)).items.map((c) => c.metadata.name!);
@@ -82,6 +94,7 @@ describe('DHCP bad input and accidental servers (system)', function () {
     const ns = lab.addClient('fz1', '52:54:00:ee:00:01');
     const before = await pool();
     const claimsBefore = await claimNames();
+    const blocksBefore = await blockVersions();
     const m0 = await lab.metrics(0);
     const r = await storm(ns, 100_000, 0x1badd0c);
     // most of them are rejected by the frame or the codec layer; the rest are DISCOVERs, which write nothing
@@ -95,6 +108,7 @@ describe('DHCP bad input and accidental servers (system)', function () {
     const after = await pool();
     expect(after.metadata.resourceVersion, 'the pool was written during the storm').to.equal(before.metadata.resourceVersion);
     expect(await claimNames()).to.deep.equal(claimsBefore);
+    expect(await blockVersions(), 'a lease block was written during the storm').to.deep.equal(blocksBefore);
   });
 
   it('real clients that boot during a storm get leases', async () => {
@@ -106,8 +120,8 @@ describe('DHCP bad input and accidental servers (system)', function () {
     await stormDone;
     expect(bound.map((b) => b.server)).to.deep.equal([VIP, VIP, VIP]);
     expect(new Set(bound.map((b) => b.ip)).size).to.equal(3);
-    const indexes = (await pool()).status?.indexes ?? {};
-    expect(Object.keys(indexes).sort()).to.deep.equal(['dhcp-525400ee0101', 'dhcp-525400ee0102', 'dhcp-525400ee0103']);
+    const leases = await dhcpLeasesInApi(lab.admin!, lab.namespace, 'dhcp');
+    expect([...leases].sort()).to.deep.equal(c.map((_, i) => [`52:54:00:ee:01:0${i + 1}`, bound[i]!.ip]));
     expect(lab.agentPid(0)).to.not.equal(undefined);
   });
 
@@ -120,8 +134,9 @@ describe('DHCP bad input and accidental servers (system)', function () {
     const bound = await Promise.all(c.map((x) => x.waitFor('bound', 0, 60_000)));
     const servers = new Set(bound.map((b) => b.server));
     expect(new Set(bound.map((b) => b.ip)).size, JSON.stringify(bound)).to.equal(12);
-    const indexes = (await pool()).status?.indexes ?? {};
-    for (let i = 0; i < c.length; i++) expect(indexes[`dhcp-525400dd00${(16 + i).toString(16)}`]).to.equal(bound[i]!.ip);
+    const leases = await dhcpLeasesInApi(lab.admin!, lab.namespace, 'dhcp');
+    for (let i = 0; i < c.length; i++) expect(leases.get(`52:54:00:dd:00:${(16 + i).toString(16)}`)).to.equal(bound[i]!.ip);
+    expect(new Set(leases.values()).size, 'no address leased twice in the API server').to.equal(leases.size);
     // both servers were there: each answered someone, or the test proved nothing
     expect([...servers].sort()).to.deep.equal([VIP, VIP2]);
   });

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import type { IpPoolObject } from '../../src/ipam/objects.js';
+import { dhcpLeaseOf, dhcpLeasesInApi } from '../support/dhcp-leases.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { dhclient, Udhcpc } from '../support/dhcp-clients.js';
 import { VIP, VipLab } from '../support/vip-lab.js';
@@ -36,6 +37,8 @@ describe('DHCP (system)', function () {
     const p = await lab.admin!.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: lab.namespace, name: 'dhcp' });
     return p.status?.indexes ?? {};
   }
+  /** The address durable in the API server for a MAC (its lease block, or its pool entry). */
+  const leaseOf = (mac: string): Promise<string | undefined> => dhcpLeaseOf(lab.admin!, lab.namespace, 'dhcp', mac);
 
   it('udhcpc: DORA gives an address from the pool, with the VIP as server identifier, already in the API server', async () => {
     const ns = lab.addClient('u1', '52:54:00:00:00:01');
@@ -45,7 +48,7 @@ describe('DHCP (system)', function () {
     expect(bound.server).to.equal(VIP);
     expect(bound.ip).to.match(/^172\.22\.0\.(5\d|[6-9]\d)$/);
     expect(Number(bound.lease)).to.equal(3600);
-    expect((await indexes())['dhcp-525400000001']).to.equal(bound.ip);
+    expect((await leaseOf('52:54:00:00:00:01'))).to.equal(bound.ip);
   });
 
   it('udhcpc: renews (unicast to the VIP) and keeps its address; release frees it', async () => {
@@ -56,8 +59,8 @@ describe('DHCP (system)', function () {
     expect(renewed.ip).to.equal(c.events.find((e) => e.kind === 'bound')!.ip);
     c.release();
     const deadline = Date.now() + 10_000;
-    while ((await indexes())['dhcp-525400000001'] !== undefined && Date.now() < deadline) await systemClock.sleep(100);
-    expect((await indexes())['dhcp-525400000001']).to.equal(undefined);
+    while ((await leaseOf('52:54:00:00:00:01')) !== undefined && Date.now() < deadline) await systemClock.sleep(100);
+    expect((await leaseOf('52:54:00:00:00:01'))).to.equal(undefined);
   });
 
   it('ISC dhclient: DORA, then INIT-REBOOT for the same address, then release', async () => {
@@ -71,8 +74,8 @@ describe('DHCP (system)', function () {
     expect(reboot?.ip).to.equal(bound!.ip);
     dhclient(ns, ['-r']);
     const deadline = Date.now() + 10_000;
-    while ((await indexes())['dhcp-525400000002'] !== undefined && Date.now() < deadline) await systemClock.sleep(100);
-    expect((await indexes())['dhcp-525400000002']).to.equal(undefined);
+    while ((await leaseOf('52:54:00:00:00:02')) !== undefined && Date.now() < deadline) await systemClock.sleep(100);
+    expect((await leaseOf('52:54:00:00:00:02'))).to.equal(undefined);
   });
 
   it('failover: the holder is killed mid-lease; the renewal is answered by the new holder with the same address', async () => {
@@ -91,7 +94,9 @@ describe('DHCP (system)', function () {
     expect(renewed.ip).to.equal(bound.ip);
     expect(renewed.server).to.equal(VIP);
     const all = await indexes();
-    expect(Object.values(all).filter((v) => v === bound.ip)).to.have.length(1);
+    expect(Object.values(all).filter((v) => v === bound.ip), 'one pool entry holds the address').to.have.length(1);
+    const leased = [...(await dhcpLeasesInApi(lab.admin!, lab.namespace, 'dhcp'))].filter(([, ip]) => ip === bound.ip);
+    expect(leased, 'one lease on it, the client’s').to.deep.equal([['52:54:00:00:00:03', bound.ip]]);
     lab.startAgent(holder);
   });
 
@@ -121,6 +126,6 @@ describe('DHCP (system)', function () {
     } as KubeObject);
     const bound = await c.waitFor('bound', 0, 15_000);
     expect(bound.server).to.equal(VIP);
-    expect((await indexes())['dhcp-525400000042']).to.equal(bound.ip);
+    expect((await leaseOf('52:54:00:00:00:42'))).to.equal(bound.ip);
   });
 });

@@ -9,8 +9,7 @@
  */
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
-import type { IpPoolObject } from '../../src/ipam/objects.js';
-import { RESOURCES } from '../../src/kube/resources.js';
+import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { BootHttp, QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../support/pxe.js';
 import { VIP, VipLab } from '../support/vip-lab.js';
 
@@ -44,10 +43,8 @@ describe('PXE boot (system, QEMU)', function () {
     await lab?.stop();
   });
 
-  async function leaseOf(mac: string): Promise<string | undefined> {
-    const p = await lab.admin!.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: lab.namespace, name: 'dhcp' });
-    return p.status?.indexes?.[`dhcp-${mac.replaceAll(':', '')}`];
-  }
+  /** The address durable in the API server for a MAC (its lease block, or its pool entry). */
+  const leaseOf = (mac: string): Promise<string | undefined> => dhcpLeaseOf(lab.admin!, lab.namespace, 'dhcp', mac);
 
   function boot(firmware: Firmware, mac: string): QemuMachine {
     const m = new QemuMachine({

@@ -41,6 +41,14 @@ export interface TestCluster {
 
 let current: TestCluster | undefined;
 
+/** Every CRD the tests install: the upstream ones, unmodified, and the chart's own (charts/ironet/crds). */
+export async function crdManifests(): Promise<KubeObject[]> {
+  const manifests: KubeObject[] = [...(await loadManifests(upstreamCrdDir()))];
+  const ownCrds = path.join(repoRoot, 'charts/ironet/crds');
+  if (existsSync(ownCrds)) manifests.push(...(await loadManifests(ownCrds)));
+  return manifests;
+}
+
 export function testCluster(): TestCluster {
   if (!current) throw new Error('no test cluster: integration tests run with --require test/support/integration-hooks.ts (npm run test:integration)');
   return current;
@@ -56,10 +64,7 @@ export async function startTestCluster(): Promise<TestCluster> {
     extraApiServerArgs: ['--watch-cache-sizes=configmaps#0'],
   });
   const admin = connectWithToken(apiserver.server, apiserver.adminToken, apiserver.caPem);
-  const manifests: KubeObject[] = [...(await loadManifests(upstreamCrdDir()))];
-  const ownCrds = path.join(repoRoot, 'charts/ironet/crds');
-  if (existsSync(ownCrds)) manifests.push(...(await loadManifests(ownCrds)));
-  const crds = await installCrds(admin, manifests, { clock: systemClock });
+  const crds = await installCrds(admin, await crdManifests(), { clock: systemClock });
   current = { apiserver, admin, crds };
   return current;
 }

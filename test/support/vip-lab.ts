@@ -26,8 +26,8 @@ import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { ElectionTimings } from '../../src/vip/election.js';
-import { installCrds, loadManifests } from '../../src/kube/manifests.js';
-import { repoRoot, upstreamCrdDir } from './cluster.js';
+import { installCrds } from '../../src/kube/manifests.js';
+import { crdManifests, repoRoot } from './cluster.js';
 import { ip, requireRoot, run, sweepStale, TestNet } from './netns.js';
 
 export const VIP = '172.22.0.2';
@@ -130,7 +130,7 @@ export class VipLab {
     this.admin = connectWithToken(this.apiserver.server, this.apiserver.adminToken, this.apiserver.caPem);
     await this.admin.resource(RESOURCES.namespace).create({ metadata: { name: this.ns } });
     if (this.options.dhcp) {
-      await installCrds(this.admin, await loadManifests(upstreamCrdDir()), { clock: systemClock });
+      await installCrds(this.admin, await crdManifests(), { clock: systemClock });
       await this.admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'dhcp', namespace: this.ns }, spec: this.options.dhcp.pool } as KubeObject);
     }
     const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/agent-rules.yaml'), 'utf8')) as object[];
