@@ -3,8 +3,9 @@
  * when to reserve and when to give addresses back. No I/O.
  *
  * The DHCP server reserves addresses of its IPPool ahead of need, a block at a
- * time: each reserved address is an entry `dhcp-blk-<id>-<hex>` in the pool's
- * status.indexes (so IPAM counts it as used and never hands it out), and each
+ * time: a block is a run of consecutive free addresses, reserved by one entry
+ * `dhcp-blk-<id>-<count>: <first>` in the pool's status.indexes (IPAM counts
+ * every address of it as used and never hands one out), and each
  * block has a small DHCPLeaseBlock object whose `spec.leases` maps address →
  * MAC. A lease is committed to its block's object (a conditional write whose
  * cost does not grow with the pool), not to the pool.
@@ -20,9 +21,9 @@
  *   then the object deleted.
  */
 import type { KubeObject } from '../core/object-meta.js';
-import { type IpAddress } from '../core/ip.js';
+import type { IpAddress } from '../core/ip.js';
 
-export const BLOCK_KEY_PREFIX = 'dhcp-blk-';
+export { DHCP_BLOCK_KEY_PREFIX as BLOCK_KEY_PREFIX } from '../ipam/objects.js';
 /** Label on every DHCPLeaseBlock: the name of its IPPool. */
 export const BLOCK_POOL_LABEL = 'ironet.io/dhcp-pool';
 export const LEASE_BLOCK_VERSION = 'ironet.io/v1alpha1';
@@ -40,7 +41,7 @@ export interface DhcpLeaseBlockObject extends KubeObject {
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const ID_LENGTH = 8;
-const KEY_PATTERN = /^dhcp-blk-([a-z0-9]{8})-[0-9a-f]+$/;
+const KEY_PATTERN = /^dhcp-blk-([a-z0-9]{8})-[1-9][0-9]*$/;
 
 /** A new block id: 8 lowercase letters and digits (never reused: 36^8 ids). */
 export function newBlockId(random: () => number): string {
@@ -62,9 +63,9 @@ export function blockIdOfName(pool: string, name: string): string | undefined {
   return /^[a-z0-9]{8}$/.test(id) ? id : undefined;
 }
 
-/** The status.indexes key reserving `ip` to block `id`. */
-export function blockKey(id: string, ip: IpAddress): string {
-  return `${BLOCK_KEY_PREFIX}${id}-${ip.value.toString(16)}`;
+/** The status.indexes key reserving `count` addresses to block `id` (its value: the first of them). */
+export function blockKey(id: string, count: number): string {
+  return `dhcp-blk-${id}-${count}`;
 }
 
 /** The block id of a reservation key, or undefined for any other key. */
@@ -88,7 +89,7 @@ export interface BlockPolicy {
 }
 
 export const BLOCK_DEFAULTS: BlockPolicy = {
-  blockSize: 256,
+  blockSize: 64,
   minFree: 32,
   horizonMs: 2000,
   maxFree: 8192,
@@ -177,3 +178,22 @@ export function blockLeases(block: DhcpLeaseBlockObject): Readonly<Record<string
   return block.spec?.leases ?? {};
 }
 
+
+/**
+ * Splits addresses (in increasing order, as a sequential picker gives them)
+ * into runs of consecutive addresses of at most `size`: each run is a block.
+ */
+export function runs(ips: readonly IpAddress[], size: number): IpAddress[][] {
+  const out: IpAddress[][] = [];
+  let run: IpAddress[] = [];
+  for (const ip of ips) {
+    const last = run.at(-1);
+    if (last && (run.length >= size || last.family !== ip.family || ip.value !== last.value + 1n)) {
+      out.push(run);
+      run = [];
+    }
+    run.push(ip);
+  }
+  if (run.length > 0) out.push(run);
+  return out;
+}

@@ -7,7 +7,7 @@
  * during a burst, a full re-parse per event was most of the agent's CPU.
  *
  * Holders:
- * - `dhcp-blk-<id>-<hex>` entries: addresses reserved to lease block `id`
+ * - `dhcp-blk-<id>-<count>: <first>` entries: addresses reserved to lease block `id`
  *   (ADR 0011); a lease on one is in the block's object (`committed`), a free
  *   one is in `reservedFree`. A block whose object is missing or releasing
  *   takes its addresses out of use;
@@ -19,13 +19,14 @@
  */
 import { ipKey, tryParseIp, type IpAddress } from '../core/ip.js';
 import { tryParseMac, type Mac } from '../core/mac.js';
-import { isDhcpIndexKey } from '../ipam/objects.js';
+import { indexEntryAddresses, isDhcpIndexKey } from '../ipam/objects.js';
 import { blockIdOfKey } from './blocks.js';
 import { macOfKey } from './objects.js';
 
 interface Entry {
   readonly text: string;
-  readonly ip: IpAddress | undefined;
+  /** What it holds: one address, or a lease block's range; none when its value does not parse. */
+  readonly ips: readonly IpAddress[];
   readonly mac: Mac | undefined;
   /** The lease block this entry reserves its address to. */
   readonly block: string | undefined;
@@ -210,14 +211,18 @@ export class PoolHolders {
   /** Addresses IPAM holds: non-DHCP entries, `dhcp-*` keys that name no MAC nor usable block, and other IPAddresses. */
   ipamUsed(): IpAddress[] {
     const out: IpAddress[] = [];
-    for (const e of this.entries.values()) if (e.ip && !e.mac && !(e.block && this.isActive(e.block))) out.push(e.ip);
+    for (const e of this.entries.values()) if (!e.mac && !(e.block && this.isActive(e.block))) out.push(...e.ips);
     for (const a of this.addresses.values()) out.push(a.ip);
+    // an address two entries of usable blocks hold (a damaged pool) is nobody's to lease
+    for (const [k, keys] of this.byIp) {
+      if (keys.length > 1 && keys.every((key) => this.entries.get(key)?.block)) out.push(ipOfKey(k));
+    }
     return out;
   }
 
   /** Every address anyone holds (entries, IPAddresses, leases): what a new reservation must leave out. */
   *allHeld(): Iterable<IpAddress> {
-    for (const e of this.entries.values()) if (e.ip) yield e.ip;
+    for (const e of this.entries.values()) yield* e.ips;
     for (const a of this.addresses.values()) yield a.ip;
     for (const b of this.blocks.values()) for (const l of b.leases.values()) yield l.ip;
   }
@@ -242,14 +247,14 @@ export class PoolHolders {
   /** The pool entries reserving addresses to block `id`. */
   reservationKeys(id: string): string[] {
     const out: string[] = [];
-    for (const k of this.blockAddresses.get(id) ?? []) for (const key of this.byIp.get(k) ?? []) if (this.entries.get(key)?.block === id) out.push(key);
+    for (const [key, e] of this.entries) if (e.block === id) out.push(key);
     return out;
   }
 
   /** Every `dhcp-<mac>` entry of the pool: for a new holder's load. */
   poolLeases(): { readonly mac: Mac; readonly ip: IpAddress }[] {
     const out: { mac: Mac; ip: IpAddress }[] = [];
-    for (const e of this.entries.values()) if (e.mac && e.ip) out.push({ mac: e.mac, ip: e.ip });
+    for (const e of this.entries.values()) if (e.mac && e.ips[0]) out.push({ mac: e.mac, ip: e.ips[0] });
     return out;
   }
 
@@ -258,6 +263,11 @@ export class PoolHolders {
     const out: { id: string; mac: Mac; ip: IpAddress }[] = [];
     for (const [id, b] of this.blocks) for (const l of b.leases.values()) out.push({ id, mac: l.mac, ip: l.ip });
     return out;
+  }
+
+  /** Whether these keys are two or more lease blocks' (an address nobody may lease; see ipamUsed). */
+  private blocksOnly(keys: readonly string[], removedBlock?: string): boolean {
+    return keys.length > 1 && keys.every((key) => (this.entries.get(key)?.block ?? (removedBlock !== undefined ? removedBlock : undefined)) !== undefined);
   }
 
   private isActive(id: string): boolean {
@@ -273,40 +283,48 @@ export class PoolHolders {
   }
 
   private addEntry(key: string, text: string): void {
-    const ip = tryParseIp(text);
     const mac = isDhcpIndexKey(key) ? macOfKey(key) : undefined;
     const block = mac ? undefined : blockIdOfKey(key);
-    this.entries.set(key, { text, ip, mac, block });
-    if (!ip) return;
-    const k = ipKey(ip);
-    const keys = this.byIp.get(k);
-    if (keys) keys.push(key);
-    else this.byIp.set(k, [key]);
-    if (mac) this.addCommit(k, key, mac);
-    else if (block) {
-      let set = this.blockAddresses.get(block);
+    const ips = mac ? indexEntryAddresses('', text) : indexEntryAddresses(key, text);
+    this.entries.set(key, { text, ips, mac, block });
+    if (ips.length === 0) return;
+    let set: Set<string> | undefined;
+    if (block) {
+      set = this.blockAddresses.get(block);
       if (!set) this.blockAddresses.set(block, (set = new Set()));
-      set.add(k);
-      if (!this.isActive(block)) this.ipamVersion++;
-    } else this.ipamVersion++;
-    this.refresh(k);
+    }
+    for (const ip of ips) {
+      const k = ipKey(ip);
+      const keys = this.byIp.get(k);
+      if (keys) {
+        const before = this.blocksOnly(keys);
+        keys.push(key);
+        if (this.blocksOnly(keys) !== before) this.ipamVersion++; // two blocks on it: nobody's to lease
+      } else this.byIp.set(k, [key]);
+      if (mac) this.addCommit(k, key, mac);
+      set?.add(k);
+    }
+    if (!mac && !(block && this.isActive(block))) this.ipamVersion++;
+    for (const ip of ips) this.refresh(ipKey(ip));
   }
 
   private removeEntry(key: string, had: Entry): void {
     this.entries.delete(key);
-    if (!had.ip) return;
-    const k = ipKey(had.ip);
-    const keys = (this.byIp.get(k) ?? []).filter((x) => x !== key);
-    if (keys.length > 0) this.byIp.set(k, keys);
-    else this.byIp.delete(k);
-    if (had.mac) this.removeCommit(k, key);
-    else if (had.block) {
-      const set = this.blockAddresses.get(had.block);
+    if (had.ips.length === 0) return;
+    const set = had.block ? this.blockAddresses.get(had.block) : undefined;
+    for (const ip of had.ips) {
+      const k = ipKey(ip);
+      const had2 = this.byIp.get(k) ?? [];
+      const keys = had2.filter((x) => x !== key);
+      if (this.blocksOnly(keys, had.block) !== this.blocksOnly(had2, had.block)) this.ipamVersion++;
+      if (keys.length > 0) this.byIp.set(k, keys);
+      else this.byIp.delete(k);
+      if (had.mac) this.removeCommit(k, key);
       set?.delete(k);
-      if (set?.size === 0) this.blockAddresses.delete(had.block);
-      if (!this.isActive(had.block)) this.ipamVersion++;
-    } else this.ipamVersion++;
-    this.refresh(k);
+    }
+    if (had.block && set?.size === 0) this.blockAddresses.delete(had.block);
+    if (!had.mac && !(had.block && this.isActive(had.block))) this.ipamVersion++;
+    for (const ip of had.ips) this.refresh(ipKey(ip));
   }
 
   private addCommit(k: string, source: string, mac: Mac): void {
@@ -344,12 +362,18 @@ export class PoolHolders {
   private refresh(k: string): void {
     const keys = this.byIp.get(k);
     let ip: IpAddress | undefined;
-    if (keys?.length === 1 && !this.committed.has(k)) {
+    if (keys?.length === 1 && !this.committed.has(k) && (this.addressCount.get(k) ?? 0) === 0) {
       const e = this.entries.get(keys[0]!)!;
-      if (e.block && this.isActive(e.block)) ip = e.ip;
+      if (e.block && this.isActive(e.block)) ip = ipOfKey(k);
     }
     if (ip) {
       if (!this.reservedFree.has(k)) this.reservedFree.set(k, ip);
     } else this.reservedFree.delete(k);
   }
+}
+
+/** The address of an ipKey (`<family>/<value>`). */
+function ipOfKey(k: string): IpAddress {
+  const slash = k.indexOf('/');
+  return { family: k.slice(0, slash) === '6' ? 6 : 4, value: BigInt(k.slice(slash + 1)) };
 }

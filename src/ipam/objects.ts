@@ -4,6 +4,7 @@
  * the fixed strings that make us a drop-in for metal3 ip-address-manager.
  */
 import type { KubeObject } from '../core/object-meta.js';
+import { tryParseIp, type IpAddress } from '../core/ip.js';
 
 export const METAL3_IPAM_GROUP = 'ipam.metal3.io';
 export const METAL3_IPAM_VERSION = 'ipam.metal3.io/v1alpha1';
@@ -117,6 +118,42 @@ export const DHCP_LEASE_LABEL = 'ironet.io/dhcp-lease';
 
 export function isDhcpIndexKey(key: string): boolean {
   return key.startsWith(DHCP_INDEX_PREFIX);
+}
+
+/**
+ * A DHCP lease block's reservation (ADR 0011): `dhcp-blk-<id>-<count>: <first>`
+ * holds `count` consecutive addresses from `first` (at most
+ * DHCP_BLOCK_MAX_ADDRESSES), so a block costs the pool one entry, not one per
+ * address. The count is in the key because the IPPool CRD requires every
+ * value to be a single address.
+ */
+export const DHCP_BLOCK_KEY_PREFIX = 'dhcp-blk-';
+export const DHCP_BLOCK_MAX_ADDRESSES = 4096;
+const BLOCK_KEY = /^dhcp-blk-[a-z0-9]{8}-([1-9][0-9]{0,3})$/;
+
+/** The number of addresses a lease block's key reserves, or undefined for any other key. */
+export function blockKeyCount(key: string): number | undefined {
+  const m = BLOCK_KEY.exec(key);
+  const n = m ? Number(m[1]) : undefined;
+  return n !== undefined && n <= DHCP_BLOCK_MAX_ADDRESSES ? n : undefined;
+}
+
+/**
+ * The addresses an entry of status.indexes holds: its value's address, or,
+ * for a lease block's key, `count` consecutive addresses from it (none when
+ * that runs past the end of the address space). A value that does not parse
+ * holds nothing.
+ */
+export function indexEntryAddresses(key: string, value: string): IpAddress[] {
+  const ip = tryParseIp(value);
+  if (!ip) return [];
+  const count = key.startsWith(DHCP_BLOCK_KEY_PREFIX) ? blockKeyCount(key) : undefined;
+  if (count === undefined) return [ip];
+  const last = ip.value + BigInt(count - 1);
+  if (last >> BigInt(ip.family === 4 ? 32 : 128) !== 0n) return [];
+  const out: IpAddress[] = [];
+  for (let v = ip.value; v <= last; v++) out.push({ family: ip.family, value: v });
+  return out;
 }
 
 /** A CAPI claim is ours when its poolRef names an ipam.metal3.io IPPool. */

@@ -19,7 +19,7 @@ import { compareIp, formatIp, ipEquals, ipKey, tryParseIp, type IpAddress } from
 import { AddressPicker } from './address-picker.js';
 import { OURS, UPSTREAM } from './messages.js';
 import { addressName } from './naming.js';
-import { CLUSTER_NAME_LABEL, isDhcpIndexKey, PROVIDER_LABEL, PROVIDER_LABEL_VALUE } from './objects.js';
+import { CLUSTER_NAME_LABEL, indexEntryAddresses, isDhcpIndexKey, PROVIDER_LABEL, PROVIDER_LABEL_VALUE } from './objects.js';
 import { overlapsBetweenPools, parsePool, poolCapacity, type PoolEntry, type PoolProblem, type PoolSpec } from './pool-spec.js';
 import {
   kindKey,
@@ -128,25 +128,25 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   }
   // Overlapping pools' index entries (their in-flight allocations) are used here too.
   for (const other of snap.otherPools) {
-    for (const text of Object.values(other.status?.indexes ?? {})) {
-      const ip = tryParseIp(text);
-      if (ip) used.push(ip);
-    }
+    for (const [name, text] of Object.entries(other.status?.indexes ?? {})) used.push(...indexEntryAddresses(name, text));
   }
 
   // In-flight index entries: a claim that exists (or may: not proven gone), no address yet.
   const inFlight = new Map<string, IpAddress>();
+  /** DHCP's entries (leases, lease blocks' reservations): used, and kept exactly as they are. */
+  const dhcpEntries = new Map<string, string>();
   const addressedNames = new Set(snap.addresses.map((a) => a.claimName));
   for (const [name, text] of Object.entries(pool.indexes)) {
     if (addressedNames.has(name)) continue;
-    const ip = tryParseIp(text);
-    if (!ip) continue;
     if (isDhcpIndexKey(name)) {
-      // a DHCP lease committed by the DHCP server: used, and kept as it is
-      inFlight.set(name, ip);
-      used.push(ip);
+      const held = indexEntryAddresses(name, text);
+      if (held.length === 0) continue;
+      dhcpEntries.set(name, text);
+      used.push(...held);
       continue;
     }
+    const ip = tryParseIp(text);
+    if (!ip) continue;
     const provenGone = !claimNames.has(name) && KINDS.every((k) => verified.absentClaims.has(kindKey(k, name)));
     if (provenGone) continue;
     if (holderOf.has(ipKey(ip))) continue; // someone else's address took it: the entry is void
@@ -268,11 +268,12 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   }
 
   // Unverified in-flight entries of claims this cache does not show yet stay reserved, and DHCP leases stay.
-  for (const [name, ip] of inFlight) if (!(name in indexes) && (!claimNames.has(name) || isDhcpIndexKey(name))) indexes[name] = formatIp(ip);
+  for (const [name, ip] of inFlight) if (!(name in indexes) && !claimNames.has(name)) indexes[name] = formatIp(ip);
+  for (const [name, text] of dhcpEntries) if (!(name in indexes)) indexes[name] = text;
 
   // Usage: addresses of this pool (existing, just planned, in flight); reservations and
   // not-yet-claimed pre-allocations that the pool could otherwise hand out.
-  const usedIps = Object.values(indexes).flatMap((t) => tryParseIp(t) ?? []);
+  const usedIps = Object.entries(indexes).flatMap(([name, text]) => indexEntryAddresses(name, text));
   const usedSet = new Set(usedIps.map(ipKey));
   const held = spec
     ? [...spec.reservations.values(), ...[...spec.preAllocations].filter(([k]) => !(k in indexes)).map(([, ip]) => ip)].filter((ip) => !usedSet.has(ipKey(ip)))

@@ -1,8 +1,9 @@
 /**
  * The DHCP LeaseStore port over the API server (ADR 0009, 0011).
  *
- * - Addresses are reserved to lease blocks ahead of need: entries
- *   `dhcp-blk-<id>-<hex>` in the DHCP pool's status.indexes, written with a
+ * - Addresses are reserved to lease blocks ahead of need: a block is a run of
+ *   consecutive free addresses, reserved by one entry `dhcp-blk-<id>-<count>:
+ *   <first>` in the DHCP pool's status.indexes, written with a
  *   resourceVersion precondition — the commit point IPAM uses, so DHCP and
  *   static allocations can never take the same address. Each block has a
  *   DHCPLeaseBlock object; only the reserver creates it, before the entries.
@@ -34,8 +35,8 @@ import {
   blockKey,
   blockName,
   blocksToRelease,
-  chunk,
   newBlockId,
+  runs,
   reservationWanted,
   type BlockPolicy,
   type DhcpLeaseBlockObject,
@@ -224,7 +225,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     }
     // addresses nobody reserved yet are reserved now (with the look-ahead), then committed like the others
     const unreserved = binds.filter((l) => this.holders.placeOf(l.ip).kind === 'unreserved' && !isStaticFor(spec, l));
-    if (unreserved.length > 0) await this.reserve(unreserved.map((l) => l.ip), this.lookahead());
+    if (unreserved.length > 0) await this.reserve(unreserved.map((l) => l.ip));
 
     const poolBinds: Lease[] = [];
     const poolUnbinds: CommitRequest['unbind'][number][] = [];
@@ -362,15 +363,15 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     if (!this.serving || this.reserving || this.o.clock.monotonicMs() < this.reserveRetryAtMs) return;
     const wanted = this.lookahead();
     if (wanted === 0 || !this.spec()) return;
-    this.reserve([], wanted).catch((err: unknown) => {
+    this.reserve([]).catch((err: unknown) => {
       this.reserveRetryAtMs = this.o.clock.monotonicMs() + 1000;
       this.log.warn({ err: describeError(err), reason: 'reserveFailed' }, 'could not reserve addresses for DHCP leases; retrying');
     });
   }
 
-  /** Runs reservations one at a time. */
-  private reserve(must: readonly IpAddress[], extra: number): Promise<void> {
-    const run = (): Promise<void> => this.reserveNow(must, extra);
+  /** Runs reservations one at a time; each tops the look-ahead up as it stands when it runs. */
+  private reserve(must: readonly IpAddress[]): Promise<void> {
+    const run = (): Promise<void> => this.reserveNow(must, this.lookahead());
     const p = (this.reserving ?? Promise.resolve()).then(run, run);
     this.reserving = p;
     void p.catch(() => undefined).finally(() => {
@@ -408,7 +409,10 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     if (want.length === 0) return;
     const pool = this.poolObject();
     if (!pool) return;
-    const groups = chunk(want, this.policy.blockSize).map((ips) => ({ id: newBlockId(this.random), ips }));
+    const t0 = this.o.clock.monotonicMs();
+    // a block is a run of consecutive free addresses: one pool entry reserves it all
+    want.sort((a, b) => (a.family !== b.family ? a.family - b.family : a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+    const groups = runs(want, this.policy.blockSize).map((ips) => ({ id: newBlockId(this.random), ips }));
     for (const g of groups) this.creating.add(g.id);
     try {
       // only the reserver creates block objects, and before their entries: a committer never writes into a block that might be given back
@@ -417,7 +421,10 @@ export class KubeDhcpLeaseStore implements LeaseStore {
       const failure = created.find((r) => r.status === 'rejected');
       if (ready.length === 0) throw (failure)?.reason ?? new Error('no lease block could be created');
       await this.writeReservations(ready);
-      this.log.debug({ addresses: want.length, blocks: ready.length }, 'reserved addresses for DHCP leases');
+      this.log.info(
+        { addresses: want.length, inline: want.length - extra > 0 ? want.length - Math.min(extra, want.length) : 0, blocks: ready.length, ms: this.o.clock.monotonicMs() - t0, free: this.holders.reservedFree.size },
+        'reserved addresses for DHCP leases',
+      );
     } finally {
       for (const g of groups) this.creating.delete(g.id);
     }
@@ -444,8 +451,10 @@ export class KubeDhcpLeaseStore implements LeaseStore {
       if (!pool) throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} does not exist`);
       if (attempt > 0) this.poolInformer.observe(pool);
       const patch: Record<string, string> = {};
-      // an address someone took meanwhile is left out (its block just has one address fewer)
-      for (const g of groups) for (const ip of g.ips) if (this.holders.placeOf(ip).kind === 'unreserved') patch[blockKey(g.id, ip)] = formatIp(ip);
+      // a block with an address someone took meanwhile is left out (its object is cleaned up as an orphan)
+      for (const g of groups) {
+        if (g.ips.every((ip) => this.holders.placeOf(ip).kind === 'unreserved')) patch[blockKey(g.id, g.ips.length)] = formatIp(g.ips[0]!);
+      }
       if (Object.keys(patch).length === 0) return;
       try {
         const written = await this.pools.mergePatchStatus(

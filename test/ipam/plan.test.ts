@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { tryParseIp } from '../../src/core/ip.js';
+import { formatIp, tryParseIp } from '../../src/core/ip.js';
 import { OURS, UPSTREAM } from '../../src/ipam/messages.js';
 import { addressName } from '../../src/ipam/naming.js';
-import { CLUSTER_NAME_LABEL, PROVIDER_LABEL, type IpPoolObject } from '../../src/ipam/objects.js';
+import { CLUSTER_NAME_LABEL, indexEntryAddresses, PROVIDER_LABEL, type IpPoolObject } from '../../src/ipam/objects.js';
 import { planAllocation, planRelease, type AllocationOptions } from '../../src/ipam/plan.js';
 import type { AddressState, AllocationPlan, ClaimState, FailureReason, PoolSnapshot, PoolState, Verified } from '../../src/ipam/types.js';
 
@@ -765,6 +765,25 @@ describe('ipam/plan: DHCP leases in a pool (ADR 0009)', () => {
     const p = plan(s, gone);
     expect(p.indexes).to.deep.equal({ 'dhcp-525400000001': '10.0.0.10', static: '10.0.0.11' });
     expect(bound(p)).to.deep.equal(['IPClaim/static → 10.0.0.11']);
+  });
+
+  it('a lease block’s entry (ADR 0011) holds `count` addresses from its value: kept verbatim, allocated around, counted as used', () => {
+    const s = snap(pool(STD, { indexes: { 'dhcp-blk-abcdefgh-4': '10.0.0.10', 'dhcp-blk-zzzzzzzz-1': '10.0.0.16' } }), { claims: [claim('a'), claim('b'), claim('c')] });
+    const p = plan(s);
+    expect(p.indexes).to.deep.include({ 'dhcp-blk-abcdefgh-4': '10.0.0.10', 'dhcp-blk-zzzzzzzz-1': '10.0.0.16' });
+    expect(bound(p).sort()).to.deep.equal(['IPClaim/a → 10.0.0.14', 'IPClaim/b → 10.0.0.15', 'IPClaim/c → 10.0.0.17']);
+    expect(p.usage.used, 'four + one reserved, three bound').to.equal(8);
+  });
+
+  it('indexEntryAddresses(): one address, a block’s run, and what holds nothing', () => {
+    const show = (k: string, v: string): string[] => indexEntryAddresses(k, v).map(formatIp);
+    expect(show('host-0', '10.0.0.1')).to.deep.equal(['10.0.0.1']);
+    expect(show('host-7', '10.0.0.1'), 'a count only in a block’s key').to.deep.equal(['10.0.0.1']);
+    expect(show('dhcp-blk-abcdefgh-3', '10.0.0.1')).to.deep.equal(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
+    expect(show('dhcp-blk-abcdefgh-4', '2001:db8::fe')).to.deep.equal(['2001:db8::fe', '2001:db8::ff', '2001:db8::100', '2001:db8::101']);
+    expect(show('dhcp-blk-abcdefgh-2', '255.255.255.255'), 'past the end of the address space').to.deep.equal([]);
+    expect(show('dhcp-blk-abcdefgh-5000', '10.0.0.1'), 'more than a block may hold: just its address').to.deep.equal(['10.0.0.1']);
+    expect(show('dhcp-blk-abcdefgh-3', 'x')).to.deep.equal([]);
   });
 
   it('never allocates, binds, fails or releases a claim labelled as a DHCP lease', () => {

@@ -16,7 +16,7 @@ import type { KubeObject } from '../../src/core/object-meta.js';
 import { blockIdOfKey, blockKey, type BlockPolicy, type DhcpLeaseBlockObject } from '../../src/dhcp/blocks.js';
 import type { PoolView } from '../../src/dhcp/ports.js';
 import type { Lease } from '../../src/dhcp/types.js';
-import type { IpPoolObject } from '../../src/ipam/objects.js';
+import { indexEntryAddresses, type IpPoolObject } from '../../src/ipam/objects.js';
 import { KubeDhcpLeaseStore } from '../../src/kube/dhcp-lease-store.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { clientWithToken, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
@@ -72,7 +72,12 @@ describe('KubeDhcpLeaseStore (integration, chart agent RBAC)', function () {
     admin().resource(RESOURCES.ipPool).mergePatchStatus({ namespace: ns, name: 'dhcp' }, { status: { indexes: entries } });
   const blocks = async (): Promise<DhcpLeaseBlockObject[]> => (await admin().resource<DhcpLeaseBlockObject>(RESOURCES.dhcpLeaseBlock).list(ns)).items;
   const leases = async (): Promise<Record<string, string>> => Object.fromEntries(await dhcpLeasesInApi(admin(), ns, 'dhcp'));
-  const reservedTexts = async (): Promise<string[]> => Object.entries(await indexes()).filter(([k]) => blockIdOfKey(k)).map(([, v]) => v).sort();
+  /** Every address the pool reserves to a lease block (a block's entry holds a range). */
+  const reservedTexts = async (): Promise<string[]> =>
+    Object.entries(await indexes())
+      .filter(([k]) => blockIdOfKey(k))
+      .flatMap(([k, v]) => indexEntryAddresses(k, v).map(formatIp))
+      .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
   const claim = (name: string) => admin().resource(RESOURCES.ipClaim).tryGet({ namespace: ns, name });
   const address = (ip: string) => admin().resource(RESOURCES.ipAddress).tryGet({ namespace: ns, name: `dhcp-${ip.replaceAll('.', '-')}` });
 
@@ -80,10 +85,14 @@ describe('KubeDhcpLeaseStore (integration, chart agent RBAC)', function () {
   async function expectConsistent(): Promise<void> {
     const idx = await indexes();
     const reservedTo = new Map<string, string>();
+    const holders = new Map<string, string>();
     for (const [k, v] of Object.entries(idx)) {
-      expect(Object.values(idx).filter((x) => x === v), `${v} held by one key only`).to.have.length(1);
-      const id = blockIdOfKey(k);
-      if (id) reservedTo.set(v, id);
+      for (const ip of indexEntryAddresses(k, v).map(formatIp)) {
+        expect(holders.get(ip), `${ip} held by ${k} and by another key`).to.equal(undefined);
+        holders.set(ip, k);
+        const id = blockIdOfKey(k);
+        if (id) reservedTo.set(ip, id);
+      }
     }
     const seen = new Set<string>();
     for (const b of await blocks()) {
@@ -239,10 +248,10 @@ describe('KubeDhcpLeaseStore (integration, chart agent RBAC)', function () {
       metadata: { name: 'dhcp-blk-zzzzzzzz', namespace: ns, labels: { 'ironet.io/dhcp-pool': 'dhcp' } },
       spec: { pool: 'dhcp', leases: {} },
     } as KubeObject);
-    await setIndexes({ [blockKey('yyyyyyyy', parseIp('10.0.0.19'))]: '10.0.0.19' });
+    await setIndexes({ [blockKey('yyyyyyyy', 2)]: '10.0.0.18' });
     const store = newStore({ ...SMALL, minFree: 0, orphanGraceMs: 0 });
     const loaded = await store.load();
-    expect(loaded.pool.ipamUsed.map(formatIp), 'an orphan entry holds its address until it is cleaned up').to.include('10.0.0.19');
+    expect(loaded.pool.ipamUsed.map(formatIp), 'an orphan entry holds its addresses until it is cleaned up').to.include.members(['10.0.0.18', '10.0.0.19']);
     await store.tidy();
     expect(await indexes()).to.deep.equal({});
     expect(await blocks()).to.deep.equal([]);
