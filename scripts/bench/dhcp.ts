@@ -22,6 +22,10 @@
  * (the pool's lease blocks, ADR 0011): every lease perfdhcp saw ACKed must be
  * there.
  *
+ * Diagnostics: IRONET_BENCH_PROFILE=<dir> writes the agent's CPU profile,
+ * IRONET_BENCH_APIPROF=<dir> one of kube-apiserver per step (its --profiling
+ * is on for that run), IRONET_BENCH_LOG=<dir> the agents' logs.
+ *
  * Last line: one JSON object {ironet, kea, dnsmasq}, each
  * {maxRate, avgLatencyMs, maxLatencyMs}, plus the steps.
  */
@@ -42,6 +46,7 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 const RATES = (process.env.IRONET_BENCH_RATES ?? '250,500,1000,1500,2000,3000,4000,6000').split(',').map(Number);
 const PERIOD_S = Number(process.env.IRONET_BENCH_PERIOD_S ?? 5);
 const ONLY = (process.env.IRONET_BENCH_ONLY ?? 'ironet,kea,dnsmasq').split(',');
+const API_PROFILE_DIR = process.env.IRONET_BENCH_APIPROF;
 const TIMINGS = { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 };
 const POOL_SPEC = { namePrefix: 'dhcp', pools: [{ start: '172.22.1.0', end: '172.22.255.254', subnet: '172.22.0.0/16' }], prefix: 16 };
 const MAX_DROP_PERCENT = 0.1;
@@ -96,6 +101,11 @@ function exchange(text: string, title: string): Exchange {
 /** Runs perfdhcp from the bridge namespace at `rate` new clients/s; each step uses its own MACs. */
 function perfdhcp(lab: VipLab, rate: number, step: number): Promise<Omit<Step, 'held' | 'durable'>> {
   const base = `mac=02:${step.toString(16).padStart(2, '0')}:00:00:00:00`;
+  if (API_PROFILE_DIR) {
+    // a CPU profile of kube-apiserver over the step (go tool pprof -top <file>), fetched from a node namespace
+    const a = lab.apiserver!;
+    spawn('ip', ['netns', 'exec', lab.nodes[0]!, 'curl', '-sk', '-H', `Authorization: Bearer ${a.adminToken}`, `${a.server}/debug/pprof/profile?seconds=${PERIOD_S}`, '-o', path.join(API_PROFILE_DIR, `kube-apiserver-${rate}.prof`)], { stdio: 'ignore' });
+  }
   const args = ['netns', 'exec', lab.client, 'perfdhcp', '-4', '-l', 'provbr', '-r', String(rate), '-p', String(PERIOD_S), '-R', '1000000', '-b', base, '-d', '1', '-W', '2000000', VIP];
   return new Promise((resolve, reject) => {
     const child = spawn('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -270,7 +280,7 @@ async function main(): Promise<void> {
   sh('npm', ['run', 'build', '--silent']);
   process.env.NODE_OPTIONS = process.env.IRONET_BENCH_NODE_FLAGS ?? IMAGE_NODE_OPTIONS;
   const dir = mkdtempSync(path.join(tmpdir(), 'ironet-bench-dhcp-'));
-  const lab = await VipLab.start({ nodes: 1, timings: TIMINGS, dhcp: { pool: POOL_SPEC }, useDist: true, logDir: process.env.IRONET_BENCH_LOG, nodeArgs: process.env.IRONET_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.IRONET_BENCH_PROFILE}`] : [] });
+  const lab = await VipLab.start({ nodes: 1, timings: TIMINGS, dhcp: { pool: POOL_SPEC }, useDist: true, apiServerArgs: API_PROFILE_DIR ? ['--profiling=true'] : [], logDir: process.env.IRONET_BENCH_LOG, nodeArgs: process.env.IRONET_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.IRONET_BENCH_PROFILE}`] : [] });
   const results: Record<string, Result> = {};
   try {
     // Kea and dnsmasq answer from the VIP too (their server identifier), as Ironic's dnsmasq does

@@ -22,6 +22,9 @@ export function leaseKey(mac: Mac): string {
   return `${DHCP_INDEX_PREFIX}${mac.replaceAll(':', '')}`;
 }
 
+/** Reserved addresses looked at per client before falling back to the pool's own candidates. */
+const RESERVED_SCAN_BUDGET = 64;
+
 interface Hold {
   readonly ip: IpAddress;
   readonly untilMs: number;
@@ -200,10 +203,14 @@ export class Allocator {
    */
   private nextReserved(mac: Mac, nowMs: number): IpAddress | undefined {
     if (this.reservedFree.size === 0) return undefined;
-    for (let pass = 0; pass < 2; pass++) {
+    // at most this many looked at per client: addresses offered but not yet leased stay in the map until their
+    // commit, so when the reservations fall behind a burst, a full scan per DISCOVER would be quadratic
+    let budget = RESERVED_SCAN_BUDGET;
+    for (let pass = 0; pass < 2 && budget > 0; pass++) {
       this.reservedCursor ??= this.reservedFree.values();
       for (let r = this.reservedCursor.next(); !r.done; r = this.reservedCursor.next()) {
         if (this.isFreeFor(r.value, mac, nowMs)) return r.value;
+        if (--budget === 0) return undefined;
       }
       this.reservedCursor = undefined;
     }

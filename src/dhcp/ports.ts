@@ -66,5 +66,10 @@ export interface LeaseStore {
    * addresses back to the pool and cleans up after crashes (ADR 0011).
    */
   tidy?(): Promise<void>;
+  /**
+   * Told of each address offered: demand the store reserves ahead for (an
+   * offer becomes a lease a round-trip later).
+   */
+  noteOffer?(): void;
   close(): void;
 }

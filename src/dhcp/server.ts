@@ -164,6 +164,7 @@ export class DhcpServer {
         return;
       case 'offer':
         alloc.offer(d.mac, d.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
+        this.o.store.noteOffer?.();
         this.send(d.reply);
         m?.packets.labels(type, 'offer').inc();
         this.log.debug({ mac: macOf(d.reply), ip: formatIp(d.ip) }, 'offered');

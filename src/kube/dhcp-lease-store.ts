@@ -74,6 +74,8 @@ const OBJECT_WRITERS = 16;
 /** While commits keep coming, lease objects wait, but write a few at least this often. */
 const OBJECT_MAX_PAUSE_MS = 2000;
 const OBJECT_POLL_MS = 20;
+/** Commits count as a burst until this long after the last one ended. */
+const OBJECT_QUIET_MS = 500;
 /** Conditional writes retried on conflict this many times. */
 const ATTEMPTS = 6;
 
@@ -100,12 +102,16 @@ export class KubeDhcpLeaseStore implements LeaseStore {
   private working = false;
   private lastFingerprint = '';
   private commitsInFlight = 0;
+  /** When the last commit ended: a burst has short gaps between commits, and lease objects must not fill them. */
+  private lastCommitMs = -Infinity;
   private lastObjectWriteMs = 0;
   private readonly holders = new PoolHolders();
   private readonly policy: BlockPolicy;
   private readonly random: () => number;
   /** New leases per second, for the look-ahead. */
   private readonly newLeases: RecentRate;
+  /** Offers per second: the demand a burst brings before its leases. */
+  private readonly offers: RecentRate;
   /** Reservations run one at a time (this is the last one queued). */
   private reserving: Promise<void> | undefined;
   private reserveRetryAtMs = 0;
@@ -125,6 +131,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     this.policy = { ...BLOCK_DEFAULTS, ...o.blocks };
     this.random = o.random ?? Math.random;
     this.newLeases = new RecentRate(() => o.clock.monotonicMs());
+    this.offers = new RecentRate(() => o.clock.monotonicMs());
     // four informers, their retries and the lease-object writer all listen to this one signal
     setMaxListeners(64, this.stop.signal);
     this.pools = kube.resource(RESOURCES.ipPool);
@@ -200,6 +207,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
       return await this.commitOnce(request);
     } finally {
       this.commitsInFlight--;
+      this.lastCommitMs = this.o.clock.monotonicMs();
     }
   }
 
@@ -353,9 +361,22 @@ export class KubeDhcpLeaseStore implements LeaseStore {
 
   // — lease blocks: reservation ahead of need, and giving back —
 
-  /** How many addresses the look-ahead wants reserved now (0 when enough are free). */
+  /**
+   * How many addresses the look-ahead wants reserved now (0 when enough are
+   * free). Demand is the larger of offers and new leases per second; offers
+   * not yet leased still count as free in the holders, so they are taken off.
+   */
   private lookahead(): number {
-    return reservationWanted(this.policy, this.holders.reservedFree.size, this.newLeases.perSecond());
+    const offers = this.offers.perSecond();
+    const leases = this.newLeases.perSecond();
+    const free = Math.max(0, this.holders.reservedFree.size - Math.max(0, offers - leases));
+    return reservationWanted(this.policy, free, Math.max(offers, leases));
+  }
+
+  noteOffer(): void {
+    this.offers.add(1);
+    // a cheap check per offer; a reservation runs in the background when the look-ahead asks for one
+    if (!this.reserving) this.maybeReserveAhead();
   }
 
   /** Tops the reserved free addresses up in the background, when the look-ahead asks for it. */
@@ -639,7 +660,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     this.working = true;
     try {
       while (this.work.size > 0 && !this.stop.signal.aborted) {
-        const busy = this.commitsInFlight > 0;
+        const busy = this.commitsInFlight > 0 || this.o.clock.monotonicMs() - this.lastCommitMs < OBJECT_QUIET_MS;
         // every API write during a burst makes the next commit (and its ACKs) slower: wait, but not forever
         if (busy && this.o.clock.monotonicMs() - this.lastObjectWriteMs < OBJECT_MAX_PAUSE_MS) {
           await this.o.clock.sleep(OBJECT_POLL_MS, this.stop.signal).catch(() => undefined);

@@ -48,6 +48,8 @@ export interface VipLabOptions {
   /** Run the built CLI (dist/) instead of tsx: lower startup cost, as in the image. */
   readonly useDist?: boolean;
   readonly logDir?: string;
+  /** Extra kube-apiserver flags (the DHCP bench turns --profiling on with them). */
+  readonly apiServerArgs?: readonly string[];
   /** Extra flags for the agents' node (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
   readonly nodeArgs?: readonly string[];
 }
@@ -126,7 +128,7 @@ export class VipLab {
     net.bridge(this.client, 'provbr', provPorts, '172.22.0.100/24');
 
     const binDir = await ensureApiServerBinaries(repoRoot);
-    this.apiserver = await startLocalApiServer({ binDir, runRoot: path.join(tmpdir(), 'ironet-syslab'), clock: systemClock, netns: this.api, advertiseAddress: API_IP });
+    this.apiserver = await startLocalApiServer({ binDir, runRoot: path.join(tmpdir(), 'ironet-syslab'), clock: systemClock, netns: this.api, advertiseAddress: API_IP, extraApiServerArgs: this.options.apiServerArgs ?? [] });
     this.admin = connectWithToken(this.apiserver.server, this.apiserver.adminToken, this.apiserver.caPem);
     await this.admin.resource(RESOURCES.namespace).create({ metadata: { name: this.ns } });
     if (this.options.dhcp) {
