@@ -51,6 +51,8 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
     clock: o.clock,
     logger: o.logger,
     onObjectBacklog: (n) => metrics.objectsPending.set(n),
+    onReservation: (inline) => metrics.reservations.labels(inline ? 'inline' : 'ahead').inc(),
+    onReservedFree: (n) => metrics.reservedFree.set(n),
   });
   const knownHosts = o.config.knownHostsOnly ? new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger: o.logger }) : undefined;
   // warm the caches now, while following

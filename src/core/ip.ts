@@ -121,6 +121,11 @@ export function addToIp(ip: IpAddress, delta: bigint): IpAddress | undefined {
 
 /** The 4 (IPv4) or 16 (IPv6) bytes of `ip` in network order. */
 export function ipToBytes(ip: IpAddress): Uint8Array {
+  if (ip.family === 4) {
+    // on every DHCP reply: number arithmetic, not four bigint shifts
+    const v = Number(ip.value);
+    return Uint8Array.of((v >>> 24) & 0xff, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff);
+  }
   const length = bitsOf(ip.family) / 8;
   const bytes = new Uint8Array(length);
   let rest = ip.value;
@@ -137,11 +142,13 @@ export function ipFromBytes(bytes: Uint8Array, field = 'address'): IpAddress {
     const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
     throw new InvalidValueError(field, hex, `is ${bytes.length} bytes long (expected 4 for IPv4 or 16 for IPv6)`);
   }
-  return { family: bytes.length === 4 ? 4 : 6, value: valueOfParts(Array.from(bytes), 8) };
+  if (bytes.length === 4) return { family: 4, value: BigInt(((bytes[0]! << 24) >>> 0) + (bytes[1]! << 16) + (bytes[2]! << 8) + bytes[3]!) };
+  return { family: 6, value: valueOfParts(Array.from(bytes), 8) };
 }
 
 function formatIpv4(value: bigint): string {
-  return [24n, 16n, 8n, 0n].map((shift) => ((value >> shift) & 0xffn).toString()).join('.');
+  const v = Number(value);
+  return `${v >>> 24}.${(v >>> 16) & 0xff}.${(v >>> 8) & 0xff}.${v & 0xff}`;
 }
 
 function valueOfParts(parts: readonly number[], bitsPerPart: number): bigint {
@@ -201,5 +208,6 @@ function strictIpv6ToHexOnly(text: string): string | undefined {
 
 /** A string key for maps and sets of addresses: `<family>/<value>`. */
 export function ipKey(ip: IpAddress): string {
-  return `${ip.family}/${ip.value}`;
+  // the same text either way; a Number prints faster than a bigint, and the allocator calls this per candidate
+  return ip.family === 4 ? `4/${Number(ip.value)}` : `${ip.family}/${ip.value}`;
 }

@@ -42,12 +42,14 @@ export function macToBytes(mac: Mac): Uint8Array {
 
 /** The MAC in `bytes`, which must be exactly six long; {@link InvalidValueError} naming `field` otherwise. */
 export function macFromBytes(bytes: Uint8Array, field = 'mac'): Mac {
-  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0'));
   if (bytes.length !== 6) {
-    throw new InvalidValueError(field, hex.join(''), `is ${bytes.length} bytes long (expected 6)`);
+    throw new InvalidValueError(field, Array.from(bytes, (b) => HEX[b]).join(''), `is ${bytes.length} bytes long (expected 6)`);
   }
-  return hex.join(':') as Mac;
+  // on every DHCP packet: a table, not six toString/padStart calls
+  return `${HEX[bytes[0]!]}:${HEX[bytes[1]!]}:${HEX[bytes[2]!]}:${HEX[bytes[3]!]}:${HEX[bytes[4]!]}:${HEX[bytes[5]!]}` as Mac;
 }
+
+const HEX: readonly string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
 /** Whether the I/G bit (least significant bit of the first byte) marks a group address; broadcast is one. */
 export function isMulticastMac(mac: Mac): boolean {

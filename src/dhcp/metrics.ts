@@ -29,6 +29,17 @@ export function createDhcpMetrics(registry: Registry) {
       help: 'Lease objects (IPClaim/IPAddress with MAC, hostname, expiry) waiting to be written; they follow the durable pool entry and yield to it during bursts.',
       registers: [registry],
     }),
+    reservedFree: new Gauge({
+      name: 'ironet_dhcp_reserved_free_addresses',
+      help: 'Addresses reserved to lease blocks in the DHCP pool and leased by nobody: the look-ahead a new client is offered from (ADR 0011).',
+      registers: [registry],
+    }),
+    reservations: new Counter({
+      name: 'ironet_dhcp_reservations_total',
+      help: 'Writes reserving addresses to lease blocks, by kind: ahead (look-ahead, off the ACK path) or inline (a REQUEST for an address nobody had reserved waited for it).',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
     commitBatch: new Histogram({
       name: 'ironet_dhcp_commit_batch_size',
       help: 'Lease changes written per API write.',

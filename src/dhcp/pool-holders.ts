@@ -320,7 +320,8 @@ export class PoolHolders {
       if (keys.length > 0) this.byIp.set(k, keys);
       else this.byIp.delete(k);
       if (had.mac) this.removeCommit(k, key);
-      set?.delete(k);
+      // another entry of the same block may still reserve it
+      if (set && !keys.some((x) => this.entries.get(x)?.block === had.block)) set.delete(k);
     }
     if (had.block && set?.size === 0) this.blockAddresses.delete(had.block);
     if (!had.mac && !(had.block && this.isActive(had.block))) this.ipamVersion++;

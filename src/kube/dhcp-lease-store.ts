@@ -63,6 +63,10 @@ export interface KubeDhcpLeaseStoreOptions {
   readonly logger: Logger;
   /** Told how many lease objects wait to be written (a gauge). */
   readonly onObjectBacklog?: (pending: number) => void;
+  /** Told of each reservation written (inline: a commit waited for it). */
+  readonly onReservation?: (inline: boolean) => void;
+  /** Told how many reserved addresses are free, after each commit, reservation and tidy (a gauge). */
+  readonly onReservedFree?: (free: number) => void;
   /** Block sizes and look-ahead (defaults: BLOCK_DEFAULTS). */
   readonly blocks?: Partial<BlockPolicy>;
   /** For block ids (default Math.random). */
@@ -273,6 +277,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     }
     for (const u of request.unbind) if (!bindsAt.has(`${u.mac}@${ipKey(u.ip)}`)) this.enqueue({ kind: 'remove', mac: u.mac, ip: u.ip });
     this.newLeases.add(added);
+    this.o.onReservedFree?.(this.holders.reservedFree.size);
     this.maybeReserveAhead();
     return { refused };
   }
@@ -442,10 +447,10 @@ export class KubeDhcpLeaseStore implements LeaseStore {
       const failure = created.find((r) => r.status === 'rejected');
       if (ready.length === 0) throw (failure)?.reason ?? new Error('no lease block could be created');
       await this.writeReservations(ready);
-      this.log.info(
-        { addresses: want.length, inline: want.length - extra > 0 ? want.length - Math.min(extra, want.length) : 0, blocks: ready.length, ms: this.o.clock.monotonicMs() - t0, free: this.holders.reservedFree.size },
-        'reserved addresses for DHCP leases',
-      );
+      const inline = must.length > 0;
+      this.o.onReservation?.(inline);
+      this.o.onReservedFree?.(this.holders.reservedFree.size);
+      this.log.debug({ addresses: want.length, inline, blocks: ready.length, ms: this.o.clock.monotonicMs() - t0, free: this.holders.reservedFree.size }, 'reserved addresses for DHCP leases');
     } finally {
       for (const g of groups) this.creating.delete(g.id);
     }
@@ -522,6 +527,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
         this.log.warn({ err: describeError(err), block: id }, 'could not give a lease block back; retrying later');
       }
     }
+    this.o.onReservedFree?.(this.holders.reservedFree.size);
     this.maybeReserveAhead();
   }
 

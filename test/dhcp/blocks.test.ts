@@ -245,7 +245,7 @@ describe('dhcp/pool-holders PoolHolders with lease blocks', () => {
             }
           }
         }),
-        { numRuns: 300 },
+        { numRuns: 1000 },
       );
     });
   });
