@@ -174,10 +174,13 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     const leases: Lease[] = [];
     const seen = new Set<Mac>();
     if (pool) {
-      const records = [...this.holders.poolLeases(), ...this.holders.blockLeases()];
+      const records: { mac: Mac; ip: IpAddress; id?: string }[] = [...this.holders.poolLeases(), ...this.holders.blockLeases()];
       for (const r of records) {
-        // a MAC with two leases (a move whose removal never got written): the first one found is kept
-        if (seen.has(r.mac)) continue;
+        if (seen.has(r.mac)) {
+          // a MAC with two leases (a move whose removal was never written): the first one found is kept, a block's other one removed
+          if (r.id) this.dropDuplicate(r.id, r.mac, r.ip);
+          continue;
+        }
         seen.add(r.mac);
         leases.push(leaseFromRecord(r.mac, r.ip, claims.get(leaseKey(r.mac)), defaults));
       }
@@ -190,6 +193,13 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     }
     this.maybeReserveAhead();
     return { pool: this.view(), leases };
+  }
+
+  private dropDuplicate(id: string, mac: Mac, ip: IpAddress): void {
+    this.log.warn({ mac, ip: formatIp(ip), block: id, reason: 'duplicateLease' }, 'a client held two leases; removing the one it does not use');
+    this.writeBlock(id, { ops: new Map([[formatIp(ip), { mac, bind: false }]]) }, new Set()).catch((err: unknown) => {
+      this.log.warn({ err: describeError(err), mac, block: id }, 'could not remove a duplicate lease; the next holder tries again');
+    });
   }
 
   onPoolChange(cb: (pool: PoolView) => void): () => void {
@@ -368,14 +378,15 @@ export class KubeDhcpLeaseStore implements LeaseStore {
 
   /**
    * How many addresses the look-ahead wants reserved now (0 when enough are
-   * free). Demand is the larger of offers and new leases per second; offers
-   * not yet leased still count as free in the holders, so they are taken off.
+   * free). Demand is new leases per second, or offers per second when higher
+   * (a burst's DISCOVERs come a round-trip before its leases) — but offers
+   * count for at most twice the leases plus minFree, so that a flood of
+   * DISCOVERs that never turn into leases reserves nothing more.
    */
   private lookahead(): number {
-    const offers = this.offers.perSecond();
     const leases = this.newLeases.perSecond();
-    const free = Math.max(0, this.holders.reservedFree.size - Math.max(0, offers - leases));
-    return reservationWanted(this.policy, free, Math.max(offers, leases));
+    const offers = Math.min(this.offers.perSecond(), 2 * leases + this.policy.minFree);
+    return reservationWanted(this.policy, this.holders.reservedFree.size, Math.max(offers, leases));
   }
 
   noteOffer(): void {
