@@ -22,6 +22,7 @@
  */
 import type { KubeObject } from '../core/object-meta.js';
 import type { IpAddress } from '../core/ip.js';
+import { blockKeyParts } from '../ipam/objects.js';
 
 export { DHCP_BLOCK_KEY_PREFIX as BLOCK_KEY_PREFIX } from '../ipam/objects.js';
 /** Label on every DHCPLeaseBlock: the name of its IPPool. */
@@ -41,7 +42,6 @@ export interface DhcpLeaseBlockObject extends KubeObject {
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const ID_LENGTH = 8;
-const KEY_PATTERN = /^dhcp-blk-([a-z0-9]{8})-[1-9][0-9]*$/;
 
 /** A new block id: 8 lowercase letters and digits (never reused: 36^8 ids). */
 export function newBlockId(random: () => number): string {
@@ -68,9 +68,9 @@ export function blockKey(id: string, count: number): string {
   return `dhcp-blk-${id}-${count}`;
 }
 
-/** The block id of a reservation key, or undefined for any other key. */
+/** The block id of a reservation key, or undefined for any other key (one parser with IPAM: src/ipam/objects.ts). */
 export function blockIdOfKey(key: string): string | undefined {
-  return KEY_PATTERN.exec(key)?.[1];
+  return blockKeyParts(key)?.id;
 }
 
 export interface BlockPolicy {

@@ -129,13 +129,14 @@ export function isDhcpIndexKey(key: string): boolean {
  */
 export const DHCP_BLOCK_KEY_PREFIX = 'dhcp-blk-';
 export const DHCP_BLOCK_MAX_ADDRESSES = 4096;
-const BLOCK_KEY = /^dhcp-blk-[a-z0-9]{8}-([1-9][0-9]{0,3})$/;
+const BLOCK_KEY = /^dhcp-blk-([a-z0-9]{8})-([1-9][0-9]{0,3})$/;
 
-/** The number of addresses a lease block's key reserves, or undefined for any other key. */
-export function blockKeyCount(key: string): number | undefined {
+/** A lease block's key: its block id and how many addresses it reserves; undefined for any other key. */
+export function blockKeyParts(key: string): { readonly id: string; readonly count: number } | undefined {
   const m = BLOCK_KEY.exec(key);
-  const n = m ? Number(m[1]) : undefined;
-  return n !== undefined && n <= DHCP_BLOCK_MAX_ADDRESSES ? n : undefined;
+  if (!m) return undefined;
+  const count = Number(m[2]);
+  return count <= DHCP_BLOCK_MAX_ADDRESSES ? { id: m[1]!, count } : undefined;
 }
 
 /**
@@ -147,7 +148,7 @@ export function blockKeyCount(key: string): number | undefined {
 export function indexEntryAddresses(key: string, value: string): IpAddress[] {
   const ip = tryParseIp(value);
   if (!ip) return [];
-  const count = key.startsWith(DHCP_BLOCK_KEY_PREFIX) ? blockKeyCount(key) : undefined;
+  const count = key.startsWith(DHCP_BLOCK_KEY_PREFIX) ? blockKeyParts(key)?.count : undefined;
   if (count === undefined) return [ip];
   const last = ip.value + BigInt(count - 1);
   if (last >> BigInt(ip.family === 4 ? 32 : 128) !== 0n) return [];

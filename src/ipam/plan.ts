@@ -154,6 +154,10 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     used.push(ip);
   }
 
+  // who holds what, for a pre-allocation's check: addresses, then DHCP's entries (leases, lease blocks)
+  const choiceHolders = new Map(holderOf);
+  for (const [name, text] of dhcpEntries) for (const ip of indexEntryAddresses(name, text)) if (!choiceHolders.has(ipKey(ip))) choiceHolders.set(ipKey(ip), name);
+
   const picker = spec ? new AddressPicker(spec, used, options.random) : undefined;
   const reservedKeys = new Set<string>();
   if (spec && picker) {
@@ -201,7 +205,10 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   for (const claim of holding) {
     const addrs = mine(claim);
     if (claim.dhcpLease) {
-      claimIndex(claim, addrs[0]!.address);
+      // the DHCP server owns its leases' entries: an existing one is kept, none is ever added (a lease in a
+      // lease block has none, ADR 0011: a `dhcp-<mac>` entry beside its block's would hold the address twice)
+      const existing = pool.indexes[claim.name];
+      if (existing !== undefined) claimIndex(claim, existing);
       continue;
     }
     const chosen =
@@ -255,7 +262,7 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     }
     const flight = inFlight.get(claim.name);
     const flightEntry = flight && reusable(flight, claim, spec, reservedKeys) ? picker.entryOf(flight) : undefined;
-    const choice: Choice = flight && flightEntry ? { ok: true, ip: flight, entry: flightEntry } : choose(claim, spec, picker, holderOf, inFlight);
+    const choice: Choice = flight && flightEntry ? { ok: true, ip: flight, entry: flightEntry } : choose(claim, spec, picker, choiceHolders, inFlight);
     if (!choice.ok) {
       keepInFlight(claim);
       fail(claim, choice.reason, choice.message);

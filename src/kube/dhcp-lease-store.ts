@@ -172,17 +172,24 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     const claims = new Map(this.claimInformer.list().map((c) => [c.metadata.name ?? '', c]));
     const defaults = { nowMs: this.o.clock.wallMs(), leaseSeconds: this.o.leaseSeconds };
     const leases: Lease[] = [];
-    const seen = new Set<Mac>();
     if (pool) {
-      const records: { mac: Mac; ip: IpAddress; id?: string }[] = [...this.holders.poolLeases(), ...this.holders.blockLeases()];
-      for (const r of records) {
-        if (seen.has(r.mac)) {
-          // a MAC with two leases (a move whose removal was never written): the first one found is kept, a block's other one removed
-          if (r.id) this.dropDuplicate(r.id, r.mac, r.ip);
-          continue;
+      // a MAC with two leases (a move whose removal was never written, then a failover): the client may be
+      // using either, so neither is freed here; the one its lease IPAddress names is served, else the first
+      const addressOf = new Map<string, string>();
+      for (const a of this.addressInformer.list()) if (a.spec?.claim?.name && a.spec.address) addressOf.set(a.spec.claim.name, a.spec.address);
+      const byMac = new Map<Mac, { mac: Mac; ip: IpAddress }[]>();
+      for (const r of [...this.holders.poolLeases(), ...this.holders.blockLeases()]) {
+        const list = byMac.get(r.mac);
+        if (list) list.push(r);
+        else byMac.set(r.mac, [r]);
+      }
+      for (const [mac, records] of byMac) {
+        const named = addressOf.get(leaseKey(mac));
+        const kept = records.find((r) => formatIp(r.ip) === named) ?? records[0]!;
+        if (records.length > 1) {
+          this.log.warn({ mac, ip: formatIp(kept.ip), others: records.filter((r) => r !== kept).map((r) => formatIp(r.ip)).join(','), reason: 'duplicateLease' }, 'a client holds two leases; serving one, keeping the other held');
         }
-        seen.add(r.mac);
-        leases.push(leaseFromRecord(r.mac, r.ip, claims.get(leaseKey(r.mac)), defaults));
+        leases.push(leaseFromRecord(mac, kept.ip, claims.get(leaseKey(mac)), defaults));
       }
       // a previous holder may have stopped before writing some lease objects: write them now
       const addressClaims = new Set(this.addressInformer.list().map((a) => a.spec?.claim?.name));
@@ -193,13 +200,6 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     }
     this.maybeReserveAhead();
     return { pool: this.view(), leases };
-  }
-
-  private dropDuplicate(id: string, mac: Mac, ip: IpAddress): void {
-    this.log.warn({ mac, ip: formatIp(ip), block: id, reason: 'duplicateLease' }, 'a client held two leases; removing the one it does not use');
-    this.writeBlock(id, { ops: new Map([[formatIp(ip), { mac, bind: false }]]) }, new Set()).catch((err: unknown) => {
-      this.log.warn({ err: describeError(err), mac, block: id }, 'could not remove a duplicate lease; the next holder tries again');
-    });
   }
 
   onPoolChange(cb: (pool: PoolView) => void): () => void {
@@ -487,11 +487,13 @@ export class KubeDhcpLeaseStore implements LeaseStore {
       const pool = attempt === 0 ? this.poolObject() : await this.pools.tryGet({ namespace: this.o.namespace, name: this.o.pool });
       if (!pool) throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} does not exist`);
       if (attempt > 0) this.poolInformer.observe(pool);
+      const spec = this.spec();
+      if (!spec) throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} cannot be used: ${this.view().problem ?? 'unknown'}`);
+      const specHeld = new Set([...spec.preAllocations.values(), ...spec.reservations.values()].map(ipKey));
+      const usable = (ip: IpAddress): boolean => this.holders.placeOf(ip).kind === 'unreserved' && !specHeld.has(ipKey(ip)) && spec.entries.some((e) => inEntry(e, ip));
       const patch: Record<string, string> = {};
-      // a block with an address someone took meanwhile is left out (its object is cleaned up as an orphan)
-      for (const g of groups) {
-        if (g.ips.every((ip) => this.holders.placeOf(ip).kind === 'unreserved')) patch[blockKey(g.id, g.ips.length)] = formatIp(g.ips[0]!);
-      }
+      // a block with an address someone took meanwhile (or the spec now keeps) is left out; its object is cleaned up as an orphan
+      for (const g of groups) if (g.ips.every(usable)) patch[blockKey(g.id, g.ips.length)] = formatIp(g.ips[0]!);
       if (Object.keys(patch).length === 0) return;
       try {
         const written = await this.pools.mergePatchStatus(
@@ -545,7 +547,9 @@ export class KubeDhcpLeaseStore implements LeaseStore {
   /** Gives block `id` back: releasing (only while empty, conditional) → its pool entries removed → its object deleted. */
   private async release(id: string): Promise<void> {
     const name = blockName(this.o.pool, id);
-    let block = this.blockInformer.get(`${this.o.namespace}/${name}`);
+    // the cache may miss an object that exists (a watch behind, a label removed by hand): ask before giving anything back
+    let block = this.blockInformer.get(`${this.o.namespace}/${name}`) ?? (await this.blocks.tryGet({ namespace: this.o.namespace, name }));
+    if (block?.spec?.pool !== undefined && block.spec.pool !== this.o.pool) return;
     if (block && !block.spec?.releasing) {
       if (Object.keys(block.spec?.leases ?? {}).length > 0) return;
       try {

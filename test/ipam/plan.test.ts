@@ -775,6 +775,22 @@ describe('ipam/plan: DHCP leases in a pool (ADR 0009)', () => {
     expect(p.usage.used, 'four + one reserved, three bound').to.equal(8);
   });
 
+  it('a lease in a block (its IPClaim and IPAddress exist, no dhcp-<mac> entry) gets no pool entry from IPAM', () => {
+    const lease = claim('dhcp-525400000002', { dhcpLease: true, hasOurFinalizer: false, deleting: false });
+    const s = snap(pool(STD, { indexes: { 'dhcp-blk-abcdefgh-4': '10.0.0.10' } }), { claims: [lease], addresses: [address('dhcp-525400000002', '10.0.0.12')] });
+    const p = plan(s);
+    expect(p.indexes).to.deep.equal({ 'dhcp-blk-abcdefgh-4': '10.0.0.10' });
+    expect(p.indexesChanged).to.equal(false);
+  });
+
+  it('a pre-allocation on an address a lease block or a DHCP lease holds is refused, never handed out', () => {
+    const spec: Spec = { ...STD, preAllocations: { 'host-7': '10.0.0.11', 'host-8': '10.0.0.15' } };
+    const s = snap(pool(spec, { indexes: { 'dhcp-blk-abcdefgh-2': '10.0.0.10', 'dhcp-525400000001': '10.0.0.15' } }), { claims: [claim('host-7'), claim('host-8')] });
+    const p = plan(s);
+    expect(bound(p)).to.deep.equal([]);
+    expect(p.failures.map((f) => `${f.claim.name} ${f.reason}`).sort()).to.deep.equal(['host-7 requestedIpTaken', 'host-8 requestedIpTaken']);
+  });
+
   it('indexEntryAddresses(): one address, a block’s run, and what holds nothing', () => {
     const show = (k: string, v: string): string[] => indexEntryAddresses(k, v).map(formatIp);
     expect(show('host-0', '10.0.0.1')).to.deep.equal(['10.0.0.1']);
