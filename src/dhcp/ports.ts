@@ -71,5 +71,7 @@ export interface LeaseStore {
    * offer becomes a lease a round-trip later).
    */
   noteOffer?(): void;
+  /** The server stopped (the VIP moved away): no reserving ahead or tidying until the next load(). */
+  pause?(): void;
   close(): void;
 }

@@ -109,6 +109,7 @@ export class DhcpServer {
       await this.o.clock.sleep(5);
     }
     this.o.transport.close();
+    this.o.store.pause?.();
     this.log.info({ leases: this.leaseCount }, 'DHCP stopped');
   }
 
@@ -327,6 +328,8 @@ export class DhcpServer {
         this.queueUnbind(lease.mac, lease.ip);
         this.log.info({ mac: lease.mac, ip: formatIp(lease.ip), reason: 'expired' }, 'lease reaped');
       }
+      // releases whose write failed are retried here too, when no new request brings a commit
+      if (this.pendingUnbind.length > 0 && !this.committing) void this.flush();
       try {
         await this.o.store.tidy?.();
       } catch (err) {

@@ -210,6 +210,10 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     };
   }
 
+  pause(): void {
+    this.serving = false;
+  }
+
   close(): void {
     this.serving = false;
     this.stop.abort();

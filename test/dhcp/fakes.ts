@@ -243,6 +243,12 @@ export class FakeLeaseStore implements LeaseStore {
     return Promise.resolve();
   }
 
+  /** Whether the server said it stopped serving. */
+  paused = false;
+  pause(): void {
+    this.paused = true;
+  }
+
   load(): Promise<LoadedLeases> {
     this.loadCalls += 1;
     return this.loading.promise.then((l) => {

@@ -423,6 +423,17 @@ describe('dhcp/server DhcpServer', () => {
       expect(h.store.tidied, 'the store tidies on every reaper pass').to.be.greaterThan(0);
     });
 
+    it('a release whose write failed is retried by the reaper when no other request comes', async () => {
+      const h = await started();
+      await h.bindLease(A);
+      await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10') });
+      h.store.answer(1, new Error('etcd leader changed'));
+      await flushMicrotasks();
+      expect(h.store.inFlight, 'nothing retried at once').to.have.length(0);
+      await h.clock.advance(REAP_INTERVAL_MS);
+      expect(unbindsOf(h, 2), 'retried on the next reaper pass').to.deep.equal([`${A} 172.22.0.10`]);
+    });
+
     it('a client that moves to another address gives the old one up, only once the new one is durable', async () => {
       const h = await started();
       await h.bindLease(A);
@@ -464,6 +475,7 @@ describe('dhcp/server DhcpServer', () => {
       expect(done).to.equal(true);
       await stopping;
       expect(h.clock.pendingSleepers, 'the reaper stopped too').to.equal(0);
+      expect(h.store.paused, 'the store is told to stop reserving ahead').to.equal(true);
       expect(h.store.commits).to.have.length(2);
       expect(h.transport.closed).to.equal(true);
     });
