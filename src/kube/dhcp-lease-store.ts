@@ -339,14 +339,12 @@ export class KubeDhcpLeaseStore implements LeaseStore {
 
   /** Static reservations (and pre-block leases) live in the pool itself as `dhcp-<mac>` entries. */
   private async writePoolLeases(bind: readonly Lease[], unbind: CommitRequest['unbind'], refused: Set<Mac>): Promise<void> {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const pool = attempt === 0 ? this.poolObject() : await this.pools.tryGet({ namespace: this.o.namespace, name: this.o.pool });
-      if (!pool) throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} does not exist`);
-      if (attempt > 0) this.poolInformer.observe(pool);
+    await this.patchPoolIndexes('leases not written', (pool) => {
       const indexes = pool.status?.indexes ?? {};
       const patch: Record<string, string | null> = {};
       for (const lease of bind) {
         const key = leaseKey(lease.mac);
+        refused.delete(lease.mac); // decided again against each version of the pool
         if (this.holders.heldByOtherThan(lease.ip, key)) {
           refused.add(lease.mac);
           continue;
@@ -358,6 +356,22 @@ export class KubeDhcpLeaseStore implements LeaseStore {
         const key = leaseKey(u.mac);
         if (indexes[key] === formatIp(u.ip) && patch[key] === undefined) patch[key] = null;
       }
+      return patch;
+    });
+  }
+
+  /**
+   * Writes a change of the pool's status.indexes with the pool's
+   * resourceVersion as precondition: `plan` gives the change for a version of
+   * the pool (the cached one first, a fresh one after each conflict); nothing
+   * is written when it gives none.
+   */
+  private async patchPoolIndexes(what: string, plan: (pool: IpPoolObject) => Record<string, string | null>): Promise<void> {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const pool = attempt === 0 ? this.poolObject() : await this.pools.tryGet({ namespace: this.o.namespace, name: this.o.pool });
+      if (!pool) throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} does not exist`);
+      if (attempt > 0) this.poolInformer.observe(pool);
+      const patch = plan(pool);
       if (Object.keys(patch).length === 0) return;
       try {
         const written = await this.pools.mergePatchStatus(
@@ -368,14 +382,10 @@ export class KubeDhcpLeaseStore implements LeaseStore {
         this.poolInformer.observe(written);
         return;
       } catch (err) {
-        if (isConflict(err)) {
-          for (const lease of bind) refused.delete(lease.mac);
-          continue;
-        }
-        throw err;
+        if (!isConflict(err)) throw err;
       }
     }
-    throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} kept changing; leases not written`);
+    throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} kept changing; ${what}`);
   }
 
   // — lease blocks: reservation ahead of need, and giving back —
@@ -487,10 +497,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
   }
 
   private async writeReservations(groups: readonly { readonly id: string; readonly ips: readonly IpAddress[] }[]): Promise<void> {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const pool = attempt === 0 ? this.poolObject() : await this.pools.tryGet({ namespace: this.o.namespace, name: this.o.pool });
-      if (!pool) throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} does not exist`);
-      if (attempt > 0) this.poolInformer.observe(pool);
+    await this.patchPoolIndexes('addresses not reserved', () => {
       const spec = this.spec();
       if (!spec) throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} cannot be used: ${this.view().problem ?? 'unknown'}`);
       const specHeld = new Set([...spec.preAllocations.values(), ...spec.reservations.values()].map(ipKey));
@@ -498,21 +505,8 @@ export class KubeDhcpLeaseStore implements LeaseStore {
       const patch: Record<string, string> = {};
       // a block with an address someone took meanwhile (or the spec now keeps) is left out; its object is cleaned up as an orphan
       for (const g of groups) if (g.ips.every(usable)) patch[blockKey(g.id, g.ips.length)] = formatIp(g.ips[0]!);
-      if (Object.keys(patch).length === 0) return;
-      try {
-        const written = await this.pools.mergePatchStatus(
-          { namespace: this.o.namespace, name: this.o.pool },
-          { status: { indexes: patch, lastUpdated: formatTime(this.o.clock.wallMs()) } },
-          { resourceVersion: pool.metadata.resourceVersion },
-        );
-        this.poolInformer.observe(written);
-        return;
-      } catch (err) {
-        if (isConflict(err)) continue;
-        throw err;
-      }
-    }
-    throw new Error(`IPPool ${this.o.namespace}/${this.o.pool} kept changing; addresses not reserved`);
+      return patch;
+    });
   }
 
   /**
@@ -569,24 +563,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
       this.log.warn({ block: id }, 'a releasing lease block holds leases; leaving it alone');
       return;
     }
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const keys = this.holders.reservationKeys(id);
-      if (keys.length === 0) break;
-      const pool = attempt === 0 ? this.poolObject() : await this.pools.tryGet({ namespace: this.o.namespace, name: this.o.pool });
-      if (!pool) break;
-      if (attempt > 0) this.poolInformer.observe(pool);
-      try {
-        const written = await this.pools.mergePatchStatus(
-          { namespace: this.o.namespace, name: this.o.pool },
-          { status: { indexes: Object.fromEntries(this.holders.reservationKeys(id).map((k) => [k, null])), lastUpdated: formatTime(this.o.clock.wallMs()) } },
-          { resourceVersion: pool.metadata.resourceVersion },
-        );
-        this.poolInformer.observe(written);
-        break;
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-      }
-    }
+    await this.patchPoolIndexes(`lease block ${id} not given back`, () => Object.fromEntries(this.holders.reservationKeys(id).map((k) => [k, null])));
     if (this.holders.reservationKeys(id).length > 0) return; // the next tidy goes on
     if (block) {
       try {
