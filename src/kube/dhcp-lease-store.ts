@@ -52,6 +52,7 @@ import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import { informerFor, type Informer, type InformerEvent } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
+import type { ResourceRef } from './types.js';
 import { RESOURCES } from './resources.js';
 import { formatTime } from './time.js';
 
@@ -71,6 +72,8 @@ export interface KubeDhcpLeaseStoreOptions {
   readonly blocks?: Partial<BlockPolicy>;
   /** For block ids (default Math.random). */
   readonly random?: () => number;
+  /** The DHCPLeaseBlock resource (default RESOURCES.dhcpLeaseBlock; tests point it at one that is not installed). */
+  readonly blockResource?: ResourceRef;
 }
 
 /** Lease objects written at once when no commit is in flight. */
@@ -141,7 +144,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     this.pools = kube.resource(RESOURCES.ipPool);
     this.claims = kube.resource(RESOURCES.ipClaim);
     this.addresses = kube.resource(RESOURCES.ipAddress);
-    this.blocks = kube.resource(RESOURCES.dhcpLeaseBlock);
+    this.blocks = kube.resource(o.blockResource ?? RESOURCES.dhcpLeaseBlock);
     const common = { namespace: o.namespace, clock: o.clock, logger: o.logger };
     this.poolInformer = informerFor(this.pools, { ...common, name: 'dhcp-pool', selectors: { fieldSelector: `metadata.name=${o.pool}` }, onEvent: (e) => this.poolEvent(e) });
     this.addressInformer = informerFor(this.addresses, { ...common, name: 'dhcp-pool-addresses', onEvent: (e) => this.addressEvent(e) });
@@ -158,10 +161,29 @@ export class KubeDhcpLeaseStore implements LeaseStore {
   /** Starts the caches and waits for them (followers keep them warm, so a new holder answers at once). Writes nothing. */
   async warm(): Promise<void> {
     if (!this.started) {
+      await this.checkBlockCrd();
       this.started = true;
       for (const i of this.informers) void i.run(this.stop.signal);
     }
     await Promise.all(this.informers.map((i) => i.waitForSync(this.stop.signal)));
+  }
+
+  /**
+   * Fails with the fix when the DHCPLeaseBlock CRD is not installed (an
+   * upgrade from a version without it: Helm installs CRDs on install only);
+   * any other error is left to the informers, which retry.
+   */
+  private async checkBlockCrd(): Promise<void> {
+    try {
+      await this.blocks.list(this.o.namespace, { limit: 1 }, this.stop.signal);
+    } catch (err) {
+      if (!isNotFound(err)) return;
+      const ref = this.o.blockResource ?? RESOURCES.dhcpLeaseBlock;
+      throw new Error(
+        `the ${ref.kind} CRD (${ref.plural}.${ref.group}) is not installed, and DHCP leases are kept in it: apply charts/ironet/crds/ (kubectl apply -f charts/ironet/crds/; Helm installs CRDs on install, not on upgrade)`,
+        { cause: err },
+      );
+    }
   }
 
   /** For the VIP holder: every lease, and the lease objects a previous holder left unwritten queued for writing. */

@@ -272,6 +272,16 @@ describe('KubeDhcpLeaseStore (integration, chart agent RBAC)', function () {
     expect(await blocks()).to.deep.equal([]);
   });
 
+  it('without the DHCPLeaseBlock CRD (an upgrade that skipped it), load() fails with the fix, not a retry loop', async () => {
+    const missing = { ...RESOURCES.dhcpLeaseBlock, group: 'not-installed.ironet.io' };
+    // an admin client: with the chart's role the API server would answer 403 for this made-up group before 404
+    const s = new KubeDhcpLeaseStore(admin(), { namespace: ns, pool: 'dhcp', leaseSeconds: 3600, clock: systemClock, logger: silentLogger, blockResource: missing });
+    stores.push(s);
+    let error: unknown;
+    await s.load().catch((err: unknown) => (error = err));
+    expect(String(error)).to.contain('dhcpleaseblocks.not-installed.ironet.io) is not installed').and.to.contain('apply charts/ironet/crds/');
+  });
+
   it('tells the allocator when IPAM takes an address', async () => {
     const store = newStore();
     await store.load();
