@@ -99,7 +99,7 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
           ...(knownHosts ? { isKnownHost: (mac: Mac) => knownHosts.has(mac) } : {}),
         });
         // a stop() from here on reaches the server, whose start() then never begins answering
-        await server.start();
+        await server.start(loaded);
       })();
       return {
         ready,

@@ -27,7 +27,7 @@ import { decodeMessage } from './message.js';
 import { encodeMessage } from './message.js';
 import type { DhcpMetrics } from './metrics.js';
 import { messageTypeName } from './options.js';
-import type { CommitRequest, DhcpTransport, LeaseStore, PoolView } from './ports.js';
+import type { CommitRequest, DhcpTransport, LeaseStore, LoadedLeases, PoolView } from './ports.js';
 import type { DhcpServerConfig, Lease } from './types.js';
 
 export interface DhcpServerOptions {
@@ -77,8 +77,9 @@ export class DhcpServer {
     return this.allocator?.size ?? 0;
   }
 
-  async start(): Promise<void> {
-    const loaded = await this.o.store.load();
+  /** `loaded`: the store's load() when the caller already did it (it needed the pool first), else done here. */
+  async start(loaded?: LoadedLeases): Promise<void> {
+    loaded ??= await this.o.store.load();
     if (this.stopped) return; // stop() came while the leases were loading: never start answering
     this.loaded = loaded.leases;
     this.applyPool(loaded.pool);

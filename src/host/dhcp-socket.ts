@@ -46,6 +46,7 @@ export class DhcpSocket implements DhcpTransport {
   private constructor(private readonly o: DhcpSocketOptions) {
     this.packetFd = native.openSocket(o.netnsPath, native.AF_PACKET, native.SOCK_RAW, 0);
     let udpFd = -1;
+    let receiver: native.Receiver | undefined;
     try {
       const info = native.interfaceInfo(this.packetFd, o.iface);
       this.ifindex = info.index;
@@ -60,7 +61,7 @@ export class DhcpSocket implements DhcpTransport {
         native.setIntOption(this.packetFd, native.SOL_SOCKET, native.SO_RCVBUF, RECEIVE_BUFFER_BYTES);
       }
       native.bindPacket(this.packetFd, this.ifindex, native.ETH_P_IP);
-      this.receiver = new native.Receiver(
+      receiver = new native.Receiver(
         this.packetFd,
         (frame, source) => {
           if (source?.pktType === native.PACKET_OUTGOING) return;
@@ -77,11 +78,14 @@ export class DhcpSocket implements DhcpTransport {
       native.attachFilter(udpFd, dropAll());
       native.setIntOption(udpFd, native.SOL_SOCKET, native.SO_BROADCAST, 1);
       native.bindInet(udpFd, '0.0.0.0', 67);
+      this.receiver = receiver;
       this.udp = dgram.createSocket('udp4');
       this.udp.on('message', () => {}); // nothing arrives (dropAll filter)
       this.udp.on('error', () => {});
       this.udp.bind({ fd: udpFd });
     } catch (err) {
+      // the receiver first: it watches the packet socket
+      receiver?.close();
       native.close(this.packetFd);
       if (udpFd >= 0) native.close(udpFd);
       throw err;

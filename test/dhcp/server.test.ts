@@ -170,6 +170,17 @@ describe('dhcp/server DhcpServer', () => {
   });
 
   describe('start', () => {
+    it('uses the leases its caller already loaded, without a second load()', async () => {
+      const h = setup();
+      h.store.loading.resolve({ pool: pool(), leases: [storedLease(A, '172.22.0.12')] });
+      const loaded = await h.store.load();
+      await h.server.start(loaded);
+      expect(h.store.loadCalls).to.equal(1);
+      expect(h.server.leaseCount).to.equal(1);
+      await h.send(discover(A));
+      expect(h.transport.take()).to.deep.equal(['offer 172.22.0.12']);
+    });
+
     it('loads every lease before it listens for requests', async () => {
       const h = setup();
       const starting = h.server.start();
