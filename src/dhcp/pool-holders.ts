@@ -266,8 +266,8 @@ export class PoolHolders {
   }
 
   /** Whether these keys are two or more lease blocks' (an address nobody may lease; see ipamUsed). */
-  private blocksOnly(keys: readonly string[], removedBlock?: string): boolean {
-    return keys.length > 1 && keys.every((key) => (this.entries.get(key)?.block ?? (removedBlock !== undefined ? removedBlock : undefined)) !== undefined);
+  private blocksOnly(keys: readonly string[]): boolean {
+    return keys.length > 1 && keys.every((key) => this.entries.get(key)?.block !== undefined);
   }
 
   private isActive(id: string): boolean {
@@ -309,14 +309,15 @@ export class PoolHolders {
   }
 
   private removeEntry(key: string, had: Entry): void {
+    // two block entries on one address before, and after? (read while `key` is still an entry)
+    const wasBlocksOnly = new Map(had.ips.map((ip) => [ipKey(ip), this.blocksOnly(this.byIp.get(ipKey(ip)) ?? [])]));
     this.entries.delete(key);
     if (had.ips.length === 0) return;
     const set = had.block ? this.blockAddresses.get(had.block) : undefined;
     for (const ip of had.ips) {
       const k = ipKey(ip);
-      const had2 = this.byIp.get(k) ?? [];
-      const keys = had2.filter((x) => x !== key);
-      if (this.blocksOnly(keys, had.block) !== this.blocksOnly(had2, had.block)) this.ipamVersion++;
+      const keys = (this.byIp.get(k) ?? []).filter((x) => x !== key);
+      if (this.blocksOnly(keys) !== wasBlocksOnly.get(k)) this.ipamVersion++;
       if (keys.length > 0) this.byIp.set(k, keys);
       else this.byIp.delete(k);
       if (had.mac) this.removeCommit(k, key);

@@ -23,6 +23,7 @@ import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import { formatIp, ipEquals, ipKey, type IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
+import type { KubeObject } from '../core/object-meta.js';
 import type { Mac } from '../core/mac.js';
 import { mapConcurrent } from '../core/concurrency.js';
 import { leaseKey } from '../dhcp/allocator.js';
@@ -154,8 +155,8 @@ export class KubeDhcpLeaseStore implements LeaseStore {
 
   private started = false;
 
-  private get informers(): Informer<never>[] {
-    return [this.poolInformer, this.addressInformer, this.claimInformer, this.blockInformer] as unknown as Informer<never>[];
+  private get informers(): readonly Pick<Informer<KubeObject>, 'run' | 'waitForSync'>[] {
+    return [this.poolInformer, this.addressInformer, this.claimInformer, this.blockInformer];
   }
 
   /** Starts the caches and waits for them (followers keep them warm, so a new holder answers at once). Writes nothing. */
@@ -303,7 +304,7 @@ export class KubeDhcpLeaseStore implements LeaseStore {
     if (poolBinds.length > 0 || poolUnbinds.length > 0) writes.push(this.writePoolLeases(poolBinds, poolUnbinds, refused));
     const results = await Promise.allSettled(writes);
     const failed = results.find((r) => r.status === 'rejected');
-    if (failed) throw (failed).reason;
+    if (failed) throw failed.reason;
 
     let added = 0;
     for (const lease of binds) {
