@@ -211,7 +211,8 @@ describe('IPAM (metal3 ip-address-manager compatible)', function () {
     }, 'InvalidPool event');
     expect(evs[0]).to.include({ type: 'Warning', reason: 'InvalidPool' });
     expect(evs[0]?.note).to.contain('spec.pools[0].end');
-    await o.pools.replace({ ...p, spec: { ...p.spec, pools: [{ start: '10.5.0.1', end: '10.5.0.9' }] } });
+    // as `kubectl patch` would: the controller may have written the pool (finalizer, status) since `p` was read
+    await o.pools.mergePatch({ namespace: ns, name: 'bad' }, { spec: { pools: [{ start: '10.5.0.1', end: '10.5.0.9' }] } });
     await eventually(async () => {
       const c = await o.claims.get({ namespace: ns, name: 'waits' });
       return c.status?.address?.name === 'bad-10-5-0-1' && !c.status.errorMessage;
