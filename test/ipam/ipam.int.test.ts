@@ -148,8 +148,7 @@ describe('IPAM (metal3 ip-address-manager compatible)', function () {
     await o.claims.create(claim(ns, 'second', 'grow'));
     ipam = await startTestIpam(ns);
     await settledClaims(ns, 2);
-    const p = await o.pools.get({ namespace: ns, name: 'grow' });
-    await o.pools.replace({ ...p, spec: { ...p.spec, pools: [{ start: '10.2.0.1', end: '10.2.0.2' }] } });
+    await o.pools.mergePatch({ namespace: ns, name: 'grow' }, { spec: { pools: [{ start: '10.2.0.1', end: '10.2.0.2' }] } });
     const second = await eventually(async () => {
       const c = await o.claims.get({ namespace: ns, name: 'second' });
       return c.status?.address && !c.status.errorMessage ? c : undefined;
@@ -224,8 +223,7 @@ describe('IPAM (metal3 ip-address-manager compatible)', function () {
     await o.claims.create(claim(ns, 'early', 'named'));
     ipam = await startTestIpam(ns);
     await settledClaims(ns, 1);
-    const p = await o.pools.get({ namespace: ns, name: 'named' });
-    await o.pools.replace({ ...p, spec: { ...p.spec, namePrefix: 'renamed' } });
+    await o.pools.mergePatch({ namespace: ns, name: 'named' }, { spec: { namePrefix: 'renamed' } });
     await o.claims.create(claim(ns, 'late', 'named'));
     const late = await eventually(async () => {
       const c = await o.claims.get({ namespace: ns, name: 'late' });
