@@ -22,9 +22,8 @@
  */
 import type { KubeObject } from '../core/object-meta.js';
 import type { IpAddress } from '../core/ip.js';
-import { blockKeyParts } from '../ipam/objects.js';
+import { blockKeyParts, DHCP_BLOCK_KEY_PREFIX } from '../ipam/objects.js';
 
-export { DHCP_BLOCK_KEY_PREFIX as BLOCK_KEY_PREFIX } from '../ipam/objects.js';
 /** Label on every DHCPLeaseBlock: the name of its IPPool. */
 export const BLOCK_POOL_LABEL = 'ironet.io/dhcp-pool';
 export const LEASE_BLOCK_VERSION = 'ironet.io/v1alpha1';
@@ -65,7 +64,7 @@ export function blockIdOfName(pool: string, name: string): string | undefined {
 
 /** The status.indexes key reserving `count` addresses to block `id` (its value: the first of them). */
 export function blockKey(id: string, count: number): string {
-  return `dhcp-blk-${id}-${count}`;
+  return `${DHCP_BLOCK_KEY_PREFIX}${id}-${count}`;
 }
 
 /** The block id of a reservation key, or undefined for any other key (one parser with IPAM: src/ipam/objects.ts). */
@@ -105,13 +104,6 @@ export const BLOCK_DEFAULTS: BlockPolicy = {
 export function reservationWanted(p: BlockPolicy, freeReserved: number, newLeasesPerSecond: number): number {
   const target = Math.min(p.maxFree, Math.max(p.minFree, Math.ceil((newLeasesPerSecond * p.horizonMs) / 1000)));
   return freeReserved * 2 >= target ? 0 : target - freeReserved;
-}
-
-/** Splits addresses into blocks of at most `size`, in order. */
-export function chunk<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
 
 export interface BlockState {
@@ -172,12 +164,6 @@ export class RecentRate {
     this.bucketStart = now - ((now - this.bucketStart) % 100);
   }
 }
-
-/** The leases in a block object, address text → MAC, as given (validated by the caller). */
-export function blockLeases(block: DhcpLeaseBlockObject): Readonly<Record<string, string>> {
-  return block.spec?.leases ?? {};
-}
-
 
 /**
  * Splits addresses (in increasing order, as a sequential picker gives them)

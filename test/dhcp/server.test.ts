@@ -146,14 +146,22 @@ function answerInFlight(h: Harness): void {
   for (let i = 0; i < h.store.commits.length; i++) if (h.store.inFlight.includes(h.store.commits[i]!)) h.store.answer(i);
 }
 
-/** Calls stop() and reports whether it resolved within `ms` of fake time. */
-async function stopsWithin(h: Harness, ms: number): Promise<boolean> {
+/** Calls stop(); `done()` says whether it has resolved yet, `finished` is its promise. */
+function beginStop(h: Harness): { done: () => boolean; finished: Promise<void> } {
   h.stopped = true;
   let done = false;
-  const stopping = h.server.stop().then(() => (done = true));
+  const finished = h.server.stop().then(() => {
+    done = true;
+  });
+  return { done: () => done, finished };
+}
+
+/** Calls stop() and reports whether it resolved within `ms` of fake time. */
+async function stopsWithin(h: Harness, ms: number): Promise<boolean> {
+  const stopping = beginStop(h);
   await h.clock.advance(ms);
-  if (done) await stopping;
-  return done;
+  if (stopping.done()) await stopping.finished;
+  return stopping.done();
 }
 
 const bindsOf = (h: Harness, i: number): string[] => h.store.commits[i]!.request.bind.map((l) => `${l.mac} ${formatIp(l.ip)}`);
@@ -469,13 +477,9 @@ describe('dhcp/server DhcpServer', () => {
       await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10') });
       expect(h.store.inFlight).to.have.length(1);
       h.transport.take();
-      h.stopped = true;
-      let done = false;
-      const stopping = h.server.stop().then(() => {
-        done = true;
-      });
+      const stopping = beginStop(h);
       await h.clock.advance(1000);
-      expect(done, 'resolved with a commit in flight').to.equal(false);
+      expect(stopping.done(), 'resolved with a commit in flight').to.equal(false);
       expect(h.transport.closed, 'open until the commit is done').to.equal(false);
       expect(h.transport.deliver(requestBytes(discover(B))), 'still read').to.equal(true);
       await flushMicrotasks();
@@ -483,8 +487,8 @@ describe('dhcp/server DhcpServer', () => {
       h.store.answer(1);
       await h.clock.advance(5);
       await h.clock.advance(5);
-      expect(done).to.equal(true);
-      await stopping;
+      expect(stopping.done()).to.equal(true);
+      await stopping.finished;
       expect(h.clock.pendingSleepers, 'the reaper stopped too').to.equal(0);
       expect(h.store.paused, 'the store is told to stop reserving ahead').to.equal(true);
       expect(h.store.commits).to.have.length(2);
@@ -498,21 +502,17 @@ describe('dhcp/server DhcpServer', () => {
       await h.send(selecting(A, ip('172.22.0.10')));
       await h.send(selecting(B, ip('172.22.0.11')));
       h.transport.take();
-      h.stopped = true;
-      let done = false;
-      const stopping = h.server.stop().then(() => {
-        done = true;
-      });
+      const stopping = beginStop(h);
       await h.clock.advance(1000);
-      expect([done, h.transport.closed]).to.deep.equal([false, false]);
+      expect([stopping.done(), h.transport.closed]).to.deep.equal([false, false]);
       h.store.answer(0);
       await h.clock.advance(5);
       expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
       expect(bindsOf(h, 1)).to.deep.equal([`${B} 172.22.0.11`]);
-      expect([done, h.transport.closed], 'the second commit is in flight').to.deep.equal([false, false]);
+      expect([stopping.done(), h.transport.closed], 'the second commit is in flight').to.deep.equal([false, false]);
       h.store.answer(1, { refused: [B] });
-      for (let i = 0; i < 3 && !done; i++) await h.clock.advance(5);
-      await stopping;
+      for (let i = 0; i < 3 && !stopping.done(); i++) await h.clock.advance(5);
+      await stopping.finished;
       expect(h.transport.take()).to.deep.equal(['nak 0.0.0.0']);
       expect(h.transport.closed).to.equal(true);
     });
