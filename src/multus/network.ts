@@ -1,0 +1,298 @@
+/**
+ * The ProvisioningNetwork resource (`ironet.io/v1alpha1`, charts/ironet/crds/):
+ * its wire shape, and the parse that turns it into a typed, defaulted
+ * {@link ProvisioningNetwork} or problems that each name the field and the fix.
+ * Pure: the CRD's schema rejects most mistakes at the API server; this catches
+ * what a schema cannot (address syntax, the VIP inside its CIDR) and stands in
+ * for the schema's defaults on objects written before them.
+ */
+import { cidrContains, formatCidr, parseCidr, type Cidr } from '../core/cidr.js';
+import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
+import { selectorProblem, type LabelSelector } from '../core/labels.js';
+import type { KubeObject } from '../core/object-meta.js';
+import type { Condition } from '../ipam/objects.js';
+
+export const IRONET_API_VERSION = 'ironet.io/v1alpha1';
+export const PROVISIONING_NETWORK_KIND = 'ProvisioningNetwork';
+/** The label on every object generated for a ProvisioningNetwork: its name. */
+export const NETWORK_LABEL = 'ironet.io/provisioning-network';
+
+export interface ProvisioningNetworkSpecInput {
+  cidr?: string;
+  ipv6Cidr?: string;
+  vip?: { ipv4?: string; ipv6?: string };
+  attachment?: { mode?: string; parent?: string; mtu?: number; interfaceName?: string };
+  podPool?: { name?: string };
+  dhcpPool?: { name?: string };
+  ironicPodSelector?: LabelSelector;
+  dhcp?: {
+    enabled?: boolean;
+    leaseSeconds?: number;
+    routers?: string[];
+    dnsServers?: string[];
+    tftpServer?: string;
+    bootFiles?: { bios?: string; uefiX86_64?: string; uefiArm64?: string };
+    ipxeScriptUrl?: string;
+    knownHostsOnly?: boolean;
+  };
+  election?: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+}
+
+export interface VipHolder {
+  node?: string;
+  pod?: string;
+  agent?: string;
+  since?: string;
+}
+
+export interface ProvisioningNetworkStatus {
+  observedGeneration?: number;
+  networkAttachmentDefinition?: string;
+  vipHolder?: VipHolder;
+  attachedPods?: number;
+  leases?: number;
+  conditions?: Condition[];
+}
+
+export interface ProvisioningNetworkObject extends KubeObject {
+  spec?: ProvisioningNetworkSpecInput;
+  status?: ProvisioningNetworkStatus;
+}
+
+export type AttachmentMode = 'macvlan' | 'bridge';
+
+export interface ProvisioningNetwork {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly generation: number;
+  readonly cidr: Cidr;
+  readonly ipv6Cidr: Cidr | undefined;
+  /** At least one of the two. */
+  readonly vip4: IpAddress | undefined;
+  readonly vip6: IpAddress | undefined;
+  readonly attachment: { readonly mode: AttachmentMode; readonly parent: string; readonly mtu: number | undefined; readonly interfaceName: string };
+  readonly podPool: string;
+  readonly dhcpPool: string | undefined;
+  readonly ironicPodSelector: LabelSelector;
+  readonly dhcp: {
+    readonly enabled: boolean;
+    readonly leaseSeconds: number;
+    readonly routers: readonly IpAddress[];
+    readonly dnsServers: readonly IpAddress[];
+    readonly tftpServer: IpAddress | undefined;
+    readonly bootFiles: { readonly bios: string; readonly uefiX86_64: string; readonly uefiArm64: string };
+    readonly ipxeScriptUrl: string | undefined;
+    readonly knownHostsOnly: boolean;
+  };
+  readonly election: { readonly leaseDurationMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number };
+}
+
+/** Why a ProvisioningNetwork, or what it refers to, cannot be used as written. */
+export type ProblemReason =
+  | 'InvalidSpec'
+  | 'VIPOutsideCIDR'
+  | 'PoolNotFound'
+  | 'PoolInvalid'
+  | 'PoolOutsideCIDR'
+  | 'PoolsOverlap'
+  | 'VIPAllocated'
+  | 'NADConflict';
+
+export interface Problem {
+  readonly reason: ProblemReason;
+  /** The field to change, e.g. `spec.vip.ipv4`. */
+  readonly field: string;
+  /** A full sentence: what is wrong and how to fix it. */
+  readonly message: string;
+}
+
+export const DEFAULTS = {
+  mode: 'macvlan',
+  interfaceName: 'net1',
+  leaseSeconds: 3600,
+  bootFiles: { bios: 'undionly.kpxe', uefiX86_64: 'snponly-x86_64.efi', uefiArm64: 'snponly-arm64.efi' },
+  election: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
+} as const;
+
+const INTERFACE_NAME = /^[^/\s:]{1,15}$/;
+
+export function parseNetwork(obj: ProvisioningNetworkObject): { network: ProvisioningNetwork | undefined; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const bad = (field: string, message: string): void => {
+    problems.push({ reason: 'InvalidSpec', field, message });
+  };
+  // the CRD's schema types every field; objects that bypassed it (or garbage) must still not throw
+  const spec = sanitize(obj.spec);
+  const cidrOf = (field: string, text: string | undefined, family: 4 | 6, example: string): Cidr | undefined => {
+    if (text === undefined || text === '') return undefined;
+    try {
+      const c = parseCidr(text, field);
+      if (c.network.family !== family) {
+        bad(field, `${field}: ${text} is not an IPv${family} subnet; write e.g. ${example}`);
+        return undefined;
+      }
+      return c;
+    } catch {
+      bad(field, `${field}: ${JSON.stringify(text)} is not a subnet; write e.g. ${example}`);
+      return undefined;
+    }
+  };
+  const ipOf = (field: string, text: string | undefined, family?: 4 | 6): IpAddress | undefined => {
+    if (text === undefined || text === '') return undefined;
+    const ip = tryParseIp(text);
+    if (!ip || (family !== undefined && ip.family !== family)) {
+      bad(field, `${field}: ${JSON.stringify(text)} is not an IPv${family ?? '4 or IPv6'} address; write e.g. ${family === 6 ? 'fd00:1::2' : '172.22.0.2'}`);
+      return undefined;
+    }
+    return ip;
+  };
+  const ipsOf = (field: string, list: unknown): IpAddress[] => {
+    if (list === undefined) return [];
+    if (!Array.isArray(list)) {
+      bad(field, `${field} is not a list of addresses; write e.g. [172.22.0.1]`);
+      return [];
+    }
+    return list.flatMap((t, i) => ipOf(`${field}[${i}]`, typeof t === 'string' ? t : JSON.stringify(t)) ?? []);
+  };
+
+  const cidr = cidrOf('spec.cidr', spec.cidr, 4, '172.22.0.0/24');
+  if (spec.cidr === undefined || spec.cidr === '') bad('spec.cidr', 'spec.cidr is missing; set the provisioning subnet, e.g. 172.22.0.0/24');
+  const ipv6Cidr = cidrOf('spec.ipv6Cidr', spec.ipv6Cidr, 6, 'fd00:1::/64');
+  const vip4 = ipOf('spec.vip.ipv4', spec.vip?.ipv4, 4);
+  const vip6 = ipOf('spec.vip.ipv6', spec.vip?.ipv6, 6);
+  if (!spec.vip?.ipv4 && !spec.vip?.ipv6) bad('spec.vip', 'spec.vip has no address; set spec.vip.ipv4 (e.g. 172.22.0.2) and/or spec.vip.ipv6');
+  if (vip4 && cidr && !cidrContains(cidr, vip4)) {
+    problems.push({ reason: 'VIPOutsideCIDR', field: 'spec.vip.ipv4', message: `spec.vip.ipv4 ${formatIp(vip4)} is outside spec.cidr ${formatCidr(cidr)}; pick a VIP inside the provisioning subnet (Ironic pods and hosts reach it on-link)` });
+  }
+  if (vip6 && !ipv6Cidr) bad('spec.ipv6Cidr', 'spec.vip.ipv6 is set but spec.ipv6Cidr is not; set the IPv6 subnet the VIP lives in');
+  if (vip6 && ipv6Cidr && !cidrContains(ipv6Cidr, vip6)) {
+    problems.push({ reason: 'VIPOutsideCIDR', field: 'spec.vip.ipv6', message: `spec.vip.ipv6 ${formatIp(vip6)} is outside spec.ipv6Cidr ${formatCidr(ipv6Cidr)}; pick a VIP inside the provisioning subnet` });
+  }
+
+  const a = spec.attachment ?? {};
+  const mode = a.mode ?? DEFAULTS.mode;
+  if (mode !== 'macvlan' && mode !== 'bridge') bad('spec.attachment.mode', `spec.attachment.mode ${JSON.stringify(mode)} is not macvlan or bridge`);
+  const parent = a.parent ?? '';
+  if (!INTERFACE_NAME.test(parent)) bad('spec.attachment.parent', `spec.attachment.parent ${JSON.stringify(parent)} is not an interface name; name the node NIC (macvlan) or bridge (bridge mode), e.g. eth1 or ironicendpoint`);
+  const interfaceName = a.interfaceName ?? DEFAULTS.interfaceName;
+  if (!INTERFACE_NAME.test(interfaceName)) bad('spec.attachment.interfaceName', `spec.attachment.interfaceName ${JSON.stringify(interfaceName)} is not an interface name (at most 15 characters, no '/', ':' or spaces)`);
+  if (a.mtu !== undefined && !(Number.isInteger(a.mtu) && a.mtu >= 576 && a.mtu <= 9216)) bad('spec.attachment.mtu', `spec.attachment.mtu ${a.mtu} is not between 576 and 9216`);
+
+  const podPool = spec.podPool?.name ?? '';
+  if (podPool === '') bad('spec.podPool.name', 'spec.podPool.name is missing; name the IPPool (same namespace) the Ironic pods\' addresses come from');
+  const dhcpEnabled = spec.dhcp?.enabled ?? true;
+  const dhcpPool = spec.dhcpPool?.name || undefined;
+  if (dhcpEnabled && !dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name is missing while DHCP is enabled; name the IPPool DHCP leases come from, or set spec.dhcp.enabled: false');
+  if (dhcpPool !== undefined && dhcpPool === podPool) {
+    problems.push({ reason: 'PoolsOverlap', field: 'spec.dhcpPool.name', message: `spec.dhcpPool.name and spec.podPool.name are both ${JSON.stringify(podPool)}; DHCP leases and pod addresses need separate pools` });
+  }
+
+  const selector = spec.ironicPodSelector;
+  if (!selector) bad('spec.ironicPodSelector', 'spec.ironicPodSelector is missing; select the Ironic pods, e.g. matchLabels: {app: ironic}');
+  else {
+    const why = selectorProblem(selector, 'spec.ironicPodSelector');
+    if (why) bad('spec.ironicPodSelector', why);
+    else if (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0) {
+      bad('spec.ironicPodSelector', 'spec.ironicPodSelector is empty and would select every pod; select the Ironic pods, e.g. matchLabels: {app: ironic}');
+    }
+  }
+
+  const d = spec.dhcp ?? {};
+  const leaseSeconds = d.leaseSeconds ?? DEFAULTS.leaseSeconds;
+  if (!(Number.isInteger(leaseSeconds) && leaseSeconds >= 60)) bad('spec.dhcp.leaseSeconds', `spec.dhcp.leaseSeconds ${leaseSeconds} is below 60; leases that short make PXE clients renew mid-download`);
+  const routers = ipsOf('spec.dhcp.routers', d.routers);
+  const dnsServers = ipsOf('spec.dhcp.dnsServers', d.dnsServers);
+  const tftpServer = ipOf('spec.dhcp.tftpServer', d.tftpServer);
+  if (d.ipxeScriptUrl !== undefined && !/^https?:\/\/[^/\s]+/.test(d.ipxeScriptUrl)) bad('spec.dhcp.ipxeScriptUrl', `spec.dhcp.ipxeScriptUrl ${JSON.stringify(d.ipxeScriptUrl)} is not an http(s) URL; e.g. http://172.22.0.2:6180/boot.ipxe`);
+
+  const e = spec.election ?? {};
+  const election = {
+    leaseDurationMs: e.leaseDurationMs ?? DEFAULTS.election.leaseDurationMs,
+    renewDeadlineMs: e.renewDeadlineMs ?? DEFAULTS.election.renewDeadlineMs,
+    retryPeriodMs: e.retryPeriodMs ?? DEFAULTS.election.retryPeriodMs,
+  };
+  if (!(election.retryPeriodMs < election.renewDeadlineMs && election.renewDeadlineMs < election.leaseDurationMs)) {
+    bad('spec.election', `spec.election needs retryPeriodMs < renewDeadlineMs < leaseDurationMs (now ${election.retryPeriodMs} / ${election.renewDeadlineMs} / ${election.leaseDurationMs}): the holder drops the VIP before anyone may take it`);
+  }
+
+  if (problems.length > 0 || !cidr || !selector) return { network: undefined, problems };
+  return {
+    problems,
+    network: {
+      namespace: obj.metadata.namespace ?? '',
+      name: obj.metadata.name ?? '',
+      uid: obj.metadata.uid ?? '',
+      generation: obj.metadata.generation ?? 0,
+      cidr,
+      ipv6Cidr,
+      vip4,
+      vip6,
+      attachment: { mode: mode as AttachmentMode, parent, mtu: a.mtu, interfaceName },
+      podPool,
+      dhcpPool,
+      ironicPodSelector: selector,
+      dhcp: {
+        enabled: dhcpEnabled,
+        leaseSeconds,
+        routers,
+        dnsServers,
+        tftpServer,
+        bootFiles: { ...DEFAULTS.bootFiles, ...definedOnly(d.bootFiles ?? {}) },
+        ipxeScriptUrl: d.ipxeScriptUrl,
+        knownHostsOnly: d.knownHostsOnly ?? false,
+      },
+      election,
+    },
+  };
+}
+
+/** Drops whatever has the wrong JSON type, so the checks below see only the shapes they expect. */
+function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
+  const obj = (x: unknown): Record<string, unknown> => (typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : {});
+  const str = (x: unknown): string | undefined => (typeof x === 'string' ? x : x === undefined || x === null ? undefined : JSON.stringify(x));
+  const num = (x: unknown): number | undefined => (typeof x === 'number' ? x : x === undefined || x === null ? undefined : Number.NaN);
+  const bool = (x: unknown): boolean | undefined => (typeof x === 'boolean' ? x : undefined);
+  const s = obj(raw);
+  const vip = obj(s.vip);
+  const a = obj(s.attachment);
+  const d = obj(s.dhcp);
+  const bf = obj(d.bootFiles);
+  const e = obj(s.election);
+  const sel = s.ironicPodSelector === undefined ? undefined : obj(s.ironicPodSelector);
+  return {
+    cidr: str(s.cidr),
+    ipv6Cidr: str(s.ipv6Cidr),
+    vip: s.vip === undefined ? undefined : { ipv4: str(vip.ipv4), ipv6: str(vip.ipv6) },
+    attachment: { mode: str(a.mode), parent: str(a.parent), mtu: num(a.mtu), interfaceName: str(a.interfaceName) },
+    podPool: { name: str(obj(s.podPool).name) },
+    dhcpPool: s.dhcpPool === undefined ? undefined : { name: str(obj(s.dhcpPool).name) },
+    ironicPodSelector: sel && {
+      matchLabels: Object.fromEntries(Object.entries(obj(sel.matchLabels)).map(([k, v]) => [k, str(v) ?? ''])),
+      matchExpressions: (Array.isArray(sel.matchExpressions) ? sel.matchExpressions : []).map((x) => {
+        const r = obj(x);
+        return { key: str(r.key) ?? '', operator: (str(r.operator) ?? '') as 'In', values: Array.isArray(r.values) ? r.values.map((v) => str(v) ?? '') : undefined };
+      }),
+    },
+    dhcp: {
+      enabled: bool(d.enabled),
+      leaseSeconds: num(d.leaseSeconds),
+      routers: d.routers as string[] | undefined,
+      dnsServers: d.dnsServers as string[] | undefined,
+      tftpServer: str(d.tftpServer),
+      bootFiles: { bios: str(bf.bios), uefiX86_64: str(bf.uefiX86_64), uefiArm64: str(bf.uefiArm64) },
+      ipxeScriptUrl: str(d.ipxeScriptUrl),
+      knownHostsOnly: bool(d.knownHostsOnly),
+    },
+    election: { leaseDurationMs: num(e.leaseDurationMs), renewDeadlineMs: num(e.renewDeadlineMs), retryPeriodMs: num(e.retryPeriodMs) },
+  };
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== '')) as Partial<T>;
+}
+
+/** The VIPs of a network, IPv4 first. */
+export function vipsOf(n: ProvisioningNetwork): IpAddress[] {
+  return [n.vip4, n.vip6].filter((v): v is IpAddress => v !== undefined);
+}

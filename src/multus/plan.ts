@@ -1,0 +1,217 @@
+/**
+ * The controller's decision for one ProvisioningNetwork, from what it read:
+ * the NAD to create or patch, the VIP reservations to write into its pools,
+ * the status (its `Ready` condition) and the Events. Pure: the reconciler
+ * (reconciler.ts) applies it through the ports.
+ *
+ * What a schema cannot check is checked here: the VIP inside the CIDR, the
+ * pools inside the CIDR, the pod pool and the DHCP pool apart, the VIP not
+ * already handed out. Each problem names the field and the fix.
+ */
+import { cidrContains, formatCidr, type Cidr } from '../core/cidr.js';
+import { formatIp, type IpAddress } from '../core/ip.js';
+import type { Condition, IpPoolObject } from '../ipam/objects.js';
+import { indexEntryAddresses, isReservationKey } from '../ipam/objects.js';
+import { inEntry, overlapsBetweenPools, parsePool, type PoolSpec } from '../ipam/pool-spec.js';
+import { desiredNad, isOwnedBy, nadName, nadPatch, type NetworkAttachmentDefinitionObject } from './nad.js';
+import { parseNetwork, vipsOf, type Problem, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
+
+export interface PlanInput {
+  readonly object: ProvisioningNetworkObject;
+  /** The pools the spec names, by name; undefined: not found. */
+  readonly pools: ReadonlyMap<string, IpPoolObject | undefined>;
+  /** The NAD of the network's name in its namespace, if any. */
+  readonly nad: NetworkAttachmentDefinitionObject | undefined;
+  readonly nowIso: string;
+}
+
+export type NadAction =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'create'; readonly object: NetworkAttachmentDefinitionObject }
+  | { readonly kind: 'patch'; readonly patch: object };
+
+/** `spec.preAllocations[key] = ip` in `pool`, conditional on the resourceVersion read. */
+export interface Reservation {
+  readonly pool: string;
+  readonly resourceVersion: string;
+  readonly key: string;
+  readonly ip: string;
+}
+
+export interface StatusPlan {
+  readonly observedGeneration: number;
+  readonly networkAttachmentDefinition: string | undefined;
+  readonly conditions: Condition[];
+}
+
+export interface EventPlan {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly note: string;
+}
+
+export interface Plan {
+  readonly network: ProvisioningNetwork | undefined;
+  readonly problems: readonly Problem[];
+  readonly nad: NadAction;
+  readonly reservations: readonly Reservation[];
+  readonly status: StatusPlan;
+  readonly events: readonly EventPlan[];
+}
+
+/** The preAllocations key that reserves a network's VIP in a pool (ADR 0006). */
+export function vipReservationKey(networkName: string, family: 4 | 6): string {
+  return family === 4 ? `reserved-vip-${networkName}` : `reserved-vip6-${networkName}`;
+}
+
+export function planNetwork(input: PlanInput): Plan {
+  const { network, problems: specProblems } = parseNetwork(input.object);
+  const problems: Problem[] = [...specProblems];
+  const reservations: Reservation[] = [];
+  let nad: NadAction = { kind: 'none' };
+  const events: EventPlan[] = [];
+
+  if (network) {
+    const pools = poolProblems(network, input.pools);
+    problems.push(...pools.problems);
+    reservations.push(...pools.reservations);
+    const want = desiredNad(network);
+    if (!input.nad) nad = { kind: 'create', object: want };
+    else if (!isOwnedBy(input.nad, network)) {
+      problems.push({
+        reason: 'NADConflict',
+        field: 'metadata.name',
+        message: `NetworkAttachmentDefinition ${network.namespace}/${nadName(network)} exists and was not generated for this ProvisioningNetwork; it is left alone: delete it (ironet generates its own) or rename the ProvisioningNetwork`,
+      });
+    } else {
+      const patch = nadPatch(input.nad, want);
+      if (patch) nad = { kind: 'patch', patch };
+    }
+    if (nad.kind === 'create') events.push({ type: 'Normal', reason: 'NetworkAttachmentCreated', note: `created NetworkAttachmentDefinition ${nadName(network)} (${network.attachment.mode} on ${network.attachment.parent})` });
+    if (nad.kind === 'patch') events.push({ type: 'Normal', reason: 'NetworkAttachmentUpdated', note: `updated NetworkAttachmentDefinition ${nadName(network)} to match the spec` });
+    for (const r of reservations) events.push({ type: 'Normal', reason: 'VIPReserved', note: `reserved the VIP ${r.ip} in IPPool ${r.pool} (spec.preAllocations.${r.key}), so no claim gets it` });
+  }
+  for (const p of problems) events.push({ type: 'Warning', reason: p.reason, note: p.message });
+
+  const nadReady = network !== undefined && problems.every((p) => p.reason !== 'NADConflict');
+  return {
+    network,
+    problems,
+    nad,
+    reservations,
+    events,
+    status: {
+      observedGeneration: input.object.metadata.generation ?? 0,
+      networkAttachmentDefinition: nadReady ? nadName(network) : undefined,
+      conditions: [readyCondition(input.object, problems, input.nowIso)],
+    },
+  };
+}
+
+/** Checks both pools against the network and each other; the VIP reservations each still needs. */
+function poolProblems(n: ProvisioningNetwork, pools: PlanInput['pools']): { problems: Problem[]; reservations: Reservation[] } {
+  const problems: Problem[] = [];
+  const reservations: Reservation[] = [];
+  const parsed = new Map<string, PoolSpec>();
+  const refs: { field: string; name: string; what: string }[] = [{ field: 'spec.podPool.name', name: n.podPool, what: 'pod' }];
+  if (n.dhcp.enabled && n.dhcpPool) refs.push({ field: 'spec.dhcpPool.name', name: n.dhcpPool, what: 'DHCP' });
+  for (const ref of refs) {
+    const pool = pools.get(ref.name);
+    if (!pool) {
+      problems.push({ reason: 'PoolNotFound', field: ref.field, message: `${ref.field}: IPPool ${n.namespace}/${ref.name} does not exist; create it (the ${ref.what} addresses come from it) or name an existing pool` });
+      continue;
+    }
+    const { spec, problems: poolIssues } = parsePool(pool);
+    const blocking = poolIssues.filter((p) => p.severity === 'blocking');
+    if (!spec || blocking.length > 0) {
+      problems.push({ reason: 'PoolInvalid', field: ref.field, message: `${ref.field}: IPPool ${ref.name} cannot be used: ${blocking.map((p) => p.message).join('; ') || 'it has no valid entry'}` });
+      continue;
+    }
+    parsed.set(ref.name, spec);
+    for (const e of spec.entries) {
+      const cidr: Cidr | undefined = e.family === 4 ? n.cidr : n.ipv6Cidr;
+      const inside = cidr !== undefined && cidrContains(cidr, e.range.start) && cidrContains(cidr, e.range.end);
+      if (!inside) {
+        const span = `${formatIp(e.range.start)}-${formatIp(e.range.end)}`;
+        problems.push({
+          reason: 'PoolOutsideCIDR',
+          field: ref.field,
+          message: cidr
+            ? `IPPool ${ref.name} spec.pools[${e.index}] (${span}) is not inside ${e.family === 4 ? 'spec.cidr' : 'spec.ipv6Cidr'} ${formatCidr(cidr)}; ${ref.what} addresses must be on the provisioning subnet: fix the pool's range`
+            : `IPPool ${ref.name} spec.pools[${e.index}] (${span}) is IPv6 but the network has no spec.ipv6Cidr; set spec.ipv6Cidr or remove that entry`,
+        });
+      }
+    }
+    for (const vip of vipsOf(n)) {
+      if (!spec.entries.some((e) => inEntry(e, vip))) continue;
+      const holder = allocatedTo(pool, vip);
+      if (holder) {
+        problems.push({
+          reason: 'VIPAllocated',
+          field: vip.family === 4 ? 'spec.vip.ipv4' : 'spec.vip.ipv6',
+          message: `the VIP ${formatIp(vip)} is already allocated in IPPool ${ref.name} (status.indexes.${holder}); release that claim (kubectl -n ${n.namespace} delete ipclaim ${holder}) or pick another VIP`,
+        });
+      }
+      const key = vipReservationKey(n.name, vip.family);
+      if (pool.spec?.preAllocations?.[key] !== formatIp(vip)) {
+        reservations.push({ pool: ref.name, resourceVersion: pool.metadata.resourceVersion ?? '', key, ip: formatIp(vip) });
+      }
+    }
+  }
+  const pod = parsed.get(n.podPool);
+  const dhcp = n.dhcpPool ? parsed.get(n.dhcpPool) : undefined;
+  if (pod && dhcp && n.dhcpPool) {
+    const overlaps = overlapsBetweenPools(n.podPool, pod, n.dhcpPool, dhcp);
+    if (overlaps.length > 0) {
+      problems.push({
+        reason: 'PoolsOverlap',
+        field: 'spec.dhcpPool.name',
+        message: `IPPools ${n.podPool} (pods) and ${n.dhcpPool} (DHCP) overlap: ${overlaps.map((o) => o.field).join(', ')} of ${n.podPool}; give each its own range so a lease never lands on a pod's address`,
+      });
+    }
+  }
+  return { problems, reservations };
+}
+
+/** The claim (status.indexes key) an address is allocated to in a pool, ignoring reservations. */
+function allocatedTo(pool: IpPoolObject, ip: IpAddress): string | undefined {
+  for (const [key, value] of Object.entries(pool.status?.indexes ?? {})) {
+    if (isReservationKey(key)) continue;
+    if (indexEntryAddresses(key, value).some((a) => a.family === ip.family && a.value === ip.value)) return key;
+  }
+  return undefined;
+}
+
+/**
+ * `Ready`: the spec and its pools are usable, the NAD is ours, and an agent
+ * holds the VIP (its `VIPAssigned` condition, which the agents write), plus
+ * DHCP serving when enabled. The transition time moves only when the status does.
+ */
+function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Problem[], nowIso: string): Condition {
+  const conditions = obj.status?.conditions ?? [];
+  const get = (type: string): Condition | undefined => conditions.find((c) => c.type === type);
+  const dhcpEnabled = obj.spec?.dhcp?.enabled ?? true;
+  let status: Condition['status'];
+  let reason: string;
+  let message: string;
+  if (problems.length > 0) {
+    status = 'False';
+    reason = problems[0]!.reason;
+    message = problems.map((p) => p.message).join(' ');
+  } else if (get('VIPAssigned')?.status !== 'True') {
+    status = 'False';
+    reason = 'WaitingForVIPHolder';
+    message = `no agent holds the VIP yet: an Ironic pod matching spec.ironicPodSelector must run on a node with the ironet agent and request the NetworkAttachmentDefinition ${obj.metadata.name ?? ''} in its k8s.v1.cni.cncf.io/networks annotation${get('VIPAssigned')?.message ? ` (${get('VIPAssigned')!.message})` : ''}`;
+  } else if (dhcpEnabled && get('DHCPServing')?.status !== 'True') {
+    status = 'False';
+    reason = 'WaitingForDHCP';
+    message = `the VIP is held but DHCP is not serving${get('DHCPServing')?.message ? `: ${get('DHCPServing')!.message}` : ''}`;
+  } else {
+    status = 'True';
+    reason = 'Ready';
+    message = dhcpEnabled ? 'the VIP is held and DHCP is serving' : 'the VIP is held';
+  }
+  const previous = get('Ready');
+  const lastTransitionTime = previous && previous.status === status ? previous.lastTransitionTime : nowIso;
+  return { type: 'Ready', status, reason, message, lastTransitionTime, observedGeneration: obj.metadata.generation ?? 0 };
+}

@@ -1,0 +1,105 @@
+import { expect } from 'chai';
+import type { Condition } from '../../src/ipam/objects.js';
+import { desiredNad } from '../../src/multus/nad.js';
+import { parseNetwork } from '../../src/multus/network.js';
+import { planNetwork, type PlanInput } from '../../src/multus/plan.js';
+import { networkObject, pool, pools } from './fixtures.js';
+
+const NOW = '2026-11-30T00:00:00Z';
+const podPool = pool('ironic-pods', '172.22.0.2', '172.22.0.19');
+const dhcpPool = pool('ironic-dhcp', '172.22.0.100', '172.22.0.199');
+
+function input(over: Partial<PlanInput> = {}): PlanInput {
+  return { object: networkObject(), pools: pools(podPool, dhcpPool), nad: undefined, nowIso: NOW, ...over };
+}
+
+const ready = (conditions: Condition[]): Condition => conditions.find((c) => c.type === 'Ready')!;
+
+describe('multus/plan: the controller decision for a ProvisioningNetwork', () => {
+  it('creates the NAD and reserves the VIP in the pool that covers it', () => {
+    const plan = planNetwork(input());
+    expect(plan.problems).to.deep.equal([]);
+    expect(plan.nad.kind).to.equal('create');
+    expect(plan.reservations).to.deep.equal([{ pool: 'ironic-pods', resourceVersion: 'rv-ironic-pods', key: 'reserved-vip-provisioning', ip: '172.22.0.2' }]);
+    expect(plan.status.networkAttachmentDefinition).to.equal('provisioning');
+    expect(ready(plan.status.conditions)).to.include({ status: 'False', reason: 'WaitingForVIPHolder', lastTransitionTime: NOW });
+    expect(plan.events.map((e) => e.reason)).to.deep.equal(['NetworkAttachmentCreated', 'VIPReserved']);
+  });
+
+  it('does nothing once the NAD matches and the VIP is reserved', () => {
+    const net = parseNetwork(networkObject()).network!;
+    const reservedPool = pool('ironic-pods', '172.22.0.2', '172.22.0.19', { preAllocations: { 'reserved-vip-provisioning': '172.22.0.2' } });
+    const plan = planNetwork(input({ nad: desiredNad(net), pools: pools(reservedPool, dhcpPool) }));
+    expect(plan.nad.kind).to.equal('none');
+    expect(plan.reservations).to.deep.equal([]);
+    expect(plan.events).to.deep.equal([]);
+  });
+
+  it('is Ready when an agent holds the VIP and DHCP serves; the transition time moves only with the status', () => {
+    const held = (dhcp: 'True' | 'False', previousReady?: Condition) =>
+      Object.assign(networkObject(), {
+        status: {
+          conditions: [
+            { type: 'VIPAssigned', status: 'True', reason: 'Held', message: '', lastTransitionTime: NOW },
+            { type: 'DHCPServing', status: dhcp, reason: dhcp === 'True' ? 'Serving' : 'PoolUnusable', message: dhcp === 'True' ? '' : 'pool x', lastTransitionTime: NOW },
+            ...(previousReady ? [previousReady] : []),
+          ],
+        },
+      });
+    const waiting = ready(planNetwork(input({ object: held('False') })).status.conditions);
+    expect(waiting).to.include({ status: 'False', reason: 'WaitingForDHCP' });
+    expect(waiting.message).to.contain('pool x');
+    const earlier = '2026-11-29T00:00:00Z';
+    const r = ready(planNetwork(input({ object: held('True', { type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: earlier }) })).status.conditions);
+    expect(r).to.include({ status: 'True', reason: 'Ready', lastTransitionTime: earlier });
+  });
+
+  it('reports a missing pool, naming the field and the fix', () => {
+    const plan = planNetwork(input({ pools: pools(podPool) }));
+    expect(plan.problems.map((p) => [p.reason, p.field])).to.deep.equal([['PoolNotFound', 'spec.dhcpPool.name']]);
+    expect(plan.problems[0]!.message).to.match(/IPPool metal3\/ironic-dhcp does not exist; create it/);
+    expect(ready(plan.status.conditions)).to.include({ status: 'False', reason: 'PoolNotFound' });
+    expect(plan.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).to.deep.equal(['PoolNotFound']);
+  });
+
+  it('reports pools outside the CIDR and pools that overlap', () => {
+    const outside = planNetwork(input({ pools: pools(pool('ironic-pods', '172.23.0.10', '172.23.0.19'), dhcpPool) }));
+    expect(outside.problems.map((p) => p.reason)).to.deep.equal(['PoolOutsideCIDR']);
+    expect(outside.problems[0]!.message).to.match(/172\.23\.0\.10-172\.23\.0\.19\) is not inside spec\.cidr 172\.22\.0\.0\/24/);
+    const overlap = planNetwork(input({ pools: pools(podPool, pool('ironic-dhcp', '172.22.0.15', '172.22.0.199')) }));
+    expect(overlap.problems.map((p) => p.reason)).to.deep.equal(['PoolsOverlap']);
+  });
+
+  it('reports an invalid pool with the pool\'s own problem', () => {
+    const plan = planNetwork(input({ pools: pools(pool('ironic-pods', '172.22.0.19', '172.22.0.2'), dhcpPool) }));
+    expect(plan.problems.map((p) => p.reason)).to.deep.equal(['PoolInvalid']);
+  });
+
+  it('reports a VIP that a claim already holds, and still reserves it', () => {
+    const taken = pool('ironic-pods', '172.22.0.2', '172.22.0.19', {}, { indexes: { 'some-claim': '172.22.0.2' } });
+    const plan = planNetwork(input({ pools: pools(taken, dhcpPool) }));
+    expect(plan.problems.map((p) => p.reason)).to.deep.equal(['VIPAllocated']);
+    expect(plan.problems[0]!.message).to.contain('kubectl -n metal3 delete ipclaim some-claim');
+    expect(plan.reservations).to.have.length(1);
+  });
+
+  it('leaves a NAD it does not own alone and says so', () => {
+    const foreign = { apiVersion: 'k8s.cni.cncf.io/v1', kind: 'NetworkAttachmentDefinition', metadata: { name: 'provisioning', namespace: 'metal3' }, spec: { config: '{}' } };
+    const plan = planNetwork(input({ nad: foreign }));
+    expect(plan.nad.kind).to.equal('none');
+    expect(plan.problems.map((p) => p.reason)).to.deep.equal(['NADConflict']);
+    expect(plan.status.networkAttachmentDefinition).to.equal(undefined);
+  });
+
+  it('an invalid spec writes nothing and says why on Ready', () => {
+    const plan = planNetwork(input({ object: networkObject({ vip: { ipv4: '10.1.1.1' } }) }));
+    expect(plan.nad.kind).to.equal('none');
+    expect(plan.reservations).to.deep.equal([]);
+    expect(ready(plan.status.conditions)).to.include({ status: 'False', reason: 'VIPOutsideCIDR' });
+  });
+
+  it('ignores the DHCP pool when DHCP is off', () => {
+    const plan = planNetwork(input({ object: networkObject({ dhcp: { enabled: false }, dhcpPool: { name: 'gone' } }), pools: pools(podPool) }));
+    expect(plan.problems).to.deep.equal([]);
+  });
+});
