@@ -5,6 +5,7 @@
 #   2. npm dependencies (npm ci when package-lock.json changed)
 #   3. the native addon (scripts/build-native.sh, skipped when up to date)
 #   4. etcd, kube-apiserver and kubectl built from Go modules (tools/apiserver/build.sh, cached)
+#   5. the Multus CNI thin plugin built from its Go module (tools/multus/build.sh, cached)
 set -eu
 cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -43,3 +44,6 @@ sh scripts/build-native.sh
 
 # 5. etcd, kube-apiserver, kubectl
 tools/apiserver/build.sh >/dev/null
+
+# 6. Multus (thin plugin) for the system tests, with Debian's reference CNI plugins
+tools/multus/build.sh >/dev/null

@@ -16,6 +16,7 @@ import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { startIpam } from './ipam.js';
+import { startNetworks } from './networks.js';
 import { shutdownSignal } from './shutdown.js';
 
 export interface RunContext {
@@ -49,7 +50,11 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
       userAgent: `ironet-controller/${ctx.version}`,
       observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
     });
-  const readiness: { apiserver: string | undefined; ipam: () => string | undefined } = { apiserver: 'not checked yet', ipam: () => 'not started' };
+  const readiness: { apiserver: string | undefined; ipam: () => string | undefined; networks: () => string | undefined } = {
+    apiserver: 'not checked yet',
+    ipam: () => 'not started',
+    networks: () => 'not started',
+  };
   const health = await startHealthServer({
     registry,
     host: config.metricsHost,
@@ -57,6 +62,7 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
     readiness: [
       { name: 'apiserver', check: () => readiness.apiserver },
       { name: 'ipam', check: () => readiness.ipam() },
+      { name: 'provisioning-networks', check: () => readiness.networks() },
     ],
   });
   logger.info({ port: health.port }, 'serving /metrics, /healthz and /readyz');
@@ -96,14 +102,16 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
     signal,
   );
   readiness.ipam = () => ipam.notReadyReason();
-  ipam.synced.then(
+  const networks = await startNetworks({ kube, events, clock, logger, namespace: config.namespace }, signal);
+  readiness.networks = () => networks.notReadyReason();
+  Promise.all([ipam.synced, networks.synced]).then(
     () => {
-      logger.info({ capabilities: ['ipam'], capi: ipam.capi }, 'controller ready');
+      logger.info({ capabilities: ['ipam', ...(networks.enabled ? ['provisioning-networks'] : [])], capi: ipam.capi }, 'controller ready');
       ctx.onReady?.();
     },
     () => {},
   );
-  await ipam.done;
+  await Promise.all([ipam.done, networks.done]);
   logger.info({ reason: describeError(signal.reason) }, 'shutting down');
   await cleanup();
   return 0;

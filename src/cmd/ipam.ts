@@ -95,7 +95,7 @@ export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal
 }
 
 /** Retries a startup question (discovery) until the API server answers it, or the signal aborts. */
-async function untilAnswered<T>(ask: () => Promise<T>, clock: Clock, logger: Logger, signal: AbortSignal): Promise<T> {
+export async function untilAnswered<T>(ask: () => Promise<T>, clock: Clock, logger: Logger, signal: AbortSignal): Promise<T> {
   for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 10_000)) {
     try {
       return await ask();

@@ -153,6 +153,23 @@ export class ResourceClient<T extends KubeObject> {
     });
   }
 
+  /**
+   * Server-side apply of the status subresource as `fieldManager`: the fields
+   * in `body` become this manager's, fields it set before and leaves out are
+   * removed, and other managers' fields (e.g. other condition types of a
+   * list-map) are kept. `force` takes over fields another manager set.
+   */
+  applyStatus(id: ObjectId, body: object, fieldManager: string, options: { force?: boolean; signal?: AbortSignal } = {}): Promise<T> {
+    return this.rest.request<T>({
+      method: 'PATCH',
+      path: this.path(id.namespace, id.name, 'status'),
+      query: { fieldManager, force: options.force ?? true },
+      body: { apiVersion: this.apiVersion, kind: this.ref.kind, metadata: { name: id.name, ...(id.namespace ? { namespace: id.namespace } : {}) }, ...body },
+      contentType: CONTENT_TYPE.apply,
+      signal: options.signal,
+    });
+  }
+
   async delete(id: ObjectId, options: DeleteOptions = {}, signal?: AbortSignal): Promise<void> {
     await this.rest.request<unknown>({
       method: 'DELETE',

@@ -26,6 +26,7 @@ export const RESOURCES = {
   ipClaim: ref('ipam.metal3.io', 'v1alpha1', 'ipclaims', 'IPClaim'),
   ipAddress: ref('ipam.metal3.io', 'v1alpha1', 'ipaddresses', 'IPAddress'),
   dhcpLeaseBlock: ref('ironet.io', 'v1alpha1', 'dhcpleaseblocks', 'DHCPLeaseBlock'),
+  provisioningNetwork: ref('ironet.io', 'v1alpha1', 'provisioningnetworks', 'ProvisioningNetwork'),
   capiIpAddressClaim: ref('ipam.cluster.x-k8s.io', 'v1beta2', 'ipaddressclaims', 'IPAddressClaim'),
   capiIpAddress: ref('ipam.cluster.x-k8s.io', 'v1beta2', 'ipaddresses', 'IPAddress'),
   bareMetalHost: ref('metal3.io', 'v1alpha1', 'baremetalhosts', 'BareMetalHost'),

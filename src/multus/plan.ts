@@ -9,7 +9,7 @@
  * already handed out. Each problem names the field and the fix.
  */
 import { cidrContains, formatCidr, type Cidr } from '../core/cidr.js';
-import { formatIp, type IpAddress } from '../core/ip.js';
+import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
 import type { Condition, IpPoolObject } from '../ipam/objects.js';
 import { indexEntryAddresses, isReservationKey } from '../ipam/objects.js';
 import { inEntry, overlapsBetweenPools, parsePool, type PoolSpec } from '../ipam/pool-spec.js';
@@ -152,9 +152,18 @@ function poolProblems(n: ProvisioningNetwork, pools: PlanInput['pools']): { prob
           message: `the VIP ${formatIp(vip)} is already allocated in IPPool ${ref.name} (status.indexes.${holder}); release that claim (kubectl -n ${n.namespace} delete ipclaim ${holder}) or pick another VIP`,
         });
       }
-      const key = vipReservationKey(n.name, vip.family);
-      if (pool.spec?.preAllocations?.[key] !== formatIp(vip)) {
-        reservations.push({ pool: ref.name, resourceVersion: pool.metadata.resourceVersion ?? '', key, ip: formatIp(vip) });
+      // reserved once, under any reservation key (another network on this pool may have done it): a second key with
+      // the same address would make the pool invalid; a claim's pre-allocation of the VIP is the user's to remove
+      const preAllocated = Object.entries(pool.spec?.preAllocations ?? {}).filter(([, v]) => ipTextEquals(v, vip));
+      const claimKey = preAllocated.find(([k]) => !isReservationKey(k))?.[0];
+      if (claimKey !== undefined) {
+        problems.push({
+          reason: 'VIPAllocated',
+          field: vip.family === 4 ? 'spec.vip.ipv4' : 'spec.vip.ipv6',
+          message: `the VIP ${formatIp(vip)} is pre-allocated to claim ${claimKey} in IPPool ${ref.name} (spec.preAllocations.${claimKey}); remove that entry or pick another VIP`,
+        });
+      } else if (preAllocated.length === 0) {
+        reservations.push({ pool: ref.name, resourceVersion: pool.metadata.resourceVersion ?? '', key: vipReservationKey(n.name, vip.family), ip: formatIp(vip) });
       }
     }
   }
@@ -171,6 +180,11 @@ function poolProblems(n: ProvisioningNetwork, pools: PlanInput['pools']): { prob
     }
   }
   return { problems, reservations };
+}
+
+function ipTextEquals(text: string, ip: IpAddress): boolean {
+  const parsed = tryParseIp(text);
+  return parsed !== undefined && parsed.family === ip.family && parsed.value === ip.value;
 }
 
 /** The claim (status.indexes key) an address is allocated to in a pool, ignoring reservations. */

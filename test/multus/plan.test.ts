@@ -83,6 +83,19 @@ describe('multus/plan: the controller decision for a ProvisioningNetwork', () =>
     expect(plan.reservations).to.have.length(1);
   });
 
+  it('a VIP already reserved under any reservation key is not reserved again (a second key would make the pool invalid)', () => {
+    const shared = pool('ironic-pods', '172.22.0.2', '172.22.0.19', { preAllocations: { 'reserved-vip-other-network': '172.22.0.2' } });
+    expect(planNetwork(input({ pools: pools(shared, dhcpPool) })).reservations).to.deep.equal([]);
+  });
+
+  it('a VIP pre-allocated to a claim is reported, not reserved', () => {
+    const given = pool('ironic-pods', '172.22.0.2', '172.22.0.19', { preAllocations: { 'some-claim': '172.22.0.2' } });
+    const plan = planNetwork(input({ pools: pools(given, dhcpPool) }));
+    expect(plan.reservations).to.deep.equal([]);
+    expect(plan.problems.map((p) => p.reason)).to.deep.equal(['VIPAllocated']);
+    expect(plan.problems[0]!.message).to.contain('spec.preAllocations.some-claim');
+  });
+
   it('leaves a NAD it does not own alone and says so', () => {
     const foreign = { apiVersion: 'k8s.cni.cncf.io/v1', kind: 'NetworkAttachmentDefinition', metadata: { name: 'provisioning', namespace: 'metal3' }, spec: { config: '{}' } };
     const plan = planNetwork(input({ nad: foreign }));

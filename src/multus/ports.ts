@@ -1,0 +1,32 @@
+/**
+ * What the ProvisioningNetwork runner needs from the outside world;
+ * src/kube/network-store.ts implements it over informers (reads) and the API
+ * server (writes, written through to the cache).
+ */
+import type { IpPoolObject } from '../ipam/objects.js';
+import type { NetworkAttachmentDefinitionObject } from './nad.js';
+import type { ProvisioningNetworkObject } from './network.js';
+import type { EventPlan, Reservation, StatusPlan } from './plan.js';
+
+/** What one pass reads: the network, the pools it names (undefined: not found), the NAD of its name. */
+export interface NetworkSnapshot {
+  readonly object: ProvisioningNetworkObject;
+  readonly pools: ReadonlyMap<string, IpPoolObject | undefined>;
+  readonly nad: NetworkAttachmentDefinitionObject | undefined;
+}
+
+export type WriteOutcome = 'ok' | 'conflict' | 'notFound';
+
+export interface NetworkStore {
+  /** Every ProvisioningNetwork in the cache, as `namespace/name`. */
+  networkKeys(): string[];
+  snapshot(key: string): NetworkSnapshot | undefined;
+  createNad(nad: NetworkAttachmentDefinitionObject): Promise<WriteOutcome>;
+  patchNad(namespace: string, name: string, patch: object): Promise<WriteOutcome>;
+  /** `spec.preAllocations[key] = ip`, conditional on the pool's resourceVersion. */
+  reserve(namespace: string, r: Reservation): Promise<WriteOutcome>;
+  /** The controller's part of the status (server-side apply: the agents' conditions are kept). */
+  writeStatus(object: ProvisioningNetworkObject, status: StatusPlan): Promise<WriteOutcome>;
+  /** Never throws. */
+  recordEvent(object: ProvisioningNetworkObject, event: EventPlan): Promise<void>;
+}

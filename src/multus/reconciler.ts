@@ -1,0 +1,72 @@
+/**
+ * Runs the controller's ProvisioningNetwork decision (plan.ts) for one network:
+ * reads a snapshot, plans, applies the NAD, the VIP reservations and the
+ * status, and records Events. A write that lost a race is retried by the work
+ * queue (a `retry` outcome); everything else that is wrong is in the plan's
+ * problems, reported on the object, never thrown.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { WorkOutcome } from '../core/work-queue.js';
+import type { Condition } from '../ipam/objects.js';
+import type { ProvisioningNetworkObject } from './network.js';
+import { planNetwork, type Plan } from './plan.js';
+import type { NetworkStore, WriteOutcome } from './ports.js';
+
+export interface NetworkReconcilerOptions {
+  readonly store: NetworkStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+export class NetworkReconciler {
+  constructor(private readonly o: NetworkReconcilerOptions) {}
+
+  async reconcile(key: string): Promise<WorkOutcome> {
+    const snap = this.o.store.snapshot(key);
+    if (!snap) return { kind: 'done' }; // deleted: its NAD goes with it (owner reference)
+    const plan = planNetwork({ ...snap, nowIso: new Date(this.o.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    const log = this.o.logger.child({ provisioningNetwork: key });
+    const { object } = snap;
+    const ns = object.metadata.namespace ?? '';
+
+    const lost: string[] = [];
+    const check = (what: string, outcome: WriteOutcome): void => {
+      if (outcome !== 'ok') lost.push(`${what}: ${outcome}`);
+    };
+    if (plan.nad.kind === 'create') check('create NetworkAttachmentDefinition', await this.o.store.createNad(plan.nad.object));
+    if (plan.nad.kind === 'patch') check('update NetworkAttachmentDefinition', await this.o.store.patchNad(ns, object.metadata.name ?? '', plan.nad.patch));
+    for (const r of plan.reservations) check(`reserve the VIP in IPPool ${r.pool}`, await this.o.store.reserve(ns, r));
+
+    const before = readyOf(object.status?.conditions);
+    const after = readyOf(plan.status.conditions);
+    if (statusChanged(object, plan)) check('write status', await this.o.store.writeStatus(object, plan.status));
+    // warnings only when what Ready says changes (pools change on every allocation; the object must not fill with repeats)
+    const readyChanged = before?.reason !== after?.reason || before?.message !== after?.message;
+    for (const e of plan.events) if (e.type === 'Normal' || readyChanged) await this.o.store.recordEvent(object, e);
+    if (readyChanged) {
+      if (plan.problems.length > 0) log.warn({ reason: after?.reason, problems: plan.problems.map((p) => p.message) }, 'provisioning network not usable');
+      else log.info({ ready: after?.status, reason: after?.reason, nad: plan.status.networkAttachmentDefinition }, 'provisioning network status');
+    }
+    // lost races retry with the next view: the queue backs off and calls again
+    return lost.length > 0 ? { kind: 'retry', reason: lost.join('; ') } : { kind: 'done' };
+  }
+}
+
+function readyOf(conditions: readonly Condition[] | undefined): Condition | undefined {
+  return conditions?.find((c) => c.type === 'Ready');
+}
+
+function statusChanged(object: ProvisioningNetworkObject, plan: Plan): boolean {
+  const s = object.status ?? {};
+  const a = readyOf(s.conditions);
+  const b = readyOf(plan.status.conditions);
+  return (
+    s.observedGeneration !== plan.status.observedGeneration ||
+    s.networkAttachmentDefinition !== plan.status.networkAttachmentDefinition ||
+    a?.status !== b?.status ||
+    a?.reason !== b?.reason ||
+    a?.message !== b?.message ||
+    a?.observedGeneration !== b?.observedGeneration
+  );
+}

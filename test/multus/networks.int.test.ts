@@ -1,0 +1,208 @@
+/**
+ * The ProvisioningNetwork controller against the real API server (the chart's
+ * CRD, the upstream NAD and IPAM CRDs), running as `ironet controller` with a
+ * token bound to exactly the chart's controller rules.
+ */
+import { expect } from 'chai';
+import { runController } from '../../src/cmd/controller.js';
+import type { ControllerConfig } from '../../src/config/command-line.js';
+import { RecordingLogger } from '../support/recording-logger.js';
+import type { EventObject } from '../../src/kube/event-recorder.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import type { IpPoolObject } from '../../src/ipam/objects.js';
+import type { NetworkAttachmentDefinitionObject } from '../../src/multus/nad.js';
+import type { ProvisioningNetworkObject, ProvisioningNetworkSpecInput } from '../../src/multus/network.js';
+import { clientWithToken, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
+import { eventually } from '../support/ipam-fixture.js';
+
+const config = (namespace: string, port: number): ControllerConfig => ({
+  command: 'controller',
+  logLevel: 'info',
+  logFormat: 'json',
+  kubeconfig: undefined,
+  context: undefined,
+  namespace,
+  metricsHost: '127.0.0.1',
+  metricsPort: port,
+  podName: 'test',
+  ipamBatchSize: 500,
+  ipamWriteConcurrency: 32,
+});
+
+const spec = (over: Partial<ProvisioningNetworkSpecInput> = {}): ProvisioningNetworkSpecInput => ({
+  cidr: '172.22.0.0/24',
+  vip: { ipv4: '172.22.0.2' },
+  attachment: { parent: 'eth1' },
+  podPool: { name: 'ironic-pods' },
+  dhcpPool: { name: 'ironic-dhcp' },
+  ironicPodSelector: { matchLabels: { app: 'ironic' } },
+  ...over,
+});
+
+const poolObject = (ns: string, name: string, start: string, end: string): IpPoolObject => ({
+  metadata: { name, namespace: ns },
+  spec: { namePrefix: name, pools: [{ start, end }], prefix: 24 },
+});
+
+describe('ProvisioningNetwork controller (real API server, chart RBAC)', function () {
+  this.timeout(60_000);
+  let ns: string;
+  let admin: KubeClient;
+  let kube: KubeClient;
+  let stop: AbortController;
+  let running: Promise<number>;
+  let port = 19_300 + (process.pid % 500);
+
+  const networks = () => admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);
+  const nads = () => admin.resource<NetworkAttachmentDefinitionObject>(RESOURCES.networkAttachmentDefinition);
+  const pools = () => admin.resource<IpPoolObject>(RESOURCES.ipPool);
+  const readyOf = (pn: ProvisioningNetworkObject | undefined) => pn?.status?.conditions?.find((c) => c.type === 'Ready');
+  const eventsFor = async (name: string): Promise<EventObject[]> =>
+    (await admin.resource<EventObject>(RESOURCES.event).list(ns)).items.filter((e) => e.regarding.kind === 'ProvisioningNetwork' && e.regarding.name === name);
+
+  beforeEach(async () => {
+    ns = await freshNamespace('pn');
+    admin = testCluster().admin;
+    kube = clientWithToken(await tokenWithChartRole(ns, 'ironet-controller', 'controller'));
+    stop = new AbortController();
+    running = runController(config(ns, port++), { version: 'test', env: {}, signal: stop.signal, kube, logger: new RecordingLogger() });
+  });
+
+  afterEach(async () => {
+    stop.abort();
+    expect(await running).to.equal(0);
+    kube.close();
+  });
+
+  it('generates the NAD, reserves the VIP in the pod pool, and says it waits for a VIP holder', async () => {
+    await pools().create(poolObject(ns, 'ironic-pods', '172.22.0.2', '172.22.0.19'));
+    await pools().create(poolObject(ns, 'ironic-dhcp', '172.22.0.100', '172.22.0.199'));
+    const pn = await networks().create({ metadata: { name: 'provisioning', namespace: ns }, spec: spec() });
+
+    const nad = await eventually(() => nads().tryGet({ namespace: ns, name: 'provisioning' }), 'the generated NAD');
+    expect(JSON.parse(nad.spec!.config!)).to.deep.equal({
+      cniVersion: '0.4.0',
+      name: `ironet-${ns}-provisioning`,
+      plugins: [
+        { type: 'macvlan', master: 'eth1', mode: 'bridge', ipam: {} },
+        { type: 'tuning', capabilities: { mac: true } },
+      ],
+    });
+    expect(nad.metadata.ownerReferences).to.deep.equal([
+      { apiVersion: 'ironet.io/v1alpha1', kind: 'ProvisioningNetwork', name: 'provisioning', uid: pn.metadata.uid, controller: true, blockOwnerDeletion: true },
+    ]);
+    const podPool = await eventually(async () => {
+      const p = await pools().get({ namespace: ns, name: 'ironic-pods' });
+      return p.spec?.preAllocations?.['reserved-vip-provisioning'] ? p : undefined;
+    }, 'the VIP reservation');
+    expect(podPool.spec!.preAllocations).to.deep.equal({ 'reserved-vip-provisioning': '172.22.0.2' });
+    expect((await pools().get({ namespace: ns, name: 'ironic-dhcp' })).spec?.preAllocations, 'the DHCP pool does not cover the VIP').to.equal(undefined);
+
+    const status = await eventually(async () => {
+      const got = await networks().get({ namespace: ns, name: 'provisioning' });
+      return readyOf(got) ? got.status : undefined;
+    }, 'status');
+    expect(status.networkAttachmentDefinition).to.equal('provisioning');
+    expect(status.observedGeneration).to.equal(1);
+    expect(readyOf({ metadata: {}, status })).to.include({ status: 'False', reason: 'WaitingForVIPHolder' });
+    const reasons = (await eventually(async () => ((await eventsFor('provisioning')).length >= 2 ? eventsFor('provisioning') : undefined), 'events')).map((e) => e.reason);
+    expect(reasons).to.include.members(['NetworkAttachmentCreated', 'VIPReserved']);
+  });
+
+  it('becomes Ready when the agents report the VIP held and DHCP serving, and keeps their conditions (server-side apply)', async () => {
+    await pools().create(poolObject(ns, 'ironic-pods', '172.22.0.2', '172.22.0.19'));
+    await pools().create(poolObject(ns, 'ironic-dhcp', '172.22.0.100', '172.22.0.199'));
+    await networks().create({ metadata: { name: 'prov', namespace: ns }, spec: spec() });
+    await eventually(async () => readyOf(await networks().get({ namespace: ns, name: 'prov' })), 'first status');
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await networks().applyStatus(
+      { namespace: ns, name: 'prov' },
+      {
+        status: {
+          vipHolder: { node: 'node-1', pod: 'ironic-abc' },
+          conditions: [
+            { type: 'VIPAssigned', status: 'True', reason: 'Held', message: 'node-1', lastTransitionTime: now },
+            { type: 'DHCPServing', status: 'True', reason: 'Serving', message: '', lastTransitionTime: now },
+          ],
+        },
+      },
+      'ironet-agent',
+    );
+    const got = await eventually(async () => {
+      const pn = await networks().get({ namespace: ns, name: 'prov' });
+      return readyOf(pn)?.status === 'True' ? pn : undefined;
+    }, 'Ready=True');
+    expect(got.status!.conditions!.map((c) => c.type).sort()).to.deep.equal(['DHCPServing', 'Ready', 'VIPAssigned']);
+    expect(got.status!.vipHolder).to.deep.equal({ node: 'node-1', pod: 'ironic-abc' });
+  });
+
+  it('follows spec changes into the NAD', async () => {
+    await pools().create(poolObject(ns, 'ironic-pods', '172.22.0.2', '172.22.0.19'));
+    await networks().create({ metadata: { name: 'prov', namespace: ns }, spec: spec({ dhcp: { enabled: false }, dhcpPool: undefined }) });
+    await eventually(() => nads().tryGet({ namespace: ns, name: 'prov' }), 'the NAD');
+    await networks().mergePatch({ namespace: ns, name: 'prov' }, { spec: { attachment: { mode: 'bridge', parent: 'ironicendpoint', mtu: 9000 } } });
+    const nad = await eventually(async () => {
+      const n = await nads().get({ namespace: ns, name: 'prov' });
+      return n.spec?.config?.includes('ironicendpoint') ? n : undefined;
+    }, 'the NAD updated');
+    expect((JSON.parse(nad.spec!.config!) as { plugins: object[] }).plugins[0]).to.deep.include({ type: 'bridge', bridge: 'ironicendpoint', mtu: 9000 });
+    const status = await eventually(async () => {
+      const pn = await networks().get({ namespace: ns, name: 'prov' });
+      return pn.status?.observedGeneration === 2 ? pn.status : undefined;
+    }, 'observedGeneration 2');
+    expect(status.networkAttachmentDefinition).to.equal('prov');
+  });
+
+  it('bad input: each problem becomes Ready=False with the field and the fix, and an Event; nothing is written', async () => {
+    await pools().create(poolObject(ns, 'ironic-pods', '172.22.0.2', '172.22.0.19'));
+    await pools().create(poolObject(ns, 'overlapping', '172.22.0.15', '172.22.0.99'));
+    await nads().create({ metadata: { name: 'taken', namespace: ns }, spec: { config: '{"cniVersion":"0.4.0","type":"bridge"}' } });
+    const cases: { name: string; spec: ProvisioningNetworkSpecInput; reason: string; text: RegExp }[] = [
+      { name: 'vip-outside', spec: spec({ vip: { ipv4: '10.9.9.9' }, dhcp: { enabled: false }, dhcpPool: undefined }), reason: 'VIPOutsideCIDR', text: /spec\.vip\.ipv4 10\.9\.9\.9 is outside spec\.cidr/ },
+      { name: 'overlap', spec: spec({ dhcpPool: { name: 'overlapping' } }), reason: 'PoolsOverlap', text: /overlap/ },
+      { name: 'no-pool', spec: spec({ dhcpPool: { name: 'missing' } }), reason: 'PoolNotFound', text: /IPPool .*\/missing does not exist; create it/ },
+      { name: 'taken', spec: spec({ dhcp: { enabled: false }, dhcpPool: undefined }), reason: 'NADConflict', text: /not generated for this ProvisioningNetwork; it is left alone/ },
+    ];
+    for (const c of cases) await networks().create({ metadata: { name: c.name, namespace: ns }, spec: c.spec });
+    for (const c of cases) {
+      const ready = await eventually(async () => readyOf(await networks().get({ namespace: ns, name: c.name })), `${c.name}: Ready`);
+      expect(ready.status, c.name).to.equal('False');
+      expect(ready.reason, `${c.name}: ${ready.message}`).to.equal(c.reason);
+      expect(ready.message, c.name).to.match(c.text);
+      const events = await eventually(async () => {
+        const list = (await eventsFor(c.name)).filter((e) => e.type === 'Warning');
+        return list.length > 0 ? list : undefined;
+      }, `${c.name}: a Warning event`);
+      expect(events.map((e) => e.reason), c.name).to.include(c.reason);
+    }
+    // the foreign NAD is untouched; the invalid network generated none
+    expect((await nads().get({ namespace: ns, name: 'taken' })).spec?.config).to.equal('{"cniVersion":"0.4.0","type":"bridge"}');
+    expect(await nads().tryGet({ namespace: ns, name: 'vip-outside' })).to.equal(undefined);
+    // fixing the input heals it: the missing pool appears
+    await pools().create(poolObject(ns, 'missing', '172.22.0.100', '172.22.0.199'));
+    const healed = await eventually(async () => {
+      const r = readyOf(await networks().get({ namespace: ns, name: 'no-pool' }));
+      return r?.reason === 'WaitingForVIPHolder' ? r : undefined;
+    }, 'no-pool healed');
+    expect(healed.status).to.equal('False');
+    expect(await nads().tryGet({ namespace: ns, name: 'no-pool' })).to.not.equal(undefined);
+  });
+
+  it('the CRD schema refuses what a schema can check, with a message naming the field', async () => {
+    const refused = async (s: object): Promise<string> => {
+      try {
+        await networks().create({ metadata: { name: `bad-${Math.random().toString(36).slice(2, 8)}`, namespace: ns }, spec: s });
+        return 'accepted';
+      } catch (err) {
+        return err instanceof Error ? err.message : String(err);
+      }
+    };
+    expect(await refused(spec({ election: { leaseDurationMs: 2000, renewDeadlineMs: 3000 } }))).to.match(/renewDeadlineMs must be shorter than election\.leaseDurationMs/);
+    expect(await refused(spec({ dhcpPool: undefined }))).to.match(/spec\.dhcpPool is required while spec\.dhcp\.enabled is true/);
+    expect(await refused(spec({ cidr: '172.22.0.0/99' }))).to.match(/spec\.cidr/);
+    expect(await refused(spec({ attachment: { parent: 'eth1', mode: 'ipvlan' } }))).to.match(/spec\.attachment\.mode/);
+    expect(await refused(spec({ vip: {} }))).to.match(/spec\.vip/);
+    expect(await refused(spec({ vip: { ipv4: '172.22.0.2', ipv6: 'fd00::2' } }))).to.match(/spec\.vip\.ipv6 needs spec\.ipv6Cidr/);
+  });
+});
