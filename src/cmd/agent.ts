@@ -9,24 +9,16 @@ import type { AgentConfig } from '../config/command-line.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, describeError } from '../core/errors.js';
 import { tryParseIp } from '../core/ip.js';
-import { NetnsVip } from '../host/netns-vip.js';
 import { connectKube } from '../kube/kube-client.js';
-import { LeaseStore, type LeaseObject } from '../kube/lease-store.js';
-import { RESOURCES } from '../kube/resources.js';
 import { resourceOfPath } from '../kube/rest.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
-import { Announcer } from '../vip/announcer.js';
 import { validateTimings } from '../vip/election.js';
-import { Elector } from '../vip/elector.js';
-import { holderHooks, type DependentWork } from '../vip/holder.js';
-import { createVipMetrics } from '../vip/metrics.js';
 import { kubeSourceFor, type RunContext } from './controller.js';
-import { createDhcpService } from './dhcp.js';
-import { createTftpService } from './tftp.js';
 import { shutdownSignal } from './shutdown.js';
+import { openVipUnit, type VipUnit } from './vip-unit.js';
 
 export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<number> {
   const logger = (ctx.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, component: 'agent' })).child({ identity: config.identity });
@@ -41,18 +33,6 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
 
   const registry = createRegistry('agent', ctx.version);
   const observeRequest = kubeRequestMetrics(registry);
-  const metrics = createVipMetrics(registry);
-  const name = config.vip;
-  metrics.owned.labels(name).set(0);
-
-  // The target first: a wrong namespace or interface is a configuration error, reported before anything else.
-  let target: NetnsVip;
-  try {
-    target = NetnsVip.open({ netnsPath: config.netns ?? null, iface: config.iface, vip, prefixLen: config.vipPrefix });
-  } catch (err) {
-    throw new ConfigError(config.netns ? '--netns/--interface' : '--interface', describeError(err));
-  }
-  if (await target.remove()) logger.warn({ reason: 'staleVip' }, `removed a VIP left by an earlier run: ${target.description}`);
 
   const kube =
     ctx.kube ??
@@ -60,42 +40,36 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
       userAgent: `ironet-agent/${ctx.version}`,
       observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
     }));
-  const leases = new LeaseStore(
-    kube.resource<LeaseObject>(RESOURCES.lease),
-    { namespace: config.leaseNamespace, name: config.leaseName },
-    { 'app.kubernetes.io/name': 'ironet', 'ironet.io/vip': config.vip.replaceAll(':', '-') },
-    { clock, logger },
-  );
-  const announcer = new Announcer({
-    schedule: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
-    clock,
-    logger,
-    announce: () => target.announce(),
-    onSent: (n) => metrics.garpSent.labels(name).inc(n),
-  });
-  const dhcp = config.dhcp
-    ? createDhcpService({ kube, config: config.dhcp, vip, netnsPath: config.netns ?? null, iface: config.iface, clock, logger, registry })
-    : undefined;
-  const tftp = config.tftpRoot
-    ? createTftpService({ root: config.tftpRoot, vip, netnsPath: config.netns ?? null, iface: config.iface, clock, logger, registry })
-    : undefined;
-  const dependents = [dhcp?.dependent, tftp].filter((d): d is DependentWork => d !== undefined);
-  const elector = new Elector({
-    leases,
-    identity: config.identity,
-    timings,
-    clock,
-    logger,
-    metrics,
-    name,
-    initialCandidate: false,
-    hooks: holderHooks({ target, timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name, dependents }),
-  });
+  // The target first: a wrong namespace or interface is a configuration error, reported before anything else.
+  let unit: VipUnit;
+  try {
+    unit = await openVipUnit({
+      kube,
+      clock,
+      logger,
+      registry,
+      identity: config.identity,
+      vip,
+      name: config.vip,
+      vipPrefix: config.vipPrefix,
+      netnsPath: config.netns ?? null,
+      iface: config.iface,
+      lease: { namespace: config.leaseNamespace, name: config.leaseName, labels: { 'app.kubernetes.io/name': 'ironet', 'ironet.io/vip': config.vip.replaceAll(':', '-') } },
+      timings,
+      garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
+      dhcp: config.dhcp,
+      tftpRoot: config.tftpRoot,
+    });
+  } catch (err) {
+    if (!ctx.kube) kube.close();
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(config.netns ? '--netns/--interface' : '--interface', describeError(err));
+  }
   let linkUp = false;
-  const stopLinkWatch = target.watchLink((up) => {
+  const stopLinkWatch = unit.target.watchLink((up) => {
     if (up !== linkUp) logger.info({ iface: config.iface, reason: up ? 'linkUp' : 'linkDown' }, `interface ${up ? 'up' : 'down'}`);
     linkUp = up;
-    elector.setCandidate(up);
+    unit.setCandidate(up);
   });
 
   const health = await startHealthServer({
@@ -109,12 +83,10 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
     'agent started',
   );
   try {
-    await elector.run(signal);
+    await unit.run(signal);
   } finally {
     stopLinkWatch();
-    announcer.stop();
-    dhcp?.close();
-    target.close();
+    unit.close();
     await health.close();
     if (!ctx.kube) kube.close();
   }

@@ -3,7 +3,16 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export type DhcpMetrics = ReturnType<typeof createDhcpMetrics>;
 
-export function createDhcpMetrics(registry: Registry) {
+const dhcpMetricsOf = new WeakMap<Registry, ReturnType<typeof buildDhcpMetrics>>();
+
+/** The Dhcp metrics on `registry`, registered once however many Dhcp units run (one per provisioning network). */
+export function createDhcpMetrics(registry: Registry): ReturnType<typeof buildDhcpMetrics> {
+  let m = dhcpMetricsOf.get(registry);
+  if (!m) dhcpMetricsOf.set(registry, (m = buildDhcpMetrics(registry)));
+  return m;
+}
+
+function buildDhcpMetrics(registry: Registry) {
   return {
     packets: new Counter({
       name: 'ironet_dhcp_packets_total',

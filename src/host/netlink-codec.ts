@@ -103,6 +103,16 @@ export function encodeGetAddresses(seq: number): Buffer {
   return message(RTM.getAddr, NLM_F.request | NLM_F.dump, seq, ifaddrmsg(0, 0, 0));
 }
 
+/** RTM_NEWLINK setting IFF_UP on one interface (`ip link set dev X up`). */
+export function encodeSetLinkUp(ifindex: number, seq: number): Buffer {
+  const b = Buffer.alloc(IFINFOMSG);
+  b.writeUInt8(0, 0); // AF_UNSPEC
+  b.writeUInt32LE(ifindex, 4);
+  b.writeUInt32LE(IFF.up, 8); // flags
+  b.writeUInt32LE(IFF.up, 12); // change mask: only IFF_UP
+  return message(RTM.newLink, NLM_F.request | NLM_F.ack, seq, b);
+}
+
 export function encodeGetLinks(seq: number): Buffer {
   return message(RTM.getLink, NLM_F.request | NLM_F.dump, seq, Buffer.alloc(IFINFOMSG));
 }

@@ -4,7 +4,16 @@ import type { TftpMetrics } from './ports.js';
 
 export type TftpPromMetrics = ReturnType<typeof createTftpMetrics>;
 
-export function createTftpMetrics(registry: Registry) {
+const tftpMetricsOf = new WeakMap<Registry, ReturnType<typeof buildTftpMetrics>>();
+
+/** The Tftp metrics on `registry`, registered once however many Tftp units run (one per provisioning network). */
+export function createTftpMetrics(registry: Registry): ReturnType<typeof buildTftpMetrics> {
+  let m = tftpMetricsOf.get(registry);
+  if (!m) tftpMetricsOf.set(registry, (m = buildTftpMetrics(registry)));
+  return m;
+}
+
+function buildTftpMetrics(registry: Registry) {
   const transfers = new Counter({
     name: 'ironet_tftp_transfers_total',
     help: 'TFTP requests by how they ended (complete, aborted, failed) and why (allBlocksAcked, optionProbe, notFound, dotDotSegment, busy, timeout, …).',

@@ -3,7 +3,16 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export type VipMetrics = ReturnType<typeof createVipMetrics>;
 
-export function createVipMetrics(registry: Registry) {
+const vipMetricsOf = new WeakMap<Registry, ReturnType<typeof buildVipMetrics>>();
+
+/** The Vip metrics on `registry`, registered once however many Vip units run (one per provisioning network). */
+export function createVipMetrics(registry: Registry): ReturnType<typeof buildVipMetrics> {
+  let m = vipMetricsOf.get(registry);
+  if (!m) vipMetricsOf.set(registry, (m = buildVipMetrics(registry)));
+  return m;
+}
+
+function buildVipMetrics(registry: Registry) {
   return {
     owned: new Gauge({ name: 'ironet_vip_owned', help: '1 while this agent holds the VIP (installed on its interface), else 0.', labelNames: ['vip'] as const, registers: [registry] }),
     transitions: new Counter({

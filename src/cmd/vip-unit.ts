@@ -1,0 +1,122 @@
+/**
+ * One VIP on one interface: the target (address, announcements, link state),
+ * the Lease elector, and the work that runs while holding it (DHCP, TFTP).
+ * `ironet agent --vip` runs one for its flags; in ProvisioningNetwork mode the
+ * agent runs one per network, on the Ironic pod's interface it plumbed.
+ */
+import type { Registry } from 'prom-client';
+import type { AgentDhcpConfig } from '../config/command-line.js';
+import type { Clock } from '../core/clock.js';
+import type { IpAddress } from '../core/ip.js';
+import type { Logger } from '../core/logger.js';
+import { NetnsVip } from '../host/netns-vip.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { LeaseStore, type LeaseObject } from '../kube/lease-store.js';
+import { RESOURCES } from '../kube/resources.js';
+import { Announcer } from '../vip/announcer.js';
+import type { ElectionTimings } from '../vip/election.js';
+import { Elector } from '../vip/elector.js';
+import { holderHooks, type DependentWork } from '../vip/holder.js';
+import { createVipMetrics } from '../vip/metrics.js';
+import { createDhcpService } from './dhcp.js';
+import { createTftpService } from './tftp.js';
+
+export interface VipUnitOptions {
+  readonly kube: KubeClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly identity: string;
+  readonly vip: IpAddress;
+  /** The label of this VIP in metrics. */
+  readonly name: string;
+  readonly vipPrefix?: number;
+  readonly netnsPath: string | null;
+  readonly iface: string;
+  readonly lease: { readonly namespace: string; readonly name: string; readonly labels: Readonly<Record<string, string>> };
+  readonly timings: ElectionTimings;
+  readonly garp: { readonly burstCount: number; readonly burstIntervalMs: number; readonly refreshMs: number };
+  readonly dhcp?: AgentDhcpConfig;
+  readonly tftpRoot?: string;
+  /** Told when this unit starts or stops holding the VIP (after the VIP is installed / removed). */
+  readonly onHolding?: (holding: boolean) => void;
+}
+
+export interface VipUnit {
+  readonly target: NetnsVip;
+  /** Whether this agent may hold the VIP (interface up, pod plumbed). */
+  setCandidate(candidate: boolean): void;
+  /** Campaigns until `signal` aborts; steps down in the safe order (work, VIP, Lease) before resolving. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Releases sockets and caches (after run settled). */
+  close(): void;
+}
+
+/**
+ * Opens the target (throws naming what is missing), removes a VIP an earlier
+ * run left there, and builds the elector; nothing campaigns until run().
+ */
+export async function openVipUnit(o: VipUnitOptions): Promise<VipUnit> {
+  const { logger } = o;
+  const metrics = createVipMetrics(o.registry);
+  metrics.owned.labels(o.name).set(0);
+  const target = NetnsVip.open({ netnsPath: o.netnsPath, iface: o.iface, vip: o.vip, prefixLen: o.vipPrefix });
+  try {
+    if (await target.remove()) logger.warn({ reason: 'staleVip' }, `removed a VIP left by an earlier run: ${target.description}`);
+    return build(o, target, metrics);
+  } catch (err) {
+    target.close();
+    throw err;
+  }
+}
+
+function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof createVipMetrics>): VipUnit {
+  const { clock, logger } = o;
+  const leases = new LeaseStore(kubeLeases(o.kube), { namespace: o.lease.namespace, name: o.lease.name }, o.lease.labels, { clock, logger });
+  const announcer = new Announcer({
+    schedule: o.garp,
+    clock,
+    logger,
+    announce: () => target.announce(),
+    onSent: (n) => metrics.garpSent.labels(o.name).inc(n),
+  });
+  const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
+  const tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
+  const dependents = [dhcp?.dependent, tftp].filter((d): d is DependentWork => d !== undefined);
+  const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents });
+  const elector = new Elector({
+    leases,
+    identity: o.identity,
+    timings: o.timings,
+    clock,
+    logger,
+    metrics,
+    name: o.name,
+    initialCandidate: false,
+    hooks: {
+      ...hooks,
+      onLeading: async (ctx) => {
+        await hooks.onLeading(ctx);
+        o.onHolding?.(true);
+      },
+      onStopLeading: async (reason) => {
+        await hooks.onStopLeading(reason);
+        o.onHolding?.(false);
+      },
+    },
+  });
+  return {
+    target,
+    setCandidate: (c) => elector.setCandidate(c),
+    run: (signal) => elector.run(signal),
+    close: () => {
+      announcer.stop();
+      dhcp?.close();
+      target.close();
+    },
+  };
+}
+
+function kubeLeases(kube: KubeClient) {
+  return kube.resource<LeaseObject>(RESOURCES.lease);
+}
