@@ -10,6 +10,7 @@ import { parseCommandLine, USAGE, type Command } from '../config/command-line.js
 import { ConfigError, describeError } from '../core/errors.js';
 import { runController } from './controller.js';
 import { runAgent } from './agent.js';
+import { runNetworkAgent } from './network-agent.js';
 import { runDev } from './dev.js';
 
 function version(): string {
@@ -41,6 +42,8 @@ async function main(): Promise<number> {
       return runDev(command, { version: version(), env: process.env });
     case 'agent':
       return runAgent(command, { version: version(), env: process.env });
+    case 'agent-networks':
+      return runNetworkAgent(command, { version: version(), env: process.env });
   }
 }
 

@@ -38,8 +38,12 @@ export interface VipUnitOptions {
   readonly garp: { readonly burstCount: number; readonly burstIntervalMs: number; readonly refreshMs: number };
   readonly dhcp?: AgentDhcpConfig;
   readonly tftpRoot?: string;
-  /** Told when this unit starts or stops holding the VIP (after the VIP is installed / removed). */
-  readonly onHolding?: (holding: boolean) => void;
+  /**
+   * Told when this unit starts or stops holding the VIP (after the VIP is
+   * installed / removed; a stop is awaited before the Lease is released, so
+   * the next holder's report comes after it). Must not throw; keep it short.
+   */
+  readonly onHolding?: (holding: boolean) => Promise<void>;
 }
 
 export interface VipUnit {
@@ -97,11 +101,12 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
       ...hooks,
       onLeading: async (ctx) => {
         await hooks.onLeading(ctx);
-        o.onHolding?.(true);
+        // not awaited: renewing must not wait for a status write
+        void o.onHolding?.(true);
       },
       onStopLeading: async (reason) => {
         await hooks.onStopLeading(reason);
-        o.onHolding?.(false);
+        await o.onHolding?.(false);
       },
     },
   });

@@ -59,6 +59,26 @@ export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly tftpRoot: string | undefined;
 }
 
+/**
+ * `ironet agent --node-name N`: ProvisioningNetwork mode. The agent plumbs the
+ * Ironic pods of every ProvisioningNetwork on its node and holds each
+ * network's VIP on them; the VIP, pools, DHCP and timings come from the
+ * ProvisioningNetworks.
+ */
+export interface NetworkAgentConfig extends CommonConfig, KubeConnectionConfig {
+  readonly command: 'agent-networks';
+  readonly metricsHost: string;
+  readonly metricsPort: number;
+  readonly identity: string;
+  readonly nodeName: string;
+  /** Watch ProvisioningNetworks and pods in one namespace, or all when undefined. */
+  readonly namespace: string | undefined;
+  readonly garpBurstCount: number;
+  readonly garpBurstIntervalMs: number;
+  readonly garpRefreshMs: number;
+  readonly tftpRoot: string | undefined;
+}
+
 export interface AgentDhcpConfig {
   readonly poolNamespace: string;
   readonly poolName: string;
@@ -86,6 +106,7 @@ export interface DevConfig extends CommonConfig {
 export type Command =
   | ControllerConfig
   | AgentConfig
+  | NetworkAgentConfig
   | DevConfig
   | { readonly command: 'version' }
   | { readonly command: 'help'; readonly topic?: string };
@@ -115,7 +136,12 @@ controller flags:
   --ipam-batch-size N    [IRONET_IPAM_BATCH_SIZE]        new addresses per pool per pass; default 500
   --ipam-write-concurrency N [IRONET_IPAM_WRITE_CONCURRENCY] API writes in flight per pass; default 32
 
-agent flags (the VIP holder; one Lease per VIP):
+agent flags, ProvisioningNetwork mode (the agent plumbs the Ironic pods on its node and holds each network's VIP):
+  --node-name NAME       [NODE_NAME]            required; this node (the pods' spec.nodeName); use the downward API
+  --namespace NS         [IRONET_NAMESPACE]     ProvisioningNetworks and Ironic pods in one namespace (default: all)
+  --identity, --kubeconfig, --context, --metrics-host, --metrics-port, --garp-*, --tftp-root as below
+
+agent flags, VIP mode (one VIP on a configured interface; one Lease per VIP):
   --vip ADDR[/PREFIX]    [IRONET_VIP]           required; e.g. 172.22.0.2 (/32 by default) or fd00::2
   --interface NAME       [IRONET_INTERFACE]     required; the interface the VIP goes on
   --netns PATH           [IRONET_NETNS]         that interface's network namespace (default: the agent's own)
@@ -243,8 +269,33 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
     'ipxe-script-url': { type: 'string' },
     'http-boot-url': { type: 'string' },
     'tftp-root': { type: 'string' },
+    'node-name': { type: 'string' },
+    namespace: { type: 'string' },
   });
   if (values.help) return { command: 'help', topic: 'agent' };
+  const vipGiven = values.vip ?? nonEmpty(ctx.env.IRONET_VIP);
+  const nodeName = values['node-name'] ?? nonEmpty(ctx.env.NODE_NAME);
+  if (!vipGiven && nodeName) {
+    for (const flag of ['interface', 'netns', 'lease-name', 'dhcp-pool', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const) {
+      if (values[flag] !== undefined) throw new ConfigError(`--${flag}`, 'belongs to VIP mode (--vip); in ProvisioningNetwork mode (--node-name) it comes from the ProvisioningNetwork: drop it');
+    }
+    return {
+      command: 'agent-networks',
+      ...common(values, ctx),
+      kubeconfig: values.kubeconfig ?? nonEmpty(ctx.env.KUBECONFIG),
+      context: values.context,
+      metricsHost: values['metrics-host'] ?? nonEmpty(ctx.env.IRONET_METRICS_HOST) ?? '0.0.0.0',
+      metricsPort: port('--metrics-port', values['metrics-port'] ?? nonEmpty(ctx.env.IRONET_METRICS_PORT), 9090),
+      identity: values.identity ?? nonEmpty(ctx.env.POD_NAME) ?? nodeName,
+      nodeName,
+      namespace: values.namespace ?? nonEmpty(ctx.env.IRONET_NAMESPACE),
+      garpBurstCount: int('--garp-burst-count', values['garp-burst-count'], 1, 100, 6),
+      garpBurstIntervalMs: int('--garp-burst-interval-ms', values['garp-burst-interval-ms'], 10, 60_000, 1000),
+      garpRefreshMs: int('--garp-refresh-ms', values['garp-refresh-ms'], 0, 3_600_000, 10_000),
+      tftpRoot: values['tftp-root'] ?? nonEmpty(ctx.env.IRONET_TFTP_ROOT),
+    };
+  }
+  if (values.namespace !== undefined) throw new ConfigError('--namespace', 'belongs to ProvisioningNetwork mode: add --node-name, or drop it');
   const poolRef = values['dhcp-pool'] ?? nonEmpty(ctx.env.IRONET_DHCP_POOL);
   let dhcp: AgentDhcpConfig | undefined;
   if (poolRef) {
@@ -272,7 +323,7 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
     }
   }
   const vipText = values.vip ?? nonEmpty(ctx.env.IRONET_VIP);
-  if (!vipText) throw new ConfigError('--vip', 'is required: the provisioning VIP, e.g. --vip 172.22.0.2');
+  if (!vipText) throw new ConfigError('--vip', 'is required: the provisioning VIP, e.g. --vip 172.22.0.2 (VIP mode); or give --node-name for ProvisioningNetwork mode');
   const [vip = '', prefixText] = vipText.split('/');
   const vipPrefix = prefixText === undefined ? undefined : int('--vip', prefixText, 0, 128);
   const iface = values.interface ?? nonEmpty(ctx.env.IRONET_INTERFACE);

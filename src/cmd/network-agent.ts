@@ -1,0 +1,141 @@
+/**
+ * Composition root of `ironet agent --node-name N` (ProvisioningNetwork mode):
+ * the API connection, the store of ProvisioningNetworks and pods on this node,
+ * the host's pod namespaces and interfaces, and one VIP unit per network on
+ * its Ironic pod, driven by a work queue keyed by network. SIGTERM steps down
+ * on every network (work, VIP, Lease) and exits 0.
+ */
+import type { AgentDhcpConfig, NetworkAgentConfig } from '../config/command-line.js';
+import { formatCidr } from '../core/cidr.js';
+import { systemClock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
+import { formatIp } from '../core/ip.js';
+import { WorkQueue } from '../core/work-queue.js';
+import { findPodNetns } from '../host/pod-netns.js';
+import { PodInterface } from '../host/pod-interface.js';
+import { KubeAgentNetworkStore } from '../kube/agent-network-store.js';
+import { connectKube } from '../kube/kube-client.js';
+import { resourceOfPath } from '../kube/rest.js';
+import { createLogger } from '../log/logger.js';
+import { startHealthServer } from '../metrics/http-server.js';
+import { kubeRequestMetrics } from '../metrics/kube-requests.js';
+import { createRegistry } from '../metrics/registry.js';
+import { AgentRunner, type AgentPorts } from '../multus/agent-runner.js';
+import type { ProvisioningNetwork } from '../multus/network.js';
+import { vipLeaseName } from '../multus/pods.js';
+import { validateTimings } from '../vip/election.js';
+import { kubeSourceFor, type RunContext } from './controller.js';
+import { shutdownSignal } from './shutdown.js';
+import { openVipUnit } from './vip-unit.js';
+
+/** The DHCP settings of a network, as the agent's DHCP service takes them. */
+export function dhcpConfigOf(network: ProvisioningNetwork): AgentDhcpConfig | undefined {
+  if (!network.dhcp.enabled || !network.dhcpPool || !network.vip4) return undefined;
+  return {
+    poolNamespace: network.namespace,
+    poolName: network.dhcpPool,
+    subnet: formatCidr(network.cidr),
+    leaseSeconds: network.dhcp.leaseSeconds,
+    routers: network.dhcp.routers.map(formatIp),
+    dnsServers: network.dhcp.dnsServers.map(formatIp),
+    tftpServer: network.dhcp.tftpServer ? formatIp(network.dhcp.tftpServer) : undefined,
+    biosFile: network.dhcp.bootFiles.bios,
+    efiX64File: network.dhcp.bootFiles.uefiX86_64,
+    efiArm64File: network.dhcp.bootFiles.uefiArm64,
+    ipxeScriptUrl: network.dhcp.ipxeScriptUrl,
+    httpBootUrl: undefined,
+    knownHostsOnly: network.dhcp.knownHostsOnly,
+    knownHostsNamespace: network.namespace,
+  };
+}
+
+export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContext): Promise<number> {
+  const logger = (ctx.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, component: 'agent' })).child({ identity: config.identity, node: config.nodeName });
+  const signal = ctx.signal ?? shutdownSignal();
+  const clock = systemClock;
+  const registry = createRegistry('agent', ctx.version);
+  const observeRequest = kubeRequestMetrics(registry);
+  const kube =
+    ctx.kube ??
+    (await connectKube(kubeSourceFor(config, ctx.env), {
+      userAgent: `ironet-agent/${ctx.version}`,
+      observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
+    }));
+
+  let queue: WorkQueue | undefined = undefined;
+  const store = new KubeAgentNetworkStore(kube, { namespace: config.namespace, nodeName: config.nodeName, identity: config.identity, clock, logger, onChanged: (key) => queue?.add(key) });
+  const ports: AgentPorts = {
+    network: (key) => store.network(key),
+    pods: () => store.pods(),
+    findNetns: (uid) => findPodNetns(uid),
+    claim: (network, pod) => store.claim(network, pod),
+    releaseClaim: (ns, name) => store.releaseClaim(ns, name),
+    plumb: async (netnsPath, iface, ip, prefix) => {
+      const pi = PodInterface.open({ netnsPath, iface });
+      try {
+        return await pi.configure(ip, prefix);
+      } finally {
+        pi.close();
+      }
+    },
+    startUnit: async (network, pod, netnsPath, iface, onHolding) => {
+      const timings = validateTimings(network.election, `ProvisioningNetwork ${network.namespace}/${network.name} spec.election`);
+      const vip = network.vip4 ?? network.vip6!;
+      const unitLog = logger.child({ provisioningNetwork: `${network.namespace}/${network.name}`, pod: pod.metadata.name });
+      const unit = await openVipUnit({
+        kube,
+        clock,
+        logger: unitLog,
+        registry,
+        identity: config.identity,
+        vip,
+        name: formatIp(vip),
+        netnsPath,
+        iface,
+        lease: { namespace: network.namespace, name: vipLeaseName(network), labels: { 'app.kubernetes.io/name': 'ironet', 'ironet.io/provisioning-network': network.name } },
+        timings,
+        garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
+        dhcp: dhcpConfigOf(network),
+        tftpRoot: config.tftpRoot,
+        onHolding,
+      });
+      const stop = new AbortController();
+      const running = unit.run(stop.signal).catch((err: unknown) => unitLog.error({ err: describeError(err) }, 'VIP unit failed'));
+      return {
+        setCandidate: (c) => unit.setCandidate(c),
+        stop: async () => {
+          stop.abort(new Error('leaving the pod'));
+          await running;
+          unit.close();
+        },
+      };
+    },
+    reportHolding: (network, report) => store.reportHolding(network, report),
+  };
+  const runner = new AgentRunner({ ports, nodeName: config.nodeName, logger });
+  queue = new WorkQueue({ name: 'agent-networks', clock, logger, concurrency: 1, process: (key) => runner.reconcile(key) });
+  const work = queue;
+  const informers = store.run(signal);
+  let synced = false;
+  const health = await startHealthServer({
+    registry,
+    host: config.metricsHost,
+    port: config.metricsPort,
+    readiness: [{ name: 'caches', check: () => (synced ? undefined : (store.notSyncedReason() ?? 'starting')) }],
+  });
+  logger.info({ node: config.nodeName, namespace: config.namespace ?? '(all)', metricsPort: health.port }, 'agent started');
+  try {
+    await informers.synced;
+    synced = true;
+    for (const key of store.networkKeys()) work.add(key);
+    await Promise.all([informers.done, work.run(signal)]);
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  } finally {
+    await runner.stopAll();
+    await health.close();
+    if (!ctx.kube) kube.close();
+  }
+  logger.info({ reason: describeError(signal.reason) }, 'agent stopped');
+  return 0;
+}

@@ -1,0 +1,138 @@
+/**
+ * The agent's view of the cluster in ProvisioningNetwork mode: informers over
+ * the ProvisioningNetworks and the pods scheduled to this node (field selector
+ * on spec.nodeName), the pods' address IPClaims, and the holder's part of a
+ * network's status (server-side apply, field manager `ironet-agent`: the
+ * controller's Ready condition is kept).
+ */
+import type { Clock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { Condition, IpAddressObject, IpClaimObject } from '../ipam/objects.js';
+import type { HoldingReport } from '../multus/agent-runner.js';
+import type { ProvisioningNetwork, ProvisioningNetworkObject } from '../multus/network.js';
+import { claimedAddress, podClaim, type ClaimedAddress, type PodObject } from '../multus/pods.js';
+import { isAlreadyExists, isNotFound } from './errors.js';
+import { informerFor, type Informer } from './informer.js';
+import type { KubeClient } from './kube-client.js';
+import type { ResourceClient } from './resource-client.js';
+import { RESOURCES } from './resources.js';
+import { formatTime } from './time.js';
+import { objectKey } from './types.js';
+
+export const AGENT_FIELD_MANAGER = 'ironet-agent';
+
+export interface KubeAgentNetworkStoreOptions {
+  readonly namespace: string | undefined;
+  readonly nodeName: string;
+  readonly identity: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Called with a network key whenever it or a pod on this node changes. */
+  readonly onChanged: (key: string) => void;
+}
+
+export class KubeAgentNetworkStore {
+  private readonly networks: ResourceClient<ProvisioningNetworkObject>;
+  private readonly claims: ResourceClient<IpClaimObject>;
+  private readonly addresses: ResourceClient<IpAddressObject>;
+  private readonly networkInformer: Informer<ProvisioningNetworkObject>;
+  private readonly podInformer: Informer<PodObject>;
+
+  constructor(
+    kube: KubeClient,
+    private readonly o: KubeAgentNetworkStoreOptions,
+  ) {
+    const common = { namespace: o.namespace, clock: o.clock, logger: o.logger };
+    this.networks = kube.resource(RESOURCES.provisioningNetwork);
+    this.claims = kube.resource(RESOURCES.ipClaim);
+    this.addresses = kube.resource(RESOURCES.ipAddress);
+    this.networkInformer = informerFor(this.networks, { ...common, name: 'provisioningnetworks', onEvent: (e) => o.onChanged(objectKey(e.object)) });
+    this.podInformer = informerFor(kube.resource<PodObject>(RESOURCES.pod), {
+      ...common,
+      name: 'pods-on-node',
+      selectors: { fieldSelector: `spec.nodeName=${o.nodeName}` },
+      // keep only what the agent reads: a pod's spec and status are large
+      transform: (p) => ({
+        metadata: { name: p.metadata.name, namespace: p.metadata.namespace, uid: p.metadata.uid, labels: p.metadata.labels, annotations: p.metadata.annotations, creationTimestamp: p.metadata.creationTimestamp, deletionTimestamp: p.metadata.deletionTimestamp, resourceVersion: p.metadata.resourceVersion },
+        spec: { nodeName: p.spec?.nodeName, hostNetwork: p.spec?.hostNetwork },
+        status: { phase: p.status?.phase, conditions: (p.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status })) },
+      }),
+      onEvent: (e) => {
+        for (const n of this.networkInformer.list()) if (n.metadata.namespace === e.object.metadata.namespace) o.onChanged(objectKey(n));
+      },
+    });
+  }
+
+  run(signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
+    const informers = [this.networkInformer, this.podInformer];
+    return {
+      done: Promise.all(informers.map((i) => i.run(signal))).then(() => undefined),
+      synced: Promise.all(informers.map((i) => i.waitForSync(signal))).then(() => undefined),
+    };
+  }
+
+  notSyncedReason(): string | undefined {
+    for (const i of [this.networkInformer, this.podInformer]) if (!i.hasSynced) return i.lastError ?? 'listing';
+    return undefined;
+  }
+
+  networkKeys(): string[] {
+    return this.networkInformer.list().map(objectKey);
+  }
+
+  network(key: string): ProvisioningNetworkObject | undefined {
+    return this.networkInformer.get(key);
+  }
+
+  pods(): PodObject[] {
+    return this.podInformer.list();
+  }
+
+  async claim(network: ProvisioningNetwork, pod: PodObject): Promise<ClaimedAddress> {
+    const want = podClaim(network, pod);
+    const id = { namespace: network.namespace, name: want.metadata.name ?? '' };
+    let claim = await this.claims.tryGet(id);
+    if (!claim) {
+      try {
+        claim = await this.claims.create(want);
+        this.o.logger.info({ pod: pod.metadata.name, pool: network.podPool }, 'claimed an address for the Ironic pod');
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        claim = await this.claims.tryGet(id);
+      }
+    }
+    const addressName = claim?.status?.address?.name;
+    const address = addressName ? await this.addresses.tryGet({ namespace: network.namespace, name: addressName }) : undefined;
+    return claimedAddress(network, claim, address);
+  }
+
+  async releaseClaim(namespace: string, name: string): Promise<void> {
+    try {
+      await this.claims.delete({ namespace, name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  async reportHolding(network: ProvisioningNetwork, report: HoldingReport): Promise<void> {
+    const now = formatTime(this.o.clock.wallMs());
+    const vipAssigned: Condition = report.holding
+      ? { type: 'VIPAssigned', status: 'True', reason: 'Held', message: `pod ${report.pod} on node ${this.o.nodeName} holds the VIP`, lastTransitionTime: now, observedGeneration: network.generation }
+      : { type: 'VIPAssigned', status: 'False', reason: 'SteppedDown', message: `pod ${report.pod} on node ${this.o.nodeName} gave the VIP up; another agent takes it`, lastTransitionTime: now, observedGeneration: network.generation };
+    const dhcp: Condition = report.dhcp
+      ? report.holding
+        ? { type: 'DHCPServing', status: 'True', reason: 'Serving', message: `DHCP on pod ${report.pod}`, lastTransitionTime: now, observedGeneration: network.generation }
+        : { type: 'DHCPServing', status: 'False', reason: 'NoVIPHolder', message: 'DHCP is served by the VIP holder', lastTransitionTime: now, observedGeneration: network.generation }
+      : { type: 'DHCPServing', status: 'False', reason: 'Disabled', message: 'spec.dhcp.enabled is false', lastTransitionTime: now, observedGeneration: network.generation };
+    const status = {
+      ...(report.holding ? { vipHolder: { node: this.o.nodeName, pod: report.pod, agent: this.o.identity, since: now } } : {}),
+      conditions: [vipAssigned, dhcp],
+    };
+    try {
+      await this.networks.applyStatus({ namespace: network.namespace, name: network.name }, { status }, AGENT_FIELD_MANAGER, { signal: AbortSignal.timeout(2000) });
+    } catch (err) {
+      this.o.logger.warn({ err: describeError(err), holding: report.holding }, 'could not report the VIP holder on the ProvisioningNetwork status');
+    }
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The agent in ProvisioningNetwork mode, for one network at a time (a work
+ * queue keyed by network): find the Ironic pod on this node, the interface
+ * Multus attached from the network's NAD, the pod's network namespace; claim
+ * the pod's address and put it on that interface; then run the network's VIP
+ * unit there, a candidate while the pod is Ready. Any step that cannot be done
+ * yet is a wait with a reason (logged when it changes, retried), never an
+ * error that stops other networks. When the pod goes, the unit steps down
+ * (work, VIP, Lease) and the pod's claim is released.
+ */
+import type { IpAddress } from '../core/ip.js';
+import { formatIp } from '../core/ip.js';
+import type { Logger } from '../core/logger.js';
+import { describeError } from '../core/errors.js';
+import type { WorkOutcome } from '../core/work-queue.js';
+import { nadName } from './nad.js';
+import { parseNetwork, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
+import { findAttachment } from './network-status.js';
+import { choosePod, podReady, unitFingerprint, type ClaimedAddress, type PodObject } from './pods.js';
+
+export interface PodNetnsRef {
+  readonly path: string;
+  /** Identity of the namespace (`net:[inode]`): a recreated sandbox has a new one. */
+  readonly id: string;
+}
+
+export interface UnitHandle {
+  setCandidate(candidate: boolean): void;
+  /** Steps down (if holding) and releases the unit; never throws. */
+  stop(): Promise<void>;
+}
+
+export interface HoldingReport {
+  readonly holding: boolean;
+  readonly pod: string;
+  readonly dhcp: boolean;
+}
+
+export interface AgentPorts {
+  network(key: string): ProvisioningNetworkObject | undefined;
+  pods(): readonly PodObject[];
+  findNetns(podUid: string): PodNetnsRef | undefined;
+  /** Creates the pod's IPClaim if missing; what it got so far. */
+  claim(network: ProvisioningNetwork, pod: PodObject): Promise<ClaimedAddress>;
+  releaseClaim(namespace: string, name: string): Promise<void>;
+  /** Brings the interface up with the address (in the pod's namespace). */
+  plumb(netnsPath: string, iface: string, ip: IpAddress, prefix: number): Promise<'added' | 'present'>;
+  startUnit(network: ProvisioningNetwork, pod: PodObject, netnsPath: string, iface: string, onHolding: (holding: boolean) => Promise<void>): Promise<UnitHandle>;
+  /** The holder's part of the network's status; bounded, never throws. */
+  reportHolding(network: ProvisioningNetwork, report: HoldingReport): Promise<void>;
+}
+
+export interface AgentRunnerOptions {
+  readonly ports: AgentPorts;
+  readonly nodeName: string;
+  readonly logger: Logger;
+  /** How often a network whose pod is plumbed is checked again (a recreated sandbox, a lost address). */
+  readonly recheckMs?: number;
+  /** How soon a waiting step is tried again. */
+  readonly waitRetryMs?: number;
+}
+
+interface Attached {
+  readonly fingerprint: string;
+  readonly podName: string;
+  readonly namespace: string;
+  readonly unit: UnitHandle;
+}
+
+export class AgentRunner {
+  private readonly attached = new Map<string, Attached>();
+  /** The pods whose claim this agent made, per network: released when the pod goes. */
+  private readonly claimed = new Map<string, { namespace: string; pod: string }>();
+  private readonly lastWait = new Map<string, string>();
+
+  constructor(private readonly o: AgentRunnerOptions) {}
+
+  async reconcile(key: string): Promise<WorkOutcome> {
+    const log = this.o.logger.child({ provisioningNetwork: key });
+    const obj = this.o.ports.network(key);
+    const parsed = obj ? parseNetwork(obj).network : undefined;
+    if (!parsed) {
+      await this.detach(key, obj ? 'the ProvisioningNetwork is not valid (see its Ready condition)' : 'the ProvisioningNetwork was deleted');
+      return { kind: 'done' };
+    }
+    const network = parsed;
+    const pod = choosePod(network, this.o.ports.pods(), this.o.nodeName);
+    if (!pod) {
+      await this.detach(key, 'no Ironic pod of this network runs on this node');
+      return { kind: 'done' };
+    }
+    const wait = (reason: string): WorkOutcome => {
+      if (this.lastWait.get(key) !== reason) {
+        this.lastWait.set(key, reason);
+        log.info({ pod: pod.metadata.name, reason }, 'waiting to plumb the Ironic pod');
+      }
+      return { kind: 'requeueAfter', delayMs: this.o.waitRetryMs ?? 1000 };
+    };
+
+    const att = findAttachment(pod.metadata.annotations, network.namespace, nadName(network));
+    if (!att.ok) {
+      await this.detach(key, att.message);
+      return wait(att.message);
+    }
+    const iface = att.attachment.interface;
+    const netns = this.o.ports.findNetns(pod.metadata.uid ?? '');
+    if (!netns) return wait(`no process of pod ${pod.metadata.name} (uid ${pod.metadata.uid}) is visible on this node yet (the agent needs hostPID)`);
+
+    this.claimed.set(key, { namespace: network.namespace, pod: pod.metadata.name ?? '' });
+    const address = await this.o.ports.claim(network, pod);
+    if (address.kind === 'waiting') return wait(address.reason);
+    try {
+      const done = await this.o.ports.plumb(netns.path, iface, address.ip, address.prefix);
+      if (done === 'added') log.info({ pod: pod.metadata.name, iface, address: `${formatIp(address.ip)}/${address.prefix}` }, 'pod interface plumbed');
+    } catch (err) {
+      return wait(`could not configure ${iface} in pod ${pod.metadata.name}: ${describeError(err)}`);
+    }
+    this.lastWait.delete(key);
+
+    const fingerprint = unitFingerprint(network, pod, netns.id, iface);
+    let current = this.attached.get(key);
+    if (current && current.fingerprint !== fingerprint) {
+      await this.detach(key, 'the pod, its network namespace or the network changed', { keepClaim: current.podName === pod.metadata.name });
+      current = undefined;
+    }
+    if (!current) {
+      const podName = pod.metadata.name ?? '';
+      try {
+        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, (holding) =>
+          this.o.ports.reportHolding(network, { holding, pod: podName, dhcp: network.dhcp.enabled }),
+        );
+        current = { fingerprint, podName, namespace: network.namespace, unit };
+        this.attached.set(key, current);
+        log.info({ pod: podName, iface, netns: netns.path }, 'VIP candidate on the Ironic pod');
+      } catch (err) {
+        return wait(`could not open ${iface} in pod ${podName} for the VIP: ${describeError(err)}`);
+      }
+    }
+    current.unit.setCandidate(podReady(pod));
+    return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
+  }
+
+  /** Steps down on every network (SIGTERM): units stop in parallel, each in the safe order. */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.attached.keys()].map((k) => this.detach(k, 'agent stopping', { keepClaim: true })));
+  }
+
+  private async detach(key: string, reason: string, options: { keepClaim?: boolean } = {}): Promise<void> {
+    const current = this.attached.get(key);
+    if (current) {
+      this.attached.delete(key);
+      this.o.logger.info({ provisioningNetwork: key, pod: current.podName, reason }, 'leaving the Ironic pod: stepping down');
+      await current.unit.stop();
+    }
+    const claim = this.claimed.get(key);
+    if (claim && !options.keepClaim) {
+      // only a pod that is gone (or being deleted) gives its address back; one merely not plumbable keeps it
+      const pod = this.o.ports.pods().find((p) => p.metadata.namespace === claim.namespace && p.metadata.name === claim.pod);
+      if (!pod || pod.metadata.deletionTimestamp) {
+        this.claimed.delete(key);
+        try {
+          await this.o.ports.releaseClaim(claim.namespace, claim.pod);
+          this.o.logger.info({ provisioningNetwork: key, pod: claim.pod }, 'released the pod\'s address claim');
+        } catch (err) {
+          this.o.logger.warn({ provisioningNetwork: key, pod: claim.pod, err: describeError(err) }, 'could not release the pod\'s address claim (its owner reference releases it with the pod)');
+        }
+      }
+    }
+  }
+}
