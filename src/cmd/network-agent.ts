@@ -12,7 +12,9 @@ import { describeError } from '../core/errors.js';
 import { formatIp } from '../core/ip.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { findPodNetns } from '../host/pod-netns.js';
-import { PodInterface } from '../host/pod-interface.js';
+import { interfaceExists, PodInterface } from '../host/pod-interface.js';
+import { EventRecorder, type EventObject } from '../kube/event-recorder.js';
+import { RESOURCES } from '../kube/resources.js';
 import { KubeAgentNetworkStore } from '../kube/agent-network-store.js';
 import { connectKube } from '../kube/kube-client.js';
 import { resourceOfPath } from '../kube/rest.js';
@@ -62,8 +64,9 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
       observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
     }));
 
+  const events = new EventRecorder(kube.resource<EventObject>(RESOURCES.event), { controller: 'ironet.io/agent', instance: config.identity, clock, logger });
   let queue: WorkQueue | undefined = undefined;
-  const store = new KubeAgentNetworkStore(kube, { namespace: config.namespace, nodeName: config.nodeName, identity: config.identity, clock, logger, onChanged: (key) => queue?.add(key) });
+  const store = new KubeAgentNetworkStore(kube, { events, namespace: config.namespace, nodeName: config.nodeName, identity: config.identity, clock, logger, onChanged: (key) => queue?.add(key) });
   const ports: AgentPorts = {
     network: (key) => store.network(key),
     pods: () => store.pods(),
@@ -111,6 +114,8 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
       };
     },
     reportHolding: (network, report) => store.reportHolding(network, report),
+    parentExists: (parent) => interfaceExists(config.nodeNetns, parent),
+    warn: (network, reason, note) => store.warn(network, reason, note),
   };
   const runner = new AgentRunner({ ports, nodeName: config.nodeName, logger });
   queue = new WorkQueue({ name: 'agent-networks', clock, logger, concurrency: 1, process: (key) => runner.reconcile(key) });

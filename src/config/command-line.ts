@@ -73,6 +73,8 @@ export interface NetworkAgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly nodeName: string;
   /** Watch ProvisioningNetworks and pods in one namespace, or all when undefined. */
   readonly namespace: string | undefined;
+  /** The node's network namespace (where parent interfaces are); null: the agent's own. Default /proc/1/ns/net (hostPID). */
+  readonly nodeNetns: string | null;
   readonly garpBurstCount: number;
   readonly garpBurstIntervalMs: number;
   readonly garpRefreshMs: number;
@@ -139,6 +141,7 @@ controller flags:
 agent flags, ProvisioningNetwork mode (the agent plumbs the Ironic pods on its node and holds each network's VIP):
   --node-name NAME       [NODE_NAME]            required; this node (the pods' spec.nodeName); use the downward API
   --namespace NS         [IRONET_NAMESPACE]     ProvisioningNetworks and Ironic pods in one namespace (default: all)
+  --node-netns PATH      [IRONET_NODE_NETNS]    the node's network namespace, to check spec.attachment.parent; default /proc/1/ns/net ("self": the agent's own)
   --identity, --kubeconfig, --context, --metrics-host, --metrics-port, --garp-*, --tftp-root as below
 
 agent flags, VIP mode (one VIP on a configured interface; one Lease per VIP):
@@ -271,6 +274,7 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
     'tftp-root': { type: 'string' },
     'node-name': { type: 'string' },
     namespace: { type: 'string' },
+    'node-netns': { type: 'string' },
   });
   if (values.help) return { command: 'help', topic: 'agent' };
   const vipGiven = values.vip ?? nonEmpty(ctx.env.IRONET_VIP);
@@ -289,6 +293,7 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
       identity: values.identity ?? nonEmpty(ctx.env.POD_NAME) ?? nodeName,
       nodeName,
       namespace: values.namespace ?? nonEmpty(ctx.env.IRONET_NAMESPACE),
+      nodeNetns: ((v) => (v === 'self' ? null : v))(values['node-netns'] ?? nonEmpty(ctx.env.IRONET_NODE_NETNS) ?? '/proc/1/ns/net'),
       garpBurstCount: int('--garp-burst-count', values['garp-burst-count'], 1, 100, 6),
       garpBurstIntervalMs: int('--garp-burst-interval-ms', values['garp-burst-interval-ms'], 10, 60_000, 1000),
       garpRefreshMs: int('--garp-refresh-ms', values['garp-refresh-ms'], 0, 3_600_000, 10_000),

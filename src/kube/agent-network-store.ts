@@ -13,6 +13,7 @@ import type { HoldingReport } from '../multus/agent-runner.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from '../multus/network.js';
 import { claimedAddress, podClaim, type ClaimedAddress, type PodObject } from '../multus/pods.js';
 import { isAlreadyExists, isNotFound } from './errors.js';
+import type { EventRecorder } from './event-recorder.js';
 import { informerFor, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
@@ -23,6 +24,7 @@ import { objectKey } from './types.js';
 export const AGENT_FIELD_MANAGER = 'ironet-agent';
 
 export interface KubeAgentNetworkStoreOptions {
+  readonly events: EventRecorder;
   readonly namespace: string | undefined;
   readonly nodeName: string;
   readonly identity: string;
@@ -113,6 +115,13 @@ export class KubeAgentNetworkStore {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+  }
+
+  async warn(network: ProvisioningNetwork, reason: string, note: string): Promise<void> {
+    await this.o.events.record(
+      { apiVersion: 'ironet.io/v1alpha1', kind: 'ProvisioningNetwork', metadata: { name: network.name, namespace: network.namespace, uid: network.uid } },
+      { type: 'Warning', reason, action: 'Attach', note },
+    );
   }
 
   async reportHolding(network: ProvisioningNetwork, report: HoldingReport): Promise<void> {

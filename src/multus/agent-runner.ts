@@ -48,6 +48,10 @@ export interface AgentPorts {
   startUnit(network: ProvisioningNetwork, pod: PodObject, netnsPath: string, iface: string, onHolding: (holding: boolean) => Promise<void>): Promise<UnitHandle>;
   /** The holder's part of the network's status; bounded, never throws. */
   reportHolding(network: ProvisioningNetwork, report: HoldingReport): Promise<void>;
+  /** Whether the network's parent interface exists in this node's namespace. */
+  parentExists(parent: string): boolean;
+  /** An Event on the ProvisioningNetwork; never throws. */
+  warn(network: ProvisioningNetwork, reason: string, note: string): Promise<void>;
 }
 
 export interface AgentRunnerOptions {
@@ -84,6 +88,7 @@ export class AgentRunner {
       return { kind: 'done' };
     }
     const network = parsed;
+    await this.checkParent(key, network);
     const pod = choosePod(network, this.o.ports.pods(), this.o.nodeName);
     if (!pod) {
       await this.detach(key, 'no Ironic pod of this network runs on this node');
@@ -139,6 +144,30 @@ export class AgentRunner {
     current.unit.setCandidate(podReady(pod));
     return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
   }
+
+  /**
+   * The parent interface is on the node, which the controller cannot see: each
+   * agent checks its own node and says so once per spec generation (Multus
+   * itself only reports "Link not found" on the pod).
+   */
+  private async checkParent(key: string, network: ProvisioningNetwork): Promise<void> {
+    const seen = `${network.uid}/${network.generation}`;
+    if (this.parentChecked.get(key) === seen) return;
+    let exists: boolean;
+    try {
+      exists = this.o.ports.parentExists(network.attachment.parent);
+    } catch (err) {
+      this.o.logger.warn({ provisioningNetwork: key, err: describeError(err) }, 'could not look for the parent interface on this node');
+      return;
+    }
+    this.parentChecked.set(key, seen);
+    if (exists) return;
+    const note = `spec.attachment.parent ${network.attachment.parent} does not exist on node ${this.o.nodeName}: Ironic pods there cannot attach (Multus fails with "Link not found"); name an interface or bridge every control-plane node has`;
+    this.o.logger.warn({ provisioningNetwork: key, parent: network.attachment.parent, reason: 'ParentInterfaceMissing' }, note);
+    await this.o.ports.warn(network, 'ParentInterfaceMissing', note);
+  }
+
+  private readonly parentChecked = new Map<string, string>();
 
   /** Steps down on every network (SIGTERM): units stop in parallel, each in the safe order. */
   async stopAll(): Promise<void> {

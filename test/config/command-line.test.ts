@@ -149,4 +149,26 @@ describe('parseCommandLine', () => {
       });
     });
   });
+
+  describe('agent, ProvisioningNetwork mode', () => {
+    it('--node-name without --vip: the networks come from the cluster', () => {
+      const c = parseCommandLine(['agent', '--node-name', 'cp-1', '--namespace', 'metal3'], ctx());
+      expect(c).to.deep.include({ command: 'agent-networks', nodeName: 'cp-1', namespace: 'metal3', identity: 'cp-1', nodeNetns: '/proc/1/ns/net', metricsPort: 9090 });
+    });
+
+    it('reads NODE_NAME and POD_NAME from the downward API; --node-netns self is the agent\'s own', () => {
+      const c = parseCommandLine(['agent', '--node-netns', 'self'], ctx({ NODE_NAME: 'cp-2', POD_NAME: 'ironet-agent-x' }));
+      expect(c).to.deep.include({ command: 'agent-networks', nodeName: 'cp-2', identity: 'ironet-agent-x', nodeNetns: null, namespace: undefined });
+    });
+
+    it('refuses VIP-mode flags in this mode, naming them', () => {
+      expect(configError(() => parseCommandLine(['agent', '--node-name', 'n', '--interface', 'eth1'], ctx())).setting).to.equal('--interface');
+      expect(configError(() => parseCommandLine(['agent', '--node-name', 'n', '--dhcp-pool', 'a/b'], ctx())).setting).to.equal('--dhcp-pool');
+      expect(configError(() => parseCommandLine(['agent', '--vip', '172.22.0.2', '--interface', 'p', '--namespace', 'x'], ctx())).setting).to.equal('--namespace');
+    });
+
+    it('neither --vip nor --node-name: the message offers both', () => {
+      expect(configError(() => parseCommandLine(['agent'], ctx())).message).to.match(/--node-name for ProvisioningNetwork mode/);
+    });
+  });
 });

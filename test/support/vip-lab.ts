@@ -205,9 +205,13 @@ export class VipLab {
     return { probes: this.arp?.probes ?? 0, answers: this.arp?.answers ?? 0, conflicts: this.arp?.conflicts ?? 0 };
   }
 
-  /** Subscribes to the VIP's address changes in node `i`'s namespace. */
-  private observe(i: number): void {
-    const sock = new NetlinkSocket(this.net.path(this.nodes[i]!), RTMGRP.ipv4Ifaddr);
+  /**
+   * Subscribes to the VIP's address changes in node `i`'s namespace, or in
+   * `netns` (a pod of that node: in ProvisioningNetwork mode the VIP lands in
+   * the Ironic pod's namespace), logged as node `i`'s.
+   */
+  observe(i: number, netns?: string): void {
+    const sock = new NetlinkSocket(this.net.path(netns ?? this.nodes[i]!), RTMGRP.ipv4Ifaddr);
     this.observers.push(sock);
     let holding = false;
     sock.onNotification((m) => {
@@ -275,10 +279,29 @@ export class VipLab {
     ];
   }
 
+  /** ProvisioningNetwork mode: node `i`'s agent plumbs the Ironic pods of node-`i` (their spec.nodeName). */
+  networkAgentArgs(i: number, extra: string[] = []): string[] {
+    return [
+      'agent',
+      '--node-name', `node-${i}`,
+      '--namespace', this.ns,
+      // the agent runs inside its node's namespace here (on a real node, /proc/1/ns/net with hostPID)
+      '--node-netns', 'self',
+      '--kubeconfig', this.kubeconfigs[i]!,
+      '--identity', `node-${i}`,
+      '--metrics-host', '127.0.0.1',
+      '--metrics-port', '0',
+      '--log-format', 'json',
+      '--log-level', process.env.IRONET_TEST_LOG_LEVEL ?? 'info',
+      ...extra,
+    ];
+  }
+
   /** Starts node `i`'s agent inside its namespace (as a pod would run); `extra` flags override the defaults. */
-  startAgent(i: number, extra: string[] = []): ChildProcess {
+  startAgent(i: number, extra: string[] = [], mode: 'vip' | 'networks' = 'vip'): ChildProcess {
     const entry = this.options.useDist ? [path.join(repoRoot, 'dist/cmd/main.js')] : ['--import', 'tsx', path.join(repoRoot, 'src/cmd/main.ts')];
-    const child = spawn('ip', ['netns', 'exec', this.nodes[i]!, process.execPath, ...(this.options.nodeArgs ?? []), ...entry, ...this.agentArgs(i, extra)], {
+    const args = mode === 'vip' ? this.agentArgs(i, extra) : this.networkAgentArgs(i, extra);
+    const child = spawn('ip', ['netns', 'exec', this.nodes[i]!, process.execPath, ...(this.options.nodeArgs ?? []), ...entry, ...args], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

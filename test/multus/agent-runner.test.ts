@@ -1,0 +1,151 @@
+import { expect } from 'chai';
+import { parseIp } from '../../src/core/ip.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { AgentRunner, type AgentPorts, type HoldingReport } from '../../src/multus/agent-runner.js';
+import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
+import type { ClaimedAddress, PodObject } from '../../src/multus/pods.js';
+import { networkObject } from './fixtures.js';
+
+const STATUS = JSON.stringify([{ name: 'metal3/provisioning', interface: 'net1', mac: '52:54:00:00:00:01', ips: [] }]);
+
+function pod(name: string, ready: boolean, annotations: Record<string, string> = { 'k8s.v1.cni.cncf.io/networks': 'provisioning', 'k8s.v1.cni.cncf.io/network-status': STATUS }): PodObject {
+  return {
+    metadata: { name, namespace: 'metal3', uid: `uid-${name}`, labels: { app: 'ironic' }, annotations, creationTimestamp: '2026-11-30T00:00:00Z' },
+    spec: { nodeName: 'n1' },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+  };
+}
+
+/** Fake ports that record what the runner did; each test sets the world it needs. */
+class World implements AgentPorts {
+  networks = new Map<string, ProvisioningNetworkObject>([['metal3/provisioning', networkObject()]]);
+  podList: PodObject[] = [];
+  netns: Record<string, { path: string; id: string }> = {};
+  address: ClaimedAddress = { kind: 'bound', ip: parseIp('172.22.0.10'), prefix: 24 };
+  parent = true;
+  log: string[] = [];
+  candidate: boolean[] = [];
+
+  network(key: string) {
+    return this.networks.get(key);
+  }
+  pods() {
+    return this.podList;
+  }
+  findNetns(uid: string) {
+    return this.netns[uid];
+  }
+  claim(_n: unknown, p: PodObject) {
+    this.log.push(`claim ${p.metadata.name}`);
+    return Promise.resolve(this.address);
+  }
+  releaseClaim(_ns: string, name: string) {
+    this.log.push(`release ${name}`);
+    return Promise.resolve();
+  }
+  plumb(netnsPath: string, iface: string) {
+    this.log.push(`plumb ${iface} in ${netnsPath}`);
+    return Promise.resolve('added' as const);
+  }
+  startUnit(_n: unknown, p: PodObject, netnsPath: string) {
+    this.log.push(`start unit ${p.metadata.name} ${netnsPath}`);
+    return Promise.resolve({
+      setCandidate: (c: boolean) => void this.candidate.push(c),
+      stop: () => {
+        this.log.push(`stop unit ${p.metadata.name}`);
+        return Promise.resolve();
+      },
+    });
+  }
+  reportHolding(_n: unknown, r: HoldingReport) {
+    this.log.push(`report ${r.holding}`);
+    return Promise.resolve();
+  }
+  parentExists() {
+    return this.parent;
+  }
+  warn(_n: unknown, reason: string) {
+    this.log.push(`warn ${reason}`);
+    return Promise.resolve();
+  }
+}
+
+const KEY = 'metal3/provisioning';
+
+describe('multus/agent-runner: plumbing the Ironic pod and running its VIP unit', () => {
+  let w: World;
+  let r: AgentRunner;
+  beforeEach(() => {
+    w = new World();
+    r = new AgentRunner({ ports: w, nodeName: 'n1', logger: silentLogger });
+  });
+
+  it('claims, plumbs and starts the unit; the pod\'s readiness is its candidacy', async () => {
+    w.podList = [pod('ironic-0', false)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'requeueAfter', delayMs: 15_000 });
+    expect(w.log).to.deep.equal(['claim ironic-0', 'plumb net1 in /proc/42/ns/net', 'start unit ironic-0 /proc/42/ns/net']);
+    expect(w.candidate).to.deep.equal([false]);
+    w.podList = [pod('ironic-0', true)];
+    await r.reconcile(KEY);
+    expect(w.candidate).to.deep.equal([false, true]);
+    expect(w.log.filter((l) => l.startsWith('start unit')), 'one unit').to.have.length(1);
+  });
+
+  it('waits, with nothing started, until Multus wrote network-status, the sandbox is visible and IPAM allocated', async () => {
+    w.podList = [pod('ironic-0', true, { 'k8s.v1.cni.cncf.io/networks': 'provisioning' })];
+    expect((await r.reconcile(KEY)).kind).to.equal('requeueAfter');
+    expect(w.log).to.deep.equal([]);
+    w.podList = [pod('ironic-0', true)];
+    expect((await r.reconcile(KEY)).kind).to.equal('requeueAfter');
+    expect(w.log, 'no netns yet').to.deep.equal([]);
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    w.address = { kind: 'waiting', reason: 'no address yet' };
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'requeueAfter', delayMs: 1000 });
+    expect(w.log).to.deep.equal(['claim ironic-0']);
+  });
+
+  it('steps down and releases the claim when the pod goes', async () => {
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    w.podList = [];
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+    expect(w.log.slice(-2)).to.deep.equal(['stop unit ironic-0', 'release ironic-0']);
+  });
+
+  it('a recreated sandbox (new namespace) gets a new unit and keeps the claim', async () => {
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    w.netns['uid-ironic-0'] = { path: '/proc/77/ns/net', id: 'net:[2]' };
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => /unit|release/.test(l))).to.deep.equal(['start unit ironic-0 /proc/42/ns/net', 'stop unit ironic-0', 'start unit ironic-0 /proc/77/ns/net']);
+  });
+
+  it('a network deleted or made invalid: step down, nothing else', async () => {
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    w.networks.set(KEY, networkObject({ vip: { ipv4: '10.0.0.1' } }));
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+    expect(w.log.at(-1)).to.equal('stop unit ironic-0');
+    w.networks.delete(KEY);
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+  });
+
+  it('warns once per spec generation when the parent interface is missing on this node', async () => {
+    w.parent = false;
+    await r.reconcile(KEY);
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn ParentInterfaceMissing']);
+  });
+
+  it('stopAll steps down everywhere and keeps the claims (the pods still run)', async () => {
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    await r.stopAll();
+    expect(w.log.at(-1)).to.equal('stop unit ironic-0');
+  });
+});

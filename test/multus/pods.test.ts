@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import { formatIp } from '../../src/core/ip.js';
+import { parseNetwork, type ProvisioningNetwork } from '../../src/multus/network.js';
+import { choosePod, claimedAddress, podClaim, podReady, unitFingerprint, vipLeaseName, type PodObject } from '../../src/multus/pods.js';
+import { networkObject } from './fixtures.js';
+
+const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
+
+function pod(name: string, over: Partial<PodObject['metadata']> = {}, spec: PodObject['spec'] = { nodeName: 'n1' }, status: PodObject['status'] = { phase: 'Running' }): PodObject {
+  return {
+    metadata: { name, namespace: 'metal3', uid: `uid-${name}`, labels: { app: 'ironic' }, annotations: { 'k8s.v1.cni.cncf.io/networks': 'provisioning' }, creationTimestamp: '2026-11-30T00:00:00Z', ...over },
+    spec,
+    status,
+  };
+}
+
+describe('multus/pods: the agent\'s decisions about Ironic pods', () => {
+  it('chooses the oldest selected pod on this node that asks for the NAD', () => {
+    const pods = [
+      pod('b', { creationTimestamp: '2026-11-30T00:00:02Z' }),
+      pod('a', { creationTimestamp: '2026-11-30T00:00:01Z' }),
+      pod('elsewhere', { creationTimestamp: '2026-11-29T00:00:00Z' }, { nodeName: 'n2' }),
+    ];
+    expect(choosePod(net(), pods, 'n1')?.metadata.name).to.equal('a');
+  });
+
+  it('skips pods that are not the network\'s', () => {
+    const skipped = [
+      pod('other-label', { labels: { app: 'dnsmasq' } }),
+      pod('no-request', { annotations: {} }),
+      pod('other-ns', { namespace: 'kube-system' }),
+      pod('deleting', { deletionTimestamp: '2026-11-30T00:00:00Z' }),
+      pod('host-net', {}, { nodeName: 'n1', hostNetwork: true }),
+      pod('done', {}, { nodeName: 'n1' }, { phase: 'Succeeded' }),
+    ];
+    expect(choosePod(net(), skipped, 'n1')).to.equal(undefined);
+    expect(choosePod(net(), [...skipped, pod('ok')], 'n1')?.metadata.name).to.equal('ok');
+  });
+
+  it('Ready only with a Ready=True condition', () => {
+    expect(podReady(pod('x', {}, undefined, { conditions: [{ type: 'Ready', status: 'True' }] }))).to.equal(true);
+    expect(podReady(pod('x', {}, undefined, { conditions: [{ type: 'Ready', status: 'False' }] }))).to.equal(false);
+    expect(podReady(pod('x'))).to.equal(false);
+  });
+
+  it('claims the pod\'s address by its name from the pod pool, owned by the pod', () => {
+    const c = podClaim(net(), pod('ironic-0'));
+    expect(c.metadata).to.deep.include({ name: 'ironic-0', namespace: 'metal3' });
+    expect(c.spec).to.deep.equal({ pool: { name: 'ironic-pods' } });
+    expect(c.metadata.ownerReferences).to.deep.equal([{ apiVersion: 'v1', kind: 'Pod', name: 'ironic-0', uid: 'uid-ironic-0' }]);
+    expect(c.metadata.labels).to.deep.equal({ 'ironet.io/provisioning-network': 'provisioning', 'ironet.io/pod': 'ironic-0' });
+  });
+
+  it('reads the claimed address, or says what it waits for', () => {
+    const n = net();
+    const claim = podClaim(n, pod('p'));
+    expect(claimedAddress(n, undefined, undefined)).to.deep.include({ kind: 'waiting' });
+    expect(claimedAddress(n, { ...claim, status: { errorMessage: 'Exhausted IP Pools' } }, undefined)).to.deep.equal({ kind: 'waiting', reason: 'IPAM could not give the pod an address from IPPool ironic-pods: Exhausted IP Pools' });
+    expect((claimedAddress(n, claim, undefined) as { reason: string }).reason).to.match(/is ironet controller running/);
+    const bound = { ...claim, status: { address: { name: 'ironic-pods-172-22-0-10' } } };
+    expect(claimedAddress(n, bound, undefined).kind).to.equal('waiting');
+    const a = claimedAddress(n, bound, { metadata: { name: 'ironic-pods-172-22-0-10' }, spec: { address: '172.22.0.10', prefix: 24 } });
+    expect(a.kind).to.equal('bound');
+    if (a.kind === 'bound') expect([formatIp(a.ip), a.prefix]).to.deep.equal(['172.22.0.10', 24]);
+    // no prefix on the address: the network's
+    const b = claimedAddress(n, bound, { metadata: {}, spec: { address: '172.22.0.10' } });
+    expect(b.kind === 'bound' && b.prefix).to.equal(24);
+  });
+
+  it('a new unit when the pod, its sandbox or the network changes, not otherwise', () => {
+    const n = net();
+    const p = pod('p');
+    const fp = unitFingerprint(n, p, 'net:[1]', 'net1');
+    expect(unitFingerprint(n, p, 'net:[1]', 'net1')).to.equal(fp);
+    expect(unitFingerprint(n, p, 'net:[2]', 'net1')).to.not.equal(fp);
+    expect(unitFingerprint(n, pod('q'), 'net:[1]', 'net1')).to.not.equal(fp);
+    expect(unitFingerprint(net({ vip: { ipv4: '172.22.0.3' } }), p, 'net:[1]', 'net1')).to.not.equal(fp);
+    expect(vipLeaseName(n)).to.equal('ironet-vip-provisioning');
+  });
+});

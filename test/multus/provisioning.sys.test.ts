@@ -1,0 +1,233 @@
+/**
+ * Ironic without hostNetwork, end to end on one machine: three "nodes", each
+ * with an "Ironic pod" that real Multus attaches to the provisioning network
+ * from the NAD the controller generated; agents in ProvisioningNetwork mode
+ * (chart RBAC) plumb each pod's interface with its IPAM address and hold the
+ * VIP in exactly one pod; a QEMU iPXE client DHCPs from that pod and fetches
+ * boot.ipxe from an HTTP server inside it; SIGKILL of that node's agent moves
+ * the VIP, DHCP and the next PXE boot to another pod, never two holders.
+ */
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { runController } from '../../src/cmd/controller.js';
+import type { ControllerConfig } from '../../src/config/command-line.js';
+import { systemClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
+import type { EventObject } from '../../src/kube/event-recorder.js';
+import { kubeconfigYaml } from '../../src/host/local-apiserver.js';
+import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import { requestServiceAccountToken } from '../../src/kube/tokens.js';
+import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
+import { repoRoot } from '../support/cluster.js';
+import { dhcpLeaseOf } from '../support/dhcp-leases.js';
+import { IronicPods, type IronicPod } from '../support/ironic-pods.js';
+import { CniError, ensureMultus, cniPluginDir, multusConfig } from '../support/multus.js';
+import { ip } from '../support/netns.js';
+import { BootHttp, QemuMachine, requirePxeTools } from '../support/pxe.js';
+import { VIP, VipLab } from '../support/vip-lab.js';
+
+const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+
+describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and PXE (system)', function () {
+  this.timeout(10 * 60_000);
+  let lab: VipLab;
+  let pods: IronicPods;
+  let http: BootHttp;
+  let controllerKube: KubeClient;
+  const stopController = new AbortController();
+  let controller: Promise<number> | undefined;
+  const ironic: IronicPod[] = [];
+  const machines: QemuMachine[] = [];
+  let taps = 0;
+
+  const ns = (): string => lab.namespace;
+  const admin = (): KubeClient => lab.admin!;
+  const network = async (): Promise<ProvisioningNetworkObject> => admin().resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork).get({ namespace: ns(), name: 'provisioning' });
+  /** The IPv4 addresses on net1 in a pod's namespace (none when Multus has not attached it yet). */
+  const addressesIn = (netns: string): string[] => {
+    const links = JSON.parse(ip('-n', netns, '-j', '-4', 'addr', 'show')) as { ifname: string; addr_info: { local: string; prefixlen: number }[] }[];
+    return links.filter((l) => l.ifname === 'net1').flatMap((l) => l.addr_info.map((a) => `${a.local}/${a.prefixlen}`));
+  };
+  const holders = (): number[] => ironic.flatMap((p, i) => (addressesIn(p.netns).includes(`${VIP}/32`) ? [i] : []));
+
+  before(async function () {
+    this.timeout(240_000);
+    requirePxeTools();
+    cniPluginDir();
+    const multusDir = await ensureMultus();
+    lab = await VipLab.start({
+      timings: TIMINGS,
+      dhcp: { pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.150', end: '172.22.0.199', subnet: '172.22.0.0/24' }], prefix: 24 } },
+      logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
+    });
+    // the controller, as its ServiceAccount with the chart's controller rules
+    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
+    await admin().resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns() }, rules } as KubeObject);
+    for (const sa of ['controller', 'default']) await admin().resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns() } });
+    await admin().resource(RESOURCES.roleBinding).create({
+      metadata: { name: 'controller', namespace: ns() },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
+      subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns() }],
+    } as KubeObject);
+    const token = await requestServiceAccountToken(admin(), { namespace: ns(), name: 'controller' }, { expirationSeconds: 7200 });
+    controllerKube = connectWithToken(lab.apiserver!.server, token, lab.apiserver!.caPem);
+    const config: ControllerConfig = {
+      command: 'controller', logLevel: 'info', logFormat: 'json', kubeconfig: undefined, context: undefined, namespace: ns(),
+      metricsHost: '127.0.0.1', metricsPort: 0, podName: 'controller-0', ipamBatchSize: 500, ipamWriteConcurrency: 32,
+    };
+    controller = runController(config, { version: 'test', env: {}, signal: stopController.signal, kube: controllerKube, logger: silentLogger });
+
+    // the pod pool covers the VIP (the controller reserves it there); DHCP leases come from the lab's pool
+    await admin().resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns() }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
+    await admin().resource(RESOURCES.provisioningNetwork).create({
+      metadata: { name: 'provisioning', namespace: ns() },
+      spec: {
+        cidr: '172.22.0.0/24',
+        vip: { ipv4: VIP },
+        attachment: { mode: 'macvlan', parent: 'prov0' },
+        podPool: { name: 'ironic-pods' },
+        dhcpPool: { name: 'dhcp' },
+        ironicPodSelector: { matchLabels: { app: 'ironic' } },
+        election: TIMINGS,
+      },
+    } as KubeObject);
+    await eventually(() => admin().resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns(), name: 'provisioning' }), 'the generated NAD', 30_000);
+
+    const kubeconfig = path.join(tmpdir(), `irn-${process.pid}-multus.kubeconfig`);
+    await writeFile(kubeconfig, kubeconfigYaml(lab.apiserver!.server, lab.apiserver!.caPem, lab.apiserver!.adminToken), { mode: 0o600 });
+    pods = new IronicPods(lab.net, admin(), ns(), multusConfig({ kubeconfigPath: kubeconfig }));
+    void multusDir;
+    for (let i = 0; i < lab.nodes.length; i++) ironic.push(await pods.create(`ironic-${i}`, { index: i, netns: lab.nodes[i]! }, 'provisioning'));
+    for (let i = 0; i < lab.nodes.length; i++) lab.observe(i, ironic[i]!.netns);
+    http = new BootHttp(ironic.map((p) => p.netns));
+  });
+
+  after(async () => {
+    for (const m of machines) m.stop();
+    http?.stop();
+    stopController.abort();
+    await controller;
+    controllerKube?.close();
+    await pods?.stop();
+    await lab?.stop();
+  });
+
+  it('a pod without Multus\' network-status is not plumbed: the agent waits and says why', async () => {
+    for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i, [], 'networks');
+    const line = await lab.waitForLog(0, 'waiting to plumb the Ironic pod', 30_000);
+    expect(line).to.contain('network-status');
+    expect(addressesIn(ironic[0]!.netns).length, 'no interface yet').to.equal(0);
+  }).timeout(60_000);
+
+  it('Multus attaches net1 from the generated NAD; each agent plumbs its pod with an IPAM address; one pod holds the VIP', async () => {
+    for (const p of ironic) await pods.attach(p);
+    for (const p of ironic) expect(await pods.networkStatus(p)).to.contain(`"${ns()}/provisioning"`);
+    const addresses = await eventually(async () => {
+      const all = ironic.map((p) => addressesIn(p.netns).filter((a) => a !== `${VIP}/32`));
+      return all.every((a) => a.length === 1) ? all.map((a) => a[0]!) : undefined;
+    }, 'every pod interface plumbed', 60_000);
+    expect(new Set(addresses).size).to.equal(3);
+    for (const a of addresses) expect(a).to.match(/^172\.22\.0\.[3-9]\/24$/);
+    // the VIP is reserved in the pod pool: no pod got it
+    const pool = await admin().resource(RESOURCES.ipPool).get({ namespace: ns(), name: 'ironic-pods' });
+    expect((pool as { spec?: { preAllocations?: Record<string, string> } }).spec?.preAllocations).to.deep.equal({ 'reserved-vip-provisioning': VIP });
+    expect(holders(), 'no holder before the pods are Ready').to.deep.equal([]);
+
+    for (const p of ironic) await pods.setReady(p);
+    const first = await eventually(async () => (holders().length === 1 ? holders() : undefined), 'one VIP holder', 30_000);
+    const pn = await eventually(async () => {
+      const got = await network();
+      return got.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? got : undefined;
+    }, 'the network Ready', 30_000);
+    expect(pn.status?.vipHolder?.pod).to.equal(ironic[first[0]!]!.name);
+    expect(pn.status?.vipHolder?.node).to.equal(`node-${first[0]}`);
+    expect(lab.dualHolderMs()).to.equal(0);
+  });
+
+  async function bootsThrough(mac: string, holderNs: string): Promise<string> {
+    const m = new QemuMachine({ bridgeNs: lab.client, bridge: 'provbr', tap: `tap${taps++}`, mac, firmware: 'bios' });
+    machines.push(m);
+    const deadline = systemClock.monotonicMs() + 150_000;
+    for (;;) {
+      const lease = await dhcpLeaseOf(admin(), ns(), 'dhcp', mac);
+      const hit = lease ? http.hits.find((h) => h.path === '/boot.ipxe' && h.from.replace(/^::ffff:/, '') === lease) : undefined;
+      if (hit) {
+        expect(hit.node, 'boot.ipxe served from the VIP-holding pod').to.equal(holderNs);
+        m.stop();
+        return lease!;
+      }
+      if (systemClock.monotonicMs() > deadline) throw new Error(`${mac} did not reach boot.ipxe (lease ${lease ?? 'none'}; hits ${JSON.stringify(http.hits)}); console:\n${m.tail()}`);
+      await systemClock.sleep(250);
+    }
+  }
+
+  it('a QEMU iPXE client DHCPs from the VIP-holding pod and fetches boot.ipxe from it; SIGKILL moves VIP, DHCP and the next boot to another pod', async () => {
+    const [holder] = holders();
+    expect(holder).to.not.equal(undefined);
+    const lease1 = await bootsThrough('52:54:00:60:00:01', ironic[holder!]!.netns);
+    expect(lease1).to.match(/^172\.22\.0\.1[5-9]\d$/);
+
+    const killedAt = systemClock.monotonicMs();
+    lab.signal(holder!, 'SIGKILL');
+    const next = await lab.nextHolder(killedAt, 15_000, holder);
+    expect(next, 'another pod took the VIP').to.not.equal(undefined);
+    expect(lab.dualHolderMs(), 'never two holders').to.equal(0);
+    await eventually(async () => (holders().length === 1 && holders()[0] !== holder ? true : undefined), 'the killed node\'s pod lost the VIP (kernel lifetime)', 10_000);
+    const lease2 = await bootsThrough('52:54:00:60:00:02', ironic[next!.node]!.netns);
+    expect(lease2).to.not.equal(lease1);
+    const pn = await eventually(async () => {
+      const got = await network();
+      return got.status?.vipHolder?.pod === ironic[next!.node]!.name ? got : undefined;
+    }, 'the status names the new holder', 15_000);
+    expect(pn.status?.vipHolder?.node).to.equal(`node-${next!.node}`);
+    expect(lab.dualHolderMs()).to.equal(0);
+  });
+
+  it('an unknown parent interface fails the pod\'s attachment cleanly: an error naming it, no half-made interface', async () => {
+    await admin().resource(RESOURCES.ipPool).create({ metadata: { name: 'other-pods', namespace: ns() }, spec: { namePrefix: 'other-pods', pools: [{ start: '172.23.0.10', end: '172.23.0.19' }], prefix: 24 } } as KubeObject);
+    await admin().resource(RESOURCES.provisioningNetwork).create({
+      metadata: { name: 'elsewhere', namespace: ns() },
+      spec: {
+        cidr: '172.23.0.0/24', vip: { ipv4: '172.23.0.2' }, attachment: { parent: 'nosuch0' }, podPool: { name: 'other-pods' },
+        dhcp: { enabled: false }, ironicPodSelector: { matchLabels: { app: 'other' } },
+      },
+    } as KubeObject);
+    await eventually(() => admin().resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns(), name: 'elsewhere' }), 'the second NAD', 30_000);
+    const pod = await pods.create('other-0', { index: 0, netns: lab.nodes[0]! }, 'elsewhere', { app: 'other' });
+    const err = await pods.attach(pod).then(() => undefined, (e: unknown) => e);
+    expect(err).to.be.instanceOf(CniError);
+    expect((err as Error).message).to.contain('Link not found');
+    // Multus cannot name the interface; the agents on the nodes can, on the ProvisioningNetwork
+    const events = await eventually(async () => {
+      const list = (await admin().resource<EventObject>(RESOURCES.event).list(ns())).items.filter((e) => e.regarding.name === 'elsewhere' && e.reason === 'ParentInterfaceMissing');
+      // one per live agent (the previous test SIGKILLed one)
+      return list.length >= 2 ? list : undefined;
+    }, 'a ParentInterfaceMissing event from each live node', 15_000);
+    for (const e of events) expect(e.note).to.match(/^spec\.attachment\.parent nosuch0 does not exist on node node-\d: Ironic pods there cannot attach/);
+    expect(new Set(events.map((e) => e.reportingInstance)).size).to.equal(events.length);
+    expect(ip('-n', pod.netns, '-o', 'link', 'show')).to.not.contain('net1');
+    // the agents keep serving the first network
+    expect(holders().length).to.equal(1);
+  });
+});
+
+async function eventually<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
+  const deadline = systemClock.monotonicMs() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (systemClock.monotonicMs() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+    await systemClock.sleep(100);
+  }
+}
