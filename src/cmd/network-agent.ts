@@ -81,7 +81,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
         pi.close();
       }
     },
-    startUnit: async (network, pod, netnsPath, iface, onHolding) => {
+    startUnit: async (network, pod, netnsPath, iface, report) => {
       const timings = validateTimings(network.election, `ProvisioningNetwork ${network.namespace}/${network.name} spec.election`);
       const vip = network.vip4 ?? network.vip6!;
       const unitLog = logger.child({ provisioningNetwork: `${network.namespace}/${network.name}`, pod: pod.metadata.name });
@@ -100,7 +100,8 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
         garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
         dhcp: dhcpConfigOf(network),
         tftpRoot: config.tftpRoot,
-        onHolding,
+        onHolding: (holding) => report({ kind: 'holding', holding, pod: pod.metadata.name ?? '' }),
+        onDhcp: (serving, message) => report({ kind: 'dhcp', serving, message, pod: pod.metadata.name ?? '' }),
       });
       const stop = new AbortController();
       const running = unit.run(stop.signal).catch((err: unknown) => unitLog.error({ err: describeError(err) }, 'VIP unit failed'));
@@ -113,7 +114,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
         },
       };
     },
-    reportHolding: (network, report) => store.reportHolding(network, report),
+    report: (network, r) => store.report(network, r),
     parentExists: (parent) => interfaceExists(config.nodeNetns, parent),
     warn: (network, reason, note) => store.warn(network, reason, note),
   };

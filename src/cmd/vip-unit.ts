@@ -8,6 +8,7 @@ import type { Registry } from 'prom-client';
 import type { AgentDhcpConfig } from '../config/command-line.js';
 import type { Clock } from '../core/clock.js';
 import type { IpAddress } from '../core/ip.js';
+import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { NetnsVip } from '../host/netns-vip.js';
 import type { KubeClient } from '../kube/kube-client.js';
@@ -44,6 +45,8 @@ export interface VipUnitOptions {
    * the next holder's report comes after it). Must not throw; keep it short.
    */
   readonly onHolding?: (holding: boolean) => Promise<void>;
+  /** Told when a term's DHCP server serves, or failed to start (with why). */
+  readonly onDhcp?: (serving: boolean, message: string) => Promise<void>;
 }
 
 export interface VipUnit {
@@ -86,7 +89,17 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
   });
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
   const tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
-  const dependents = [dhcp?.dependent, tftp].filter((d): d is DependentWork => d !== undefined);
+  const dhcpWork: DependentWork | undefined = dhcp && {
+    start: () => {
+      const run = dhcp.dependent.start();
+      run.ready.then(
+        () => void o.onDhcp?.(true, ''),
+        (err: unknown) => void o.onDhcp?.(false, describeError(err)),
+      );
+      return run;
+    },
+  };
+  const dependents = [dhcpWork, tftp].filter((d): d is DependentWork => d !== undefined);
   const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents });
   const elector = new Elector({
     leases,

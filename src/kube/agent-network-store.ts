@@ -9,7 +9,7 @@ import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Condition, IpAddressObject, IpClaimObject } from '../ipam/objects.js';
-import type { HoldingReport } from '../multus/agent-runner.js';
+import type { HolderReport } from '../multus/agent-runner.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from '../multus/network.js';
 import { claimedAddress, podClaim, type ClaimedAddress, type PodObject } from '../multus/pods.js';
 import { isAlreadyExists, isNotFound } from './errors.js';
@@ -124,24 +124,51 @@ export class KubeAgentNetworkStore {
     );
   }
 
-  async reportHolding(network: ProvisioningNetwork, report: HoldingReport): Promise<void> {
+  /** What this agent last said on each network's status (server-side apply replaces all of a manager's fields at once). */
+  private readonly said = new Map<string, { holding: boolean; pod: string; since: string; dhcp: { serving: boolean; message: string } | undefined; conditions: Map<string, Condition> }>();
+
+  async report(network: ProvisioningNetwork, r: HolderReport): Promise<void> {
+    const key = `${network.namespace}/${network.name}`;
     const now = formatTime(this.o.clock.wallMs());
-    const vipAssigned: Condition = report.holding
-      ? { type: 'VIPAssigned', status: 'True', reason: 'Held', message: `pod ${report.pod} on node ${this.o.nodeName} holds the VIP`, lastTransitionTime: now, observedGeneration: network.generation }
-      : { type: 'VIPAssigned', status: 'False', reason: 'SteppedDown', message: `pod ${report.pod} on node ${this.o.nodeName} gave the VIP up; another agent takes it`, lastTransitionTime: now, observedGeneration: network.generation };
-    const dhcp: Condition = report.dhcp
-      ? report.holding
-        ? { type: 'DHCPServing', status: 'True', reason: 'Serving', message: `DHCP on pod ${report.pod}`, lastTransitionTime: now, observedGeneration: network.generation }
-        : { type: 'DHCPServing', status: 'False', reason: 'NoVIPHolder', message: 'DHCP is served by the VIP holder', lastTransitionTime: now, observedGeneration: network.generation }
-      : { type: 'DHCPServing', status: 'False', reason: 'Disabled', message: 'spec.dhcp.enabled is false', lastTransitionTime: now, observedGeneration: network.generation };
+    const prev = this.said.get(key);
+    const state = prev ?? { holding: false, pod: r.pod, since: now, dhcp: undefined, conditions: new Map<string, Condition>() };
+    if (r.kind === 'holding') {
+      if (r.holding && !state.holding) state.since = now;
+      state.holding = r.holding;
+      state.pod = r.pod;
+      state.dhcp = undefined; // a new term starts its DHCP again
+    } else {
+      if (!state.holding) return; // a late report from a term that ended
+      state.dhcp = { serving: r.serving, message: r.message };
+    }
+    this.said.set(key, state);
+    const where = `pod ${state.pod} on node ${this.o.nodeName}`;
+    const cond = (type: string, status: Condition['status'], reason: string, message: string): Condition => {
+      const before = state.conditions.get(type);
+      const c: Condition = { type, status, reason, message, lastTransitionTime: before?.status === status ? before.lastTransitionTime : now, observedGeneration: network.generation };
+      state.conditions.set(type, c);
+      return c;
+    };
+    const vipAssigned = state.holding
+      ? cond('VIPAssigned', 'True', 'Held', `${where} holds the VIP`)
+      : cond('VIPAssigned', 'False', 'SteppedDown', `${where} gave the VIP up; another agent takes it`);
+    const dhcp = !network.dhcp.enabled
+      ? cond('DHCPServing', 'False', 'Disabled', 'spec.dhcp.enabled is false')
+      : !state.holding
+        ? cond('DHCPServing', 'False', 'NoVIPHolder', 'DHCP is served by the VIP holder')
+        : state.dhcp === undefined
+          ? cond('DHCPServing', 'False', 'Starting', `DHCP is loading its leases on ${where}`)
+          : state.dhcp.serving
+            ? cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
+            : cond('DHCPServing', 'False', 'StartFailed', `DHCP could not start on ${where}: ${state.dhcp.message}`);
     const status = {
-      ...(report.holding ? { vipHolder: { node: this.o.nodeName, pod: report.pod, agent: this.o.identity, since: now } } : {}),
+      ...(state.holding ? { vipHolder: { node: this.o.nodeName, pod: state.pod, agent: this.o.identity, since: state.since } } : {}),
       conditions: [vipAssigned, dhcp],
     };
     try {
       await this.networks.applyStatus({ namespace: network.namespace, name: network.name }, { status }, AGENT_FIELD_MANAGER, { signal: AbortSignal.timeout(2000) });
     } catch (err) {
-      this.o.logger.warn({ err: describeError(err), holding: report.holding }, 'could not report the VIP holder on the ProvisioningNetwork status');
+      this.o.logger.warn({ err: describeError(err), report: r.kind }, 'could not report on the ProvisioningNetwork status');
     }
   }
 }

@@ -30,11 +30,10 @@ export interface UnitHandle {
   stop(): Promise<void>;
 }
 
-export interface HoldingReport {
-  readonly holding: boolean;
-  readonly pod: string;
-  readonly dhcp: boolean;
-}
+/** What the VIP unit on a pod tells the network's status: holding (or not), and DHCP serving (or why not). */
+export type HolderReport =
+  | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string }
+  | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string };
 
 export interface AgentPorts {
   network(key: string): ProvisioningNetworkObject | undefined;
@@ -45,9 +44,9 @@ export interface AgentPorts {
   releaseClaim(namespace: string, name: string): Promise<void>;
   /** Brings the interface up with the address (in the pod's namespace). */
   plumb(netnsPath: string, iface: string, ip: IpAddress, prefix: number): Promise<'added' | 'present'>;
-  startUnit(network: ProvisioningNetwork, pod: PodObject, netnsPath: string, iface: string, onHolding: (holding: boolean) => Promise<void>): Promise<UnitHandle>;
+  startUnit(network: ProvisioningNetwork, pod: PodObject, netnsPath: string, iface: string, report: (r: HolderReport) => Promise<void>): Promise<UnitHandle>;
   /** The holder's part of the network's status; bounded, never throws. */
-  reportHolding(network: ProvisioningNetwork, report: HoldingReport): Promise<void>;
+  report(network: ProvisioningNetwork, report: HolderReport): Promise<void>;
   /** Whether the network's parent interface exists in this node's namespace. */
   parentExists(parent: string): boolean;
   /** An Event on the ProvisioningNetwork; never throws. */
@@ -131,9 +130,7 @@ export class AgentRunner {
     if (!current) {
       const podName = pod.metadata.name ?? '';
       try {
-        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, (holding) =>
-          this.o.ports.reportHolding(network, { holding, pod: podName, dhcp: network.dhcp.enabled }),
-        );
+        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, (r) => this.o.ports.report(network, r));
         current = { fingerprint, podName, namespace: network.namespace, unit };
         this.attached.set(key, current);
         log.info({ pod: podName, iface, netns: netns.path }, 'VIP candidate on the Ironic pod');

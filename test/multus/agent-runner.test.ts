@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parseIp } from '../../src/core/ip.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { AgentRunner, type AgentPorts, type HoldingReport } from '../../src/multus/agent-runner.js';
+import { AgentRunner, type AgentPorts, type HolderReport } from '../../src/multus/agent-runner.js';
 import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
 import type { ClaimedAddress, PodObject } from '../../src/multus/pods.js';
 import { networkObject } from './fixtures.js';
@@ -57,8 +57,8 @@ class World implements AgentPorts {
       },
     });
   }
-  reportHolding(_n: unknown, r: HoldingReport) {
-    this.log.push(`report ${r.holding}`);
+  report(_n: unknown, r: HolderReport) {
+    this.log.push(`report ${r.kind}`);
     return Promise.resolve();
   }
   parentExists() {

@@ -63,7 +63,8 @@ export class IronicPods {
     });
     const uid = created.metadata.uid ?? '';
     const netns = this.net.netns(`pod-${name}`);
-    const sandbox = spawn('ip', ['netns', 'exec', netns, 'sleep', 'infinity'], { stdio: 'ignore' });
+    // the sandbox runs as the pause container does, as another user (65535): opening its namespace takes CAP_SYS_PTRACE
+    const sandbox = spawn('ip', ['netns', 'exec', netns, 'setpriv', '--reuid', '65535', '--regid', '65535', '--clear-groups', 'sleep', 'infinity'], { stdio: 'ignore' });
     // the sandbox's cgroup names the pod as kubelet's cgroupfs driver does: .../pod<uid>/<container>
     const dir = path.join(this.cgroupDir, `pod${uid}`, 'sandbox');
     mkdirSync(dir, { recursive: true });
