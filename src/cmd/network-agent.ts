@@ -73,10 +73,12 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     findNetns: (uid) => findPodNetns(uid),
     claim: (network, pod) => store.claim(network, pod),
     releaseClaim: (ns, name) => store.releaseClaim(ns, name),
-    plumb: async (netnsPath, iface, ip, prefix) => {
+    plumb: async (netnsPath, iface, ip, prefix, vips, routes) => {
       const pi = PodInterface.open({ netnsPath, iface });
       try {
-        return await pi.configure(ip, prefix);
+        const done = await pi.configure(ip, prefix, vips);
+        await pi.routes(routes.filter((r) => r.destination.network.family === ip.family).map((r) => ({ destination: r.destination.network, prefixLen: r.destination.prefix, gateway: r.gateway })));
+        return done;
       } finally {
         pi.close();
       }
@@ -85,12 +87,15 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
       const timings = validateTimings(network.election, `ProvisioningNetwork ${network.namespace}/${network.name} spec.election`);
       const vip = network.vip4 ?? network.vip6!;
       const unitLog = logger.child({ provisioningNetwork: `${network.namespace}/${network.name}`, pod: pod.metadata.name });
+      // one identity per unit (per pod): a unit that left its Lease to expire (a failed VIP removal) is never taken for the next one
+      const identity = `${config.identity}/${pod.metadata.name ?? ''}@${(pod.metadata.uid ?? '').slice(0, 8)}`;
+      const podName = pod.metadata.name ?? '';
       const unit = await openVipUnit({
         kube,
         clock,
         logger: unitLog,
         registry,
-        identity: config.identity,
+        identity,
         vip,
         name: formatIp(vip),
         netnsPath,
@@ -100,8 +105,8 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
         garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
         dhcp: dhcpConfigOf(network),
         tftpRoot: config.tftpRoot,
-        onHolding: (holding) => report({ kind: 'holding', holding, pod: pod.metadata.name ?? '' }),
-        onDhcp: (serving, message) => report({ kind: 'dhcp', serving, message, pod: pod.metadata.name ?? '' }),
+        onHolding: (holding) => report({ kind: 'holding', holding, pod: podName, agent: identity }),
+        onDhcp: (serving, message) => report({ kind: 'dhcp', serving, message, pod: podName, agent: identity }),
       });
       const stop = new AbortController();
       const running = unit.run(stop.signal).catch((err: unknown) => unitLog.error({ err: describeError(err) }, 'VIP unit failed'));
@@ -115,6 +120,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
       };
     },
     report: (network, r) => store.report(network, r),
+    reassert: (network) => store.reassert(network),
     parentExists: (parent) => interfaceExists(config.nodeNetns, parent),
     warn: (network, reason, note) => store.warn(network, reason, note),
   };

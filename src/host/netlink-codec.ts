@@ -103,6 +103,32 @@ export function encodeGetAddresses(seq: number): Buffer {
   return message(RTM.getAddr, NLM_F.request | NLM_F.dump, seq, ifaddrmsg(0, 0, 0));
 }
 
+/** A route through an interface, optionally via a gateway (`ip route replace DST [via GW] dev IF`). */
+export interface RouteRequest {
+  readonly ifindex: number;
+  readonly destination: IpAddress;
+  readonly prefixLen: number;
+  readonly gateway?: IpAddress;
+}
+
+const RTM_NEWROUTE = 24;
+const RTA = { dst: 1, oif: 4, gateway: 5 } as const;
+
+/** RTM_NEWROUTE with NLM_F_CREATE|NLM_F_REPLACE in the main table (static, universe scope): idempotent. */
+export function encodeReplaceRoute(req: RouteRequest, seq: number): Buffer {
+  const family = req.destination.family === 4 ? AF_INET : AF_INET6;
+  const rtmsg = Buffer.alloc(12);
+  rtmsg.writeUInt8(family, 0);
+  rtmsg.writeUInt8(req.prefixLen, 1); // dst_len
+  rtmsg.writeUInt8(254, 4); // RT_TABLE_MAIN
+  rtmsg.writeUInt8(4, 5); // RTPROT_STATIC
+  rtmsg.writeUInt8(req.gateway ? 0 : 253, 6); // RT_SCOPE_UNIVERSE via a gateway, RT_SCOPE_LINK on-link
+  rtmsg.writeUInt8(1, 7); // RTN_UNICAST
+  const attrs = [attr(RTA.dst, Buffer.from(ipToBytes(req.destination))), attr(RTA.oif, u32(req.ifindex))];
+  if (req.gateway) attrs.push(attr(RTA.gateway, Buffer.from(ipToBytes(req.gateway))));
+  return message(RTM_NEWROUTE, NLM_F.request | NLM_F.ack | NLM_F.create | NLM_F.replace, seq, Buffer.concat([rtmsg, ...attrs]));
+}
+
 /** RTM_NEWLINK setting IFF_UP on one interface (`ip link set dev X up`). */
 export function encodeSetLinkUp(ifindex: number, seq: number): Buffer {
   const b = Buffer.alloc(IFINFOMSG);

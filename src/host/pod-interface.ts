@@ -6,7 +6,7 @@
  */
 import { formatIp, ipEquals, type IpAddress } from '../core/ip.js';
 import { NetlinkError, NetlinkSocket } from './netlink.js';
-import { encodeDelAddress, encodeGetAddresses, encodeGetLinks, encodeNewAddress, encodeSetLinkUp, type AddressInfo, type LinkInfo } from './netlink-codec.js';
+import { encodeDelAddress, encodeGetAddresses, encodeGetLinks, encodeNewAddress, encodeReplaceRoute, encodeSetLinkUp, type AddressInfo, type LinkInfo } from './netlink-codec.js';
 import * as native from './native.js';
 
 export interface PodInterfaceOptions {
@@ -36,13 +36,30 @@ export class PodInterface {
     return new PodInterface(o);
   }
 
-  /** Brings the link up and adds the address (permanent); `present` when it was already there. */
-  async configure(ip: IpAddress, prefixLen: number): Promise<'added' | 'present'> {
+  /**
+   * Brings the link up and adds the address (permanent); `present` when it
+   * was already there. Any other global address of the family on the
+   * interface (an earlier claim's) is removed, except those in `keep` (the VIPs).
+   */
+  async configure(ip: IpAddress, prefixLen: number, keep: readonly IpAddress[] = []): Promise<'added' | 'present'> {
     await this.netlink.request((seq) => encodeSetLinkUp(this.ifindex, seq), `set ${this.o.iface} up in ${this.o.netnsPath}`);
-    const had = (await this.addresses()).some((a) => a.ifindex === this.ifindex && ipEquals(a.ip, ip) && a.prefixLen === prefixLen);
+    const current = await this.addresses();
+    for (const a of current) {
+      const linkLocal = a.ip.family === 6 ? a.ip.value >> 118n === 0x3fan : a.ip.value >> 16n === 0xa9fen;
+      if (a.ip.family !== ip.family || linkLocal || ipEquals(a.ip, ip) || keep.some((k) => ipEquals(k, a.ip))) continue;
+      await this.deconfigure(a.ip, a.prefixLen);
+    }
+    const had = current.some((a) => ipEquals(a.ip, ip) && a.prefixLen === prefixLen);
     if (had) return 'present';
     await this.netlink.request((seq) => encodeNewAddress({ ifindex: this.ifindex, ip, prefixLen }, seq), `add ${formatIp(ip)}/${prefixLen} to ${this.o.iface} in ${this.o.netnsPath}`);
     return 'added';
+  }
+
+  /** Adds or replaces routes through this interface (`ip route replace DST [via GW] dev IF`). */
+  async routes(routes: readonly { readonly destination: IpAddress; readonly prefixLen: number; readonly gateway?: IpAddress }[]): Promise<void> {
+    for (const r of routes) {
+      await this.netlink.request((seq) => encodeReplaceRoute({ ifindex: this.ifindex, ...r }, seq), `route ${formatIp(r.destination)}/${r.prefixLen}${r.gateway ? ` via ${formatIp(r.gateway)}` : ''} dev ${this.o.iface}`);
+    }
   }
 
   /** Removes the address; false when it was not there. */

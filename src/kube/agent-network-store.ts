@@ -12,7 +12,7 @@ import type { Condition, IpAddressObject, IpClaimObject } from '../ipam/objects.
 import type { HolderReport } from '../multus/agent-runner.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from '../multus/network.js';
 import { claimedAddress, podClaim, type ClaimedAddress, type PodObject } from '../multus/pods.js';
-import { isAlreadyExists, isNotFound } from './errors.js';
+import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
 import { informerFor, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
@@ -22,6 +22,16 @@ import { formatTime } from './time.js';
 import { objectKey } from './types.js';
 
 export const AGENT_FIELD_MANAGER = 'ironet-agent';
+
+interface SaidState {
+  holding: boolean;
+  pod: string;
+  /** The unit's identity (its Lease holderIdentity). */
+  agent: string;
+  since: string;
+  dhcp: { serving: boolean; message: string } | undefined;
+  conditions: Map<string, Condition>;
+}
 
 export interface KubeAgentNetworkStoreOptions {
   readonly events: EventRecorder;
@@ -106,7 +116,7 @@ export class KubeAgentNetworkStore {
     }
     const addressName = claim?.status?.address?.name;
     const address = addressName ? await this.addresses.tryGet({ namespace: network.namespace, name: addressName }) : undefined;
-    return claimedAddress(network, claim, address);
+    return claimedAddress(network, claim, address, pod.metadata.uid);
   }
 
   async releaseClaim(namespace: string, name: string): Promise<void> {
@@ -125,23 +135,50 @@ export class KubeAgentNetworkStore {
   }
 
   /** What this agent last said on each network's status (server-side apply replaces all of a manager's fields at once). */
-  private readonly said = new Map<string, { holding: boolean; pod: string; since: string; dhcp: { serving: boolean; message: string } | undefined; conditions: Map<string, Condition> }>();
+  private readonly said = new Map<string, SaidState>();
 
   async report(network: ProvisioningNetwork, r: HolderReport): Promise<void> {
     const key = `${network.namespace}/${network.name}`;
     const now = formatTime(this.o.clock.wallMs());
-    const prev = this.said.get(key);
-    const state = prev ?? { holding: false, pod: r.pod, since: now, dhcp: undefined, conditions: new Map<string, Condition>() };
+    const state: SaidState = this.said.get(key) ?? { holding: false, pod: r.pod, agent: r.agent, since: now, dhcp: undefined, conditions: new Map() };
     if (r.kind === 'holding') {
       if (r.holding && !state.holding) state.since = now;
       state.holding = r.holding;
       state.pod = r.pod;
+      state.agent = r.agent;
       state.dhcp = undefined; // a new term starts its DHCP again
     } else {
-      if (!state.holding) return; // a late report from a term that ended
+      if (!state.holding || state.agent !== r.agent) return; // a late report from a term that ended
       state.dhcp = { serving: r.serving, message: r.message };
     }
     this.said.set(key, state);
+    if (r.kind === 'holding' && !r.holding) {
+      // stepping down: only while the status still names this unit, and conditional on the version seen, so a
+      // late write can never replace the next holder's report
+      const cached = this.networkInformer.get(key);
+      if (cached?.status?.vipHolder?.agent !== r.agent) return;
+      await this.apply(network, state, now, cached.metadata.resourceVersion);
+      return;
+    }
+    await this.apply(network, state, now);
+  }
+
+  /**
+   * The holder says again what it said when the status no longer shows it (a
+   * write that failed, or was replaced by a stepping-down agent's): called on
+   * every pass over the network.
+   */
+  async reassert(network: ProvisioningNetwork): Promise<void> {
+    const key = `${network.namespace}/${network.name}`;
+    const state = this.said.get(key);
+    if (!state?.holding) return;
+    const status = this.networkInformer.get(key)?.status;
+    const shown = status?.conditions?.find((c) => c.type === 'VIPAssigned');
+    if (status?.vipHolder?.agent === state.agent && shown?.status === 'True') return;
+    await this.apply(network, state, formatTime(this.o.clock.wallMs()));
+  }
+
+  private async apply(network: ProvisioningNetwork, state: SaidState, now: string, resourceVersion?: string): Promise<void> {
     const where = `pod ${state.pod} on node ${this.o.nodeName}`;
     const cond = (type: string, status: Condition['status'], reason: string, message: string): Condition => {
       const before = state.conditions.get(type);
@@ -162,13 +199,14 @@ export class KubeAgentNetworkStore {
             ? cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
             : cond('DHCPServing', 'False', 'StartFailed', `DHCP could not start on ${where}: ${state.dhcp.message}`);
     const status = {
-      ...(state.holding ? { vipHolder: { node: this.o.nodeName, pod: state.pod, agent: this.o.identity, since: state.since } } : {}),
+      ...(state.holding ? { vipHolder: { node: this.o.nodeName, pod: state.pod, agent: state.agent, since: state.since } } : {}),
       conditions: [vipAssigned, dhcp],
     };
     try {
-      await this.networks.applyStatus({ namespace: network.namespace, name: network.name }, { status }, AGENT_FIELD_MANAGER, { signal: AbortSignal.timeout(2000) });
+      await this.networks.applyStatus({ namespace: network.namespace, name: network.name }, { status }, AGENT_FIELD_MANAGER, { signal: AbortSignal.timeout(2000), resourceVersion });
     } catch (err) {
-      this.o.logger.warn({ err: describeError(err), report: r.kind }, 'could not report on the ProvisioningNetwork status');
+      if (isConflict(err)) return; // the status changed meanwhile (another holder): nothing of ours to say
+      this.o.logger.warn({ err: describeError(err), holding: state.holding }, 'could not report on the ProvisioningNetwork status');
     }
   }
 }

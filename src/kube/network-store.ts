@@ -7,7 +7,10 @@
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { IpPoolObject } from '../ipam/objects.js';
+import type { KubeObject } from '../core/object-meta.js';
+import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
+import { macOfKey } from '../dhcp/objects.js';
+import type { IpClaimObject, IpPoolObject } from '../ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from '../multus/nad.js';
 import { NETWORK_LABEL, type ProvisioningNetworkObject } from '../multus/network.js';
 import type { EventPlan, Reservation, StatusPlan } from '../multus/plan.js';
@@ -40,6 +43,8 @@ export class KubeNetworkStore implements NetworkStore {
   private readonly networkInformer: Informer<ProvisioningNetworkObject>;
   private readonly nadInformer: Informer<NetworkAttachmentDefinitionObject>;
   private readonly poolInformer: Informer<IpPoolObject>;
+  private readonly claimInformer: Informer<IpClaimObject>;
+  private readonly blockInformer: Informer<DhcpLeaseBlockObject>;
 
   constructor(
     kube: KubeClient,
@@ -49,7 +54,15 @@ export class KubeNetworkStore implements NetworkStore {
     this.networks = kube.resource(RESOURCES.provisioningNetwork);
     this.nads = kube.resource(RESOURCES.networkAttachmentDefinition);
     this.pools = kube.resource(RESOURCES.ipPool);
-    this.networkInformer = informerFor(this.networks, { ...common, name: 'provisioningnetworks', onEvent: (e) => o.onChanged(objectKey(e.object)) });
+    // a VIP conflict depends on the other networks: a change to one re-checks every network
+    this.networkInformer = informerFor(this.networks, {
+      ...common,
+      name: 'provisioningnetworks',
+      onEvent: (e) => {
+        o.onChanged(objectKey(e.object));
+        for (const other of this.networkInformer.list()) if (other.metadata.uid !== e.object.metadata.uid) o.onChanged(objectKey(other));
+      },
+    });
     // every NAD, not only ours: one of a network's name that someone else wrote must be seen (and reported), not overwritten
     this.nadInformer = informerFor(this.nads, {
       ...common,
@@ -68,10 +81,29 @@ export class KubeNetworkStore implements NetworkStore {
         for (const key of this.networksNaming(e.object.metadata.namespace ?? '', e.object.metadata.name ?? '')) o.onChanged(key);
       },
     });
+    // the counts on the status: Ironic pods with an address (their claims carry the network's label), DHCP leases in blocks
+    this.claimInformer = informerFor(kube.resource<IpClaimObject>(RESOURCES.ipClaim), {
+      ...common,
+      name: 'provisioning-pod-claims',
+      selectors: { labelSelector: NETWORK_LABEL },
+      onEvent: (e) => o.onChanged(`${e.object.metadata.namespace ?? ''}/${e.object.metadata.labels?.[NETWORK_LABEL] ?? ''}`),
+    });
+    this.blockInformer = informerFor(kube.resource<DhcpLeaseBlockObject>(RESOURCES.dhcpLeaseBlock), {
+      ...common,
+      name: 'provisioning-lease-blocks',
+      selectors: { labelSelector: BLOCK_POOL_LABEL },
+      onEvent: (e) => {
+        for (const key of this.networksNaming(e.object.metadata.namespace ?? '', e.object.metadata.labels?.[BLOCK_POOL_LABEL] ?? '')) o.onChanged(key);
+      },
+    });
+  }
+
+  private informers(): Informer<KubeObject>[] {
+    return [this.networkInformer, this.nadInformer, this.poolInformer, this.claimInformer, this.blockInformer] as Informer<KubeObject>[];
   }
 
   run(signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
-    const informers = [this.networkInformer, this.nadInformer, this.poolInformer];
+    const informers = this.informers();
     return {
       done: Promise.all(informers.map((i) => i.run(signal))).then(() => undefined),
       synced: Promise.all(informers.map((i) => i.waitForSync(signal))).then(() => undefined),
@@ -79,7 +111,7 @@ export class KubeNetworkStore implements NetworkStore {
   }
 
   notSyncedReason(): string | undefined {
-    for (const i of [this.networkInformer, this.nadInformer, this.poolInformer]) if (!i.hasSynced) return i.lastError ?? 'listing';
+    for (const i of this.informers()) if (!i.hasSynced) return i.lastError ?? 'listing';
     return undefined;
   }
 
@@ -96,7 +128,17 @@ export class KubeNetworkStore implements NetworkStore {
       if (typeof name === 'string' && name !== '') pools.set(name, this.poolInformer.get(`${ns}/${name}`));
     }
     const nad = this.nadInformer.get(`${ns}/${object.metadata.name ?? ''}`);
-    return { object, pools, nad };
+    const name = object.metadata.name ?? '';
+    const attachedPods = this.claimInformer.list().filter((c) => c.metadata.namespace === ns && c.metadata.labels?.[NETWORK_LABEL] === name && c.status?.address?.name).length;
+    const dhcpPool = object.spec?.dhcpPool?.name;
+    let leases = 0;
+    if (typeof dhcpPool === 'string' && dhcpPool !== '') {
+      for (const b of this.blockInformer.list()) if (b.metadata.namespace === ns && b.metadata.labels?.[BLOCK_POOL_LABEL] === dhcpPool) leases += Object.keys(b.spec?.leases ?? {}).length;
+      // static reservations and older leases are pool entries `dhcp-<mac>`
+      for (const key of Object.keys(pools.get(dhcpPool)?.status?.indexes ?? {})) if (macOfKey(key)) leases++;
+    }
+    const others = this.networkInformer.list().filter((o) => o.metadata.uid !== object.metadata.uid);
+    return { object, pools, nad, others, counts: { attachedPods, leases } };
   }
 
   async createNad(nad: NetworkAttachmentDefinitionObject): Promise<WriteOutcome> {
@@ -139,6 +181,8 @@ export class KubeNetworkStore implements NetworkStore {
       status: {
         observedGeneration: status.observedGeneration,
         ...(status.networkAttachmentDefinition ? { networkAttachmentDefinition: status.networkAttachmentDefinition } : {}),
+        attachedPods: status.attachedPods,
+        leases: status.leases,
         conditions: status.conditions,
       },
     };

@@ -159,12 +159,13 @@ export class ResourceClient<T extends KubeObject> {
    * removed, and other managers' fields (e.g. other condition types of a
    * list-map) are kept. `force` takes over fields another manager set.
    */
-  applyStatus(id: ObjectId, body: object, fieldManager: string, options: { force?: boolean; signal?: AbortSignal } = {}): Promise<T> {
+  applyStatus(id: ObjectId, body: object, fieldManager: string, options: { force?: boolean; signal?: AbortSignal; resourceVersion?: string } = {}): Promise<T> {
     return this.rest.request<T>({
       method: 'PATCH',
       path: this.path(id.namespace, id.name, 'status'),
       query: { fieldManager, force: options.force ?? true },
-      body: { apiVersion: this.apiVersion, kind: this.ref.kind, metadata: { name: id.name, ...(id.namespace ? { namespace: id.namespace } : {}) }, ...body },
+      // with a resourceVersion the apply is conditional: 409 Conflict when the object changed since
+      body: { apiVersion: this.apiVersion, kind: this.ref.kind, metadata: { name: id.name, ...(id.namespace ? { namespace: id.namespace } : {}), ...(options.resourceVersion ? { resourceVersion: options.resourceVersion } : {}) }, ...body },
       contentType: CONTENT_TYPE.apply,
       signal: options.signal,
     });

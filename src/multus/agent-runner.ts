@@ -14,7 +14,7 @@ import type { Logger } from '../core/logger.js';
 import { describeError } from '../core/errors.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import { nadName } from './nad.js';
-import { parseNetwork, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
+import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
 import { choosePod, podReady, unitFingerprint, type ClaimedAddress, type PodObject } from './pods.js';
 
@@ -32,8 +32,8 @@ export interface UnitHandle {
 
 /** What the VIP unit on a pod tells the network's status: holding (or not), and DHCP serving (or why not). */
 export type HolderReport =
-  | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string }
-  | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string };
+  | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string }
+  | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string };
 
 export interface AgentPorts {
   network(key: string): ProvisioningNetworkObject | undefined;
@@ -42,11 +42,13 @@ export interface AgentPorts {
   /** Creates the pod's IPClaim if missing; what it got so far. */
   claim(network: ProvisioningNetwork, pod: PodObject): Promise<ClaimedAddress>;
   releaseClaim(namespace: string, name: string): Promise<void>;
-  /** Brings the interface up with the address (in the pod's namespace). */
-  plumb(netnsPath: string, iface: string, ip: IpAddress, prefix: number): Promise<'added' | 'present'>;
+  /** Brings the interface up with the address (in the pod's namespace), removing any other but the VIPs, and adds the network's routes. */
+  plumb(netnsPath: string, iface: string, ip: IpAddress, prefix: number, vips: readonly IpAddress[], routes: ProvisioningNetwork['routes']): Promise<'added' | 'present'>;
   startUnit(network: ProvisioningNetwork, pod: PodObject, netnsPath: string, iface: string, report: (r: HolderReport) => Promise<void>): Promise<UnitHandle>;
   /** The holder's part of the network's status; bounded, never throws. */
   report(network: ProvisioningNetwork, report: HolderReport): Promise<void>;
+  /** Says again what the holder said if the status no longer shows it; never throws. */
+  reassert(network: ProvisioningNetwork): Promise<void>;
   /** Whether the network's parent interface exists in this node's namespace. */
   parentExists(parent: string): boolean;
   /** An Event on the ProvisioningNetwork; never throws. */
@@ -63,6 +65,23 @@ export interface AgentRunnerOptions {
   readonly waitRetryMs?: number;
 }
 
+/** Passes (about a second apart) without Multus' network-status before the agent records a Warning Event. */
+export const WARN_AFTER_WAITS = 30;
+
+/** Ready reasons that mean "the controller accepted the spec" (it waits only for agents). */
+const ACCEPTED_REASONS = new Set(['WaitingForVIPHolder', 'WaitingForDHCP', 'Ready']);
+
+/** Why the agent must not act on a network yet (the controller has not accepted its current spec), or undefined. */
+export function notAccepted(obj: ProvisioningNetworkObject): string | undefined {
+  const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
+  const generation = obj.metadata.generation ?? 0;
+  if (!ready || (obj.status?.observedGeneration ?? -1) !== generation || (ready.observedGeneration !== undefined && ready.observedGeneration !== generation)) {
+    return `the controller has not checked generation ${generation} of the ProvisioningNetwork yet (is ironet controller running?)`;
+  }
+  if (!ACCEPTED_REASONS.has(ready.reason)) return `the controller refused the ProvisioningNetwork: ${ready.reason}: ${ready.message}`;
+  return undefined;
+}
+
 interface Attached {
   readonly fingerprint: string;
   readonly podName: string;
@@ -75,6 +94,8 @@ export class AgentRunner {
   /** The pods whose claim this agent made, per network: released when the pod goes. */
   private readonly claimed = new Map<string, { namespace: string; pod: string }>();
   private readonly lastWait = new Map<string, string>();
+  /** Passes in a row that found a pod (by UID) without its attachment. */
+  private readonly attachWaits = new Map<string, number>();
 
   constructor(private readonly o: AgentRunnerOptions) {}
 
@@ -82,8 +103,15 @@ export class AgentRunner {
     const log = this.o.logger.child({ provisioningNetwork: key });
     const obj = this.o.ports.network(key);
     const parsed = obj ? parseNetwork(obj).network : undefined;
-    if (!parsed) {
+    if (!obj || !parsed) {
       await this.detach(key, obj ? 'the ProvisioningNetwork is not valid (see its Ready condition)' : 'the ProvisioningNetwork was deleted');
+      return { kind: 'done' };
+    }
+    // the controller's checks (VIP reserved and not allocated, pools apart, NAD ours, VIP not another network's) must
+    // have passed for this very generation: until then nothing goes on the wire
+    const refusal = notAccepted(obj);
+    if (refusal) {
+      await this.detach(key, refusal);
       return { kind: 'done' };
     }
     const network = parsed;
@@ -104,8 +132,14 @@ export class AgentRunner {
     const att = findAttachment(pod.metadata.annotations, network.namespace, nadName(network));
     if (!att.ok) {
       await this.detach(key, att.message);
+      // Multus writes network-status within seconds of the sandbox: still none after WARN_AFTER_WAITS tries is worth an Event
+      const uid = pod.metadata.uid ?? '';
+      const waits = (this.attachWaits.get(uid) ?? 0) + 1;
+      this.attachWaits.set(uid, waits);
+      if (waits === WARN_AFTER_WAITS) await this.o.ports.warn(network, att.reason, `pod ${pod.metadata.name} on node ${this.o.nodeName}: ${att.message}`);
       return wait(att.message);
     }
+    this.attachWaits.delete(pod.metadata.uid ?? '');
     const iface = att.attachment.interface;
     const netns = this.o.ports.findNetns(pod.metadata.uid ?? '');
     if (!netns) return wait(`no process of pod ${pod.metadata.name} (uid ${pod.metadata.uid}) is visible on this node yet (the agent needs hostPID)`);
@@ -114,7 +148,7 @@ export class AgentRunner {
     const address = await this.o.ports.claim(network, pod);
     if (address.kind === 'waiting') return wait(address.reason);
     try {
-      const done = await this.o.ports.plumb(netns.path, iface, address.ip, address.prefix);
+      const done = await this.o.ports.plumb(netns.path, iface, address.ip, address.prefix, vipsOf(network), network.routes);
       if (done === 'added') log.info({ pod: pod.metadata.name, iface, address: `${formatIp(address.ip)}/${address.prefix}` }, 'pod interface plumbed');
     } catch (err) {
       return wait(`could not configure ${iface} in pod ${pod.metadata.name}: ${describeError(err)}`);
@@ -139,6 +173,7 @@ export class AgentRunner {
       }
     }
     current.unit.setCandidate(podReady(pod));
+    await this.o.ports.reassert(network);
     return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
   }
 
@@ -180,9 +215,10 @@ export class AgentRunner {
     }
     const claim = this.claimed.get(key);
     if (claim && !options.keepClaim) {
-      // only a pod that is gone (or being deleted) gives its address back; one merely not plumbable keeps it
+      // only a pod that is gone gives its address back: a terminating pod keeps using it for its grace period
+      // (the claim's owner reference frees it with the Pod object anyway, also when this node is gone)
       const pod = this.o.ports.pods().find((p) => p.metadata.namespace === claim.namespace && p.metadata.name === claim.pod);
-      if (!pod || pod.metadata.deletionTimestamp) {
+      if (!pod) {
         this.claimed.delete(key);
         try {
           await this.o.ports.releaseClaim(claim.namespace, claim.pod);

@@ -59,7 +59,8 @@ export function desiredNad(n: ProvisioningNetwork): NetworkAttachmentDefinitionO
         // Multus' resource injector would add a device-plugin resource here; a macvlan/bridge attachment needs none
         'ironet.io/generated-from': `provisioningnetworks.ironet.io/${n.name}`,
       },
-      ownerReferences: [{ apiVersion: IRONET_API_VERSION, kind: PROVISIONING_NETWORK_KIND, name: n.name, uid: n.uid, controller: true, blockOwnerDeletion: true }],
+      // no blockOwnerDeletion: with OwnerReferencesPermissionEnforcement (OpenShift) it would need update on provisioningnetworks/finalizers
+      ownerReferences: [{ apiVersion: IRONET_API_VERSION, kind: PROVISIONING_NETWORK_KIND, name: n.name, uid: n.uid, controller: true }],
     },
     spec: { config: JSON.stringify(cniConfig(n)) },
   };

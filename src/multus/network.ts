@@ -11,6 +11,7 @@ import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
 import { selectorProblem, type LabelSelector } from '../core/labels.js';
 import type { KubeObject } from '../core/object-meta.js';
 import type { Condition } from '../ipam/objects.js';
+import { validateTimings } from '../vip/election.js';
 
 export const IRONET_API_VERSION = 'ironet.io/v1alpha1';
 export const PROVISIONING_NETWORK_KIND = 'ProvisioningNetwork';
@@ -21,9 +22,10 @@ export interface ProvisioningNetworkSpecInput {
   cidr?: string;
   ipv6Cidr?: string;
   vip?: { ipv4?: string; ipv6?: string };
-  attachment?: { mode?: string; parent?: string; mtu?: number; interfaceName?: string };
+  attachment?: { mode?: string; parent?: string; mtu?: number };
   podPool?: { name?: string };
   dhcpPool?: { name?: string };
+  routes?: { destination?: string; gateway?: string }[];
   ironicPodSelector?: LabelSelector;
   dhcp?: {
     enabled?: boolean;
@@ -71,9 +73,11 @@ export interface ProvisioningNetwork {
   /** At least one of the two. */
   readonly vip4: IpAddress | undefined;
   readonly vip6: IpAddress | undefined;
-  readonly attachment: { readonly mode: AttachmentMode; readonly parent: string; readonly mtu: number | undefined; readonly interfaceName: string };
+  readonly attachment: { readonly mode: AttachmentMode; readonly parent: string; readonly mtu: number | undefined };
   readonly podPool: string;
   readonly dhcpPool: string | undefined;
+  /** Routes the agent adds in each Ironic pod through its provisioning interface. */
+  readonly routes: readonly { readonly destination: Cidr; readonly gateway: IpAddress | undefined }[];
   readonly ironicPodSelector: LabelSelector;
   readonly dhcp: {
     readonly enabled: boolean;
@@ -97,6 +101,7 @@ export type ProblemReason =
   | 'PoolOutsideCIDR'
   | 'PoolsOverlap'
   | 'VIPAllocated'
+  | 'VIPConflict'
   | 'NADConflict';
 
 export interface Problem {
@@ -109,13 +114,15 @@ export interface Problem {
 
 export const DEFAULTS = {
   mode: 'macvlan',
-  interfaceName: 'net1',
   leaseSeconds: 3600,
   bootFiles: { bios: 'undionly.kpxe', uefiX86_64: 'snponly-x86_64.efi', uefiArm64: 'snponly-arm64.efi' },
   election: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
 } as const;
 
 const INTERFACE_NAME = /^[^/\s:]{1,15}$/;
+const BOOT_FILE = /^[\x21-\x7e]{1,127}$/;
+/** `ironet-vip-<name>` (the Lease) must stay a valid object name (253). */
+const MAX_NAME = 242;
 
 export function parseNetwork(obj: ProvisioningNetworkObject): { network: ProvisioningNetwork | undefined; problems: Problem[] } {
   const problems: Problem[] = [];
@@ -147,13 +154,13 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
     }
     return ip;
   };
-  const ipsOf = (field: string, list: unknown): IpAddress[] => {
+  const ipsOf = (field: string, list: unknown, family?: 4 | 6): IpAddress[] => {
     if (list === undefined) return [];
     if (!Array.isArray(list)) {
       bad(field, `${field} is not a list of addresses; write e.g. [172.22.0.1]`);
       return [];
     }
-    return list.flatMap((t, i) => ipOf(`${field}[${i}]`, typeof t === 'string' ? t : JSON.stringify(t)) ?? []);
+    return list.flatMap((t, i) => ipOf(`${field}[${i}]`, typeof t === 'string' ? t : JSON.stringify(t), family) ?? []);
   };
 
   const cidr = cidrOf('spec.cidr', spec.cidr, 4, '172.22.0.0/24');
@@ -175,8 +182,6 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   if (mode !== 'macvlan' && mode !== 'bridge') bad('spec.attachment.mode', `spec.attachment.mode ${JSON.stringify(mode)} is not macvlan or bridge`);
   const parent = a.parent ?? '';
   if (!INTERFACE_NAME.test(parent)) bad('spec.attachment.parent', `spec.attachment.parent ${JSON.stringify(parent)} is not an interface name; name the node NIC (macvlan) or bridge (bridge mode), e.g. eth1 or ironicendpoint`);
-  const interfaceName = a.interfaceName ?? DEFAULTS.interfaceName;
-  if (!INTERFACE_NAME.test(interfaceName)) bad('spec.attachment.interfaceName', `spec.attachment.interfaceName ${JSON.stringify(interfaceName)} is not an interface name (at most 15 characters, no '/', ':' or spaces)`);
   if (a.mtu !== undefined && !(Number.isInteger(a.mtu) && a.mtu >= 576 && a.mtu <= 9216)) bad('spec.attachment.mtu', `spec.attachment.mtu ${a.mtu} is not between 576 and 9216`);
 
   const podPool = spec.podPool?.name ?? '';
@@ -186,6 +191,25 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   if (dhcpEnabled && !dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name is missing while DHCP is enabled; name the IPPool DHCP leases come from, or set spec.dhcp.enabled: false');
   if (dhcpPool !== undefined && dhcpPool === podPool) {
     problems.push({ reason: 'PoolsOverlap', field: 'spec.dhcpPool.name', message: `spec.dhcpPool.name and spec.podPool.name are both ${JSON.stringify(podPool)}; DHCP leases and pod addresses need separate pools` });
+  }
+
+  const routes: { destination: Cidr; gateway: IpAddress | undefined }[] = [];
+  for (const [i, r] of (spec.routes ?? []).entries()) {
+    const f = `spec.routes[${i}]`;
+    let destination: Cidr | undefined;
+    try {
+      destination = parseCidr(r.destination ?? '', `${f}.destination`);
+    } catch {
+      bad(`${f}.destination`, `${f}.destination ${JSON.stringify(r.destination ?? '')} is not a subnet; write e.g. 172.23.0.0/24 (a routed provisioning subnet behind a DHCP relay)`);
+      continue;
+    }
+    const gateway = ipOf(`${f}.gateway`, r.gateway, destination.network.family);
+    const onLink = destination.network.family === 4 ? cidr : ipv6Cidr;
+    if (gateway && onLink && !cidrContains(onLink, gateway)) {
+      bad(`${f}.gateway`, `${f}.gateway ${formatIp(gateway)} is not on the provisioning subnet ${formatCidr(onLink)}; the pod reaches gateways on-link only`);
+      continue;
+    }
+    routes.push({ destination, gateway });
   }
 
   const selector = spec.ironicPodSelector;
@@ -201,9 +225,15 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   const d = spec.dhcp ?? {};
   const leaseSeconds = d.leaseSeconds ?? DEFAULTS.leaseSeconds;
   if (!(Number.isInteger(leaseSeconds) && leaseSeconds >= 60)) bad('spec.dhcp.leaseSeconds', `spec.dhcp.leaseSeconds ${leaseSeconds} is below 60; leases that short make PXE clients renew mid-download`);
-  const routers = ipsOf('spec.dhcp.routers', d.routers);
-  const dnsServers = ipsOf('spec.dhcp.dnsServers', d.dnsServers);
-  const tftpServer = ipOf('spec.dhcp.tftpServer', d.tftpServer);
+  // DHCPv4 options carry IPv4 addresses and ASCII file names (the BOOTP file field holds 128 bytes)
+  const routers = ipsOf('spec.dhcp.routers', d.routers, 4);
+  const dnsServers = ipsOf('spec.dhcp.dnsServers', d.dnsServers, 4);
+  const tftpServer = ipOf('spec.dhcp.tftpServer', d.tftpServer, 4);
+  for (const [k, v] of Object.entries(d.bootFiles ?? {})) {
+    if (v !== undefined && v !== '' && !BOOT_FILE.test(v)) bad(`spec.dhcp.bootFiles.${k}`, `spec.dhcp.bootFiles.${k} ${JSON.stringify(v)} is not a file name a PXE client can take (printable ASCII without spaces, at most 127 characters)`);
+  }
+  if (d.ipxeScriptUrl !== undefined && !/^[\x21-\x7e]{1,255}$/.test(d.ipxeScriptUrl)) bad('spec.dhcp.ipxeScriptUrl', 'spec.dhcp.ipxeScriptUrl must be printable ASCII without spaces, at most 255 characters (DHCP option 67)');
+  if (dhcpEnabled && vip6 && !vip4) bad('spec.dhcp.enabled', 'DHCP for PXE is DHCPv4 and answers from the IPv4 VIP: set spec.vip.ipv4, or set spec.dhcp.enabled: false');
   if (d.ipxeScriptUrl !== undefined && !/^https?:\/\/[^/\s]+/.test(d.ipxeScriptUrl)) bad('spec.dhcp.ipxeScriptUrl', `spec.dhcp.ipxeScriptUrl ${JSON.stringify(d.ipxeScriptUrl)} is not an http(s) URL; e.g. http://172.22.0.2:6180/boot.ipxe`);
 
   const e = spec.election ?? {};
@@ -214,7 +244,16 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   };
   if (!(election.retryPeriodMs < election.renewDeadlineMs && election.renewDeadlineMs < election.leaseDurationMs)) {
     bad('spec.election', `spec.election needs retryPeriodMs < renewDeadlineMs < leaseDurationMs (now ${election.retryPeriodMs} / ${election.renewDeadlineMs} / ${election.leaseDurationMs}): the holder drops the VIP before anyone may take it`);
+  } else {
+    // the elector's own rules (the fence margin, the kernel lifetime's 1 s steps)
+    try {
+      validateTimings(election, 'spec.election');
+    } catch (err) {
+      bad('spec.election', err instanceof Error ? err.message : String(err));
+    }
   }
+  const name = obj.metadata.name ?? '';
+  if (name.length > MAX_NAME) bad('metadata.name', `metadata.name is ${name.length} characters; at most ${MAX_NAME} (its VIP Lease is named ironet-vip-<name>)`);
 
   if (problems.length > 0 || !cidr || !selector) return { network: undefined, problems };
   return {
@@ -228,9 +267,10 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
       ipv6Cidr,
       vip4,
       vip6,
-      attachment: { mode: mode as AttachmentMode, parent, mtu: a.mtu, interfaceName },
+      attachment: { mode: mode as AttachmentMode, parent, mtu: a.mtu },
       podPool,
       dhcpPool,
+      routes,
       ironicPodSelector: selector,
       dhcp: {
         enabled: dhcpEnabled,
@@ -264,9 +304,10 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
     cidr: str(s.cidr),
     ipv6Cidr: str(s.ipv6Cidr),
     vip: s.vip === undefined ? undefined : { ipv4: str(vip.ipv4), ipv6: str(vip.ipv6) },
-    attachment: { mode: str(a.mode), parent: str(a.parent), mtu: num(a.mtu), interfaceName: str(a.interfaceName) },
+    attachment: { mode: str(a.mode), parent: str(a.parent), mtu: num(a.mtu) },
     podPool: { name: str(obj(s.podPool).name) },
     dhcpPool: s.dhcpPool === undefined ? undefined : { name: str(obj(s.dhcpPool).name) },
+    routes: (Array.isArray(s.routes) ? s.routes : []).map((x) => ({ destination: str(obj(x).destination), gateway: str(obj(x).gateway) })),
     ironicPodSelector: sel && {
       matchLabels: Object.fromEntries(Object.entries(obj(sel.matchLabels)).map(([k, v]) => [k, str(v) ?? ''])),
       matchExpressions: (Array.isArray(sel.matchExpressions) ? sel.matchExpressions : []).map((x) => {

@@ -22,6 +22,10 @@ export interface PlanInput {
   readonly pools: ReadonlyMap<string, IpPoolObject | undefined>;
   /** The NAD of the network's name in its namespace, if any. */
   readonly nad: NetworkAttachmentDefinitionObject | undefined;
+  /** Every other ProvisioningNetwork (any namespace): a VIP belongs to one network only. */
+  readonly others?: readonly ProvisioningNetworkObject[];
+  /** Ironic pods with an address (bound claims), DHCP leases held. */
+  readonly counts: { readonly attachedPods: number; readonly leases: number };
   readonly nowIso: string;
 }
 
@@ -40,6 +44,8 @@ export interface Reservation {
 
 export interface StatusPlan {
   readonly observedGeneration: number;
+  readonly attachedPods: number;
+  readonly leases: number;
   readonly networkAttachmentDefinition: string | undefined;
   readonly conditions: Condition[];
 }
@@ -72,6 +78,7 @@ export function planNetwork(input: PlanInput): Plan {
   const events: EventPlan[] = [];
 
   if (network) {
+    problems.push(...vipConflicts(network, input.object, input.others ?? []));
     const pools = poolProblems(network, input.pools);
     problems.push(...pools.problems);
     reservations.push(...pools.reservations);
@@ -102,10 +109,35 @@ export function planNetwork(input: PlanInput): Plan {
     events,
     status: {
       observedGeneration: input.object.metadata.generation ?? 0,
+      attachedPods: input.counts.attachedPods,
+      leases: input.counts.leases,
       networkAttachmentDefinition: nadReady ? nadName(network) : undefined,
       conditions: [readyCondition(input.object, problems, input.nowIso)],
     },
   };
+}
+
+/**
+ * Two networks with one VIP would elect two holders (a Lease each): the
+ * oldest network keeps it, every younger one is refused.
+ */
+function vipConflicts(n: ProvisioningNetwork, self: ProvisioningNetworkObject, others: readonly ProvisioningNetworkObject[]): Problem[] {
+  const key = (o: ProvisioningNetworkObject): string => `${o.metadata.creationTimestamp ?? '~'}|${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+  const problems: Problem[] = [];
+  for (const other of others) {
+    if (other.metadata.uid === self.metadata.uid || key(other) >= key(self)) continue;
+    const theirs = parseNetwork(other).network;
+    if (!theirs) continue;
+    for (const vip of vipsOf(n)) {
+      if (!vipsOf(theirs).some((v) => v.family === vip.family && v.value === vip.value)) continue;
+      problems.push({
+        reason: 'VIPConflict',
+        field: vip.family === 4 ? 'spec.vip.ipv4' : 'spec.vip.ipv6',
+        message: `the VIP ${formatIp(vip)} already belongs to ProvisioningNetwork ${theirs.namespace}/${theirs.name} (older); two networks with one VIP would elect two holders: pick another VIP or delete one network`,
+      });
+    }
+  }
+  return problems;
 }
 
 /** Checks both pools against the network and each other; the VIP reservations each still needs. */

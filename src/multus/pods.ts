@@ -3,6 +3,7 @@
  * ProvisioningNetwork it plumbs, the IPClaim that pod's address comes from,
  * the address that claim got, and the VIP unit's settings. Pure.
  */
+import { formatCidr } from '../core/cidr.js';
 import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
 import { selectorMatches } from '../core/labels.js';
 import type { KubeObject } from '../core/object-meta.js';
@@ -72,8 +73,12 @@ export type ClaimedAddress =
   | { readonly kind: 'waiting'; readonly reason: string };
 
 /** What a pod's claim got: the address and prefix of its IPAddress, or why there is none yet. */
-export function claimedAddress(network: ProvisioningNetwork, claim: IpClaimObject | undefined, address: IpAddressObject | undefined): ClaimedAddress {
+export function claimedAddress(network: ProvisioningNetwork, claim: IpClaimObject | undefined, address: IpAddressObject | undefined, ownerUid?: string): ClaimedAddress {
   if (!claim) return { kind: 'waiting', reason: 'the pod\'s IPClaim is not created yet' };
+  if (claim.metadata.deletionTimestamp) return { kind: 'waiting', reason: `IPClaim ${claim.metadata.name} is being deleted (an earlier pod's); a new one is made once it is gone` };
+  if (ownerUid !== undefined && !(claim.metadata.ownerReferences ?? []).some((r) => r.kind === 'Pod' && r.uid === ownerUid)) {
+    return { kind: 'waiting', reason: `IPClaim ${claim.metadata.name} belongs to an earlier pod of that name; it is freed with that pod (owner reference), then claimed again` };
+  }
   if (claim.status?.errorMessage) return { kind: 'waiting', reason: `IPAM could not give the pod an address from IPPool ${network.podPool}: ${claim.status.errorMessage}` };
   if (!claim.status?.address?.name) return { kind: 'waiting', reason: `waiting for IPAM to allocate the pod an address from IPPool ${network.podPool} (is ironet controller running?)` };
   const ip = tryParseIp(address?.spec?.address ?? '');
@@ -95,5 +100,5 @@ export function vipLeaseName(network: Pick<ProvisioningNetwork, 'name'>): string
  * new one starts.
  */
 export function unitFingerprint(network: ProvisioningNetwork, pod: PodObject, netnsId: string, iface: string): string {
-  return JSON.stringify([pod.metadata.uid, netnsId, iface, network.vip4 && formatIp(network.vip4), network.election, network.dhcpPool, network.dhcp]);
+  return JSON.stringify([pod.metadata.uid, netnsId, iface, network.vip4 && formatIp(network.vip4), network.vip6 && formatIp(network.vip6), formatCidr(network.cidr), network.election, network.dhcpPool, network.dhcp]);
 }

@@ -13,6 +13,8 @@ export interface NetworkSnapshot {
   readonly object: ProvisioningNetworkObject;
   readonly pools: ReadonlyMap<string, IpPoolObject | undefined>;
   readonly nad: NetworkAttachmentDefinitionObject | undefined;
+  readonly others: readonly ProvisioningNetworkObject[];
+  readonly counts: { readonly attachedPods: number; readonly leases: number };
 }
 
 export type WriteOutcome = 'ok' | 'conflict' | 'notFound';

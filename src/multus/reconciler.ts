@@ -17,6 +17,8 @@ export interface NetworkReconcilerOptions {
   readonly store: NetworkStore;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Counts alone (pods, leases) are written at most this often: a PXE burst must not become a status write per lease. */
+  readonly countsEveryMs?: number;
 }
 
 export class NetworkReconciler {
@@ -40,7 +42,19 @@ export class NetworkReconciler {
 
     const before = readyOf(object.status?.conditions);
     const after = readyOf(plan.status.conditions);
-    if (statusChanged(object, plan)) check('write status', await this.o.store.writeStatus(object, plan.status));
+    let countsLater: number | undefined;
+    const change = statusChange(object, plan);
+    if (change === 'counts') {
+      const wait = (this.countsWritten.get(key) ?? -Infinity) + (this.o.countsEveryMs ?? 10_000) - this.o.clock.monotonicMs();
+      if (wait > 0) countsLater = wait;
+    }
+    // agents act on an accepted Ready: never say it while the NAD or a VIP reservation is not written yet
+    if (lost.length > 0) return { kind: 'retry', reason: lost.join('; ') };
+    if (change !== 'none' && countsLater === undefined) {
+      const outcome = await this.o.store.writeStatus(object, plan.status);
+      check('write status', outcome);
+      if (outcome === 'ok') this.countsWritten.set(key, this.o.clock.monotonicMs());
+    }
     // warnings only when what Ready says changes (pools change on every allocation; the object must not fill with repeats)
     const readyChanged = before?.reason !== after?.reason || before?.message !== after?.message;
     for (const e of plan.events) if (e.type === 'Normal' || readyChanged) await this.o.store.recordEvent(object, e);
@@ -49,24 +63,29 @@ export class NetworkReconciler {
       else log.info({ ready: after?.status, reason: after?.reason, nad: plan.status.networkAttachmentDefinition }, 'provisioning network status');
     }
     // lost races retry with the next view: the queue backs off and calls again
-    return lost.length > 0 ? { kind: 'retry', reason: lost.join('; ') } : { kind: 'done' };
+    if (lost.length > 0) return { kind: 'retry', reason: lost.join('; ') };
+    return countsLater !== undefined ? { kind: 'requeueAfter', delayMs: Math.ceil(countsLater) } : { kind: 'done' };
   }
+
+  private readonly countsWritten = new Map<string, number>();
 }
 
 function readyOf(conditions: readonly Condition[] | undefined): Condition | undefined {
   return conditions?.find((c) => c.type === 'Ready');
 }
 
-function statusChanged(object: ProvisioningNetworkObject, plan: Plan): boolean {
+/** What differs between the status written and the plan's: something that matters, only the counts, or nothing. */
+function statusChange(object: ProvisioningNetworkObject, plan: Plan): 'status' | 'counts' | 'none' {
   const s = object.status ?? {};
   const a = readyOf(s.conditions);
   const b = readyOf(plan.status.conditions);
-  return (
+  const changed =
     s.observedGeneration !== plan.status.observedGeneration ||
     s.networkAttachmentDefinition !== plan.status.networkAttachmentDefinition ||
     a?.status !== b?.status ||
     a?.reason !== b?.reason ||
     a?.message !== b?.message ||
-    a?.observedGeneration !== b?.observedGeneration
-  );
+    a?.observedGeneration !== b?.observedGeneration;
+  if (changed) return 'status';
+  return s.attachedPods !== plan.status.attachedPods || s.leases !== plan.status.leases ? 'counts' : 'none';
 }

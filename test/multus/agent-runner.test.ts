@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parseIp } from '../../src/core/ip.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { AgentRunner, type AgentPorts, type HolderReport } from '../../src/multus/agent-runner.js';
+import { AgentRunner, notAccepted, type AgentPorts, type HolderReport } from '../../src/multus/agent-runner.js';
 import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
 import type { ClaimedAddress, PodObject } from '../../src/multus/pods.js';
 import { networkObject } from './fixtures.js';
@@ -17,8 +17,13 @@ function pod(name: string, ready: boolean, annotations: Record<string, string> =
 }
 
 /** Fake ports that record what the runner did; each test sets the world it needs. */
+/** A network the controller accepted (its Ready condition for this generation waits only for agents). */
+function accepted(o: ProvisioningNetworkObject): ProvisioningNetworkObject {
+  return { ...o, status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'False', reason: 'WaitingForVIPHolder', message: '', lastTransitionTime: '2026-11-30T00:00:00Z', observedGeneration: 1 }] } };
+}
+
 class World implements AgentPorts {
-  networks = new Map<string, ProvisioningNetworkObject>([['metal3/provisioning', networkObject()]]);
+  networks = new Map<string, ProvisioningNetworkObject>([['metal3/provisioning', accepted(networkObject())]]);
   podList: PodObject[] = [];
   netns: Record<string, { path: string; id: string }> = {};
   address: ClaimedAddress = { kind: 'bound', ip: parseIp('172.22.0.10'), prefix: 24 };
@@ -43,7 +48,8 @@ class World implements AgentPorts {
     this.log.push(`release ${name}`);
     return Promise.resolve();
   }
-  plumb(netnsPath: string, iface: string) {
+  plumb(netnsPath: string, iface: string, _ip: unknown, _prefix: number, _vips: unknown, routes: readonly unknown[]) {
+    if (routes.length > 0) this.log.push(`routes ${routes.length}`);
     this.log.push(`plumb ${iface} in ${netnsPath}`);
     return Promise.resolve('added' as const);
   }
@@ -56,6 +62,9 @@ class World implements AgentPorts {
         return Promise.resolve();
       },
     });
+  }
+  reassert() {
+    return Promise.resolve();
   }
   report(_n: unknown, r: HolderReport) {
     this.log.push(`report ${r.kind}`);
@@ -127,11 +136,37 @@ describe('multus/agent-runner: plumbing the Ironic pod and running its VIP unit'
     w.podList = [pod('ironic-0', true)];
     w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
     await r.reconcile(KEY);
-    w.networks.set(KEY, networkObject({ vip: { ipv4: '10.0.0.1' } }));
+    w.networks.set(KEY, accepted(networkObject({ vip: { ipv4: '10.0.0.1' } })));
     expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
     expect(w.log.at(-1)).to.equal('stop unit ironic-0');
     w.networks.delete(KEY);
     expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+  });
+
+  it('does nothing on a network the controller has not accepted (this generation), and steps down when it refuses one', async () => {
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    w.networks.set(KEY, networkObject());
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+    expect(w.log, 'not checked yet').to.deep.equal([]);
+    w.networks.set(KEY, accepted(networkObject()));
+    await r.reconcile(KEY);
+    expect(w.log.at(-1)).to.equal('start unit ironic-0 /proc/42/ns/net');
+    const refused = accepted(networkObject());
+    refused.status!.conditions![0] = { ...refused.status!.conditions![0]!, reason: 'VIPAllocated', message: 'the VIP is a claim\'s' };
+    w.networks.set(KEY, refused);
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+    expect(w.log.at(-1)).to.equal('stop unit ironic-0');
+    const newer = accepted(networkObject({}, { generation: 2 }));
+    w.networks.set(KEY, newer);
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+    expect(notAccepted(newer)).to.match(/has not checked generation 2/);
+  });
+
+  it('a pod still without Multus\' network-status after 30 passes gets one Warning Event', async () => {
+    w.podList = [pod('ironic-0', true, { 'k8s.v1.cni.cncf.io/networks': 'provisioning' })];
+    for (let i = 0; i < 40; i++) await r.reconcile(KEY);
+    expect(w.log).to.deep.equal(['warn NoNetworkStatus']);
   });
 
   it('warns once per spec generation when the parent interface is missing on this node', async () => {

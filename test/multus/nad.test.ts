@@ -28,7 +28,7 @@ describe('multus/nad: the generated NetworkAttachmentDefinition', () => {
     expect(nad.metadata.namespace).to.equal('metal3');
     expect(nad.metadata.labels).to.include({ 'ironet.io/provisioning-network': 'provisioning' });
     expect(nad.metadata.ownerReferences).to.deep.equal([
-      { apiVersion: 'ironet.io/v1alpha1', kind: 'ProvisioningNetwork', name: 'provisioning', uid: 'uid-pn', controller: true, blockOwnerDeletion: true },
+      { apiVersion: 'ironet.io/v1alpha1', kind: 'ProvisioningNetwork', name: 'provisioning', uid: 'uid-pn', controller: true },
     ]);
     expect(JSON.parse(nad.spec!.config!)).to.deep.equal(cniConfig(net()));
     expect(isOwnedBy(nad, { uid: 'uid-pn' })).to.equal(true);

@@ -12,7 +12,7 @@ describe('multus/network: parsing a ProvisioningNetwork', () => {
     expect(problems).to.deep.equal([]);
     expect(formatCidr(network!.cidr)).to.equal('172.22.0.0/24');
     expect(formatIp(network!.vip4!)).to.equal('172.22.0.2');
-    expect(network!.attachment).to.deep.equal({ mode: 'macvlan', parent: 'eth1', mtu: undefined, interfaceName: 'net1' });
+    expect(network!.attachment).to.deep.equal({ mode: 'macvlan', parent: 'eth1', mtu: undefined });
     expect(network!.dhcp.enabled).to.equal(true);
     expect(network!.dhcp.leaseSeconds).to.equal(3600);
     expect(network!.dhcp.bootFiles).to.deep.equal({ bios: 'undionly.kpxe', uefiX86_64: 'snponly-x86_64.efi', uefiArm64: 'snponly-arm64.efi' });
@@ -35,7 +35,7 @@ describe('multus/network: parsing a ProvisioningNetwork', () => {
 
   it('reports an IPv6 VIP without an IPv6 CIDR, and one outside it', () => {
     expect(fields(parseNetwork(networkObject({ vip: { ipv4: '172.22.0.2', ipv6: 'fd00::2' } })).problems)).to.include('spec.ipv6Cidr');
-    const outside = parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:2::2' } })).problems;
+    const outside = parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:2::2' }, dhcp: { enabled: false } })).problems;
     expect(outside.map((p) => p.reason)).to.deep.equal(['VIPOutsideCIDR']);
     const ok = parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv4: '172.22.0.2', ipv6: 'fd00:1::2' } }));
     expect(ok.problems).to.deep.equal([]);
@@ -76,6 +76,41 @@ describe('multus/network: parsing a ProvisioningNetwork', () => {
   it('refuses a missing or empty pod selector (it would select every pod)', () => {
     expect(fields(parseNetwork(networkObject({ ironicPodSelector: undefined })).problems)).to.deep.equal(['spec.ironicPodSelector']);
     expect(parseNetwork(networkObject({ ironicPodSelector: {} })).problems[0]!.message).to.match(/every pod/);
+  });
+
+  it('refuses DHCP settings a DHCPv4 reply cannot carry, and timings the elector refuses', () => {
+    const { problems } = parseNetwork(
+      networkObject({
+        dhcp: { routers: ['fd00::1'], dnsServers: ['fd00::53'], tftpServer: 'fd00::2', bootFiles: { bios: 'ü.kpxe', uefiX86_64: 'a b' }, ipxeScriptUrl: `http://x/${'a'.repeat(300)}` },
+        election: { leaseDurationMs: 1000, renewDeadlineMs: 900, retryPeriodMs: 100 },
+      }),
+    );
+    expect(fields(problems)).to.include.members([
+      'spec.dhcp.routers[0]',
+      'spec.dhcp.dnsServers[0]',
+      'spec.dhcp.tftpServer',
+      'spec.dhcp.bootFiles.bios',
+      'spec.dhcp.bootFiles.uefiX86_64',
+      'spec.dhcp.ipxeScriptUrl',
+      'spec.election',
+    ]);
+    expect(problems.find((p) => p.field === 'spec.election')!.message).to.match(/must exceed renewDeadlineMs/);
+  });
+
+  it('an IPv6-only VIP cannot serve DHCPv4; a name too long for its Lease is refused', () => {
+    expect(fields(parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' } })).problems)).to.deep.equal(['spec.dhcp.enabled']);
+    expect(parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' }, dhcp: { enabled: false }, dhcpPool: undefined })).problems).to.deep.equal([]);
+    const long = networkObject();
+    long.metadata.name = 'n'.repeat(243);
+    expect(fields(parseNetwork(long).problems)).to.deep.equal(['metadata.name']);
+  });
+
+  it('routes: a subnet, via a gateway on the provisioning subnet (or on-link)', () => {
+    const { network, problems } = parseNetwork(networkObject({ routes: [{ destination: '172.23.0.0/24', gateway: '172.22.0.1' }, { destination: '172.24.0.0/16' }] }));
+    expect(problems).to.deep.equal([]);
+    expect(network!.routes.map((r) => [formatCidr(r.destination), r.gateway && formatIp(r.gateway)])).to.deep.equal([['172.23.0.0/24', '172.22.0.1'], ['172.24.0.0/16', undefined]]);
+    const bad = parseNetwork(networkObject({ routes: [{ destination: 'nope' }, { destination: '172.23.0.0/24', gateway: '10.0.0.1' }, { destination: '172.23.0.0/24', gateway: 'fd00::1' }] })).problems;
+    expect(fields(bad)).to.deep.equal(['spec.routes[0].destination', 'spec.routes[1].gateway', 'spec.routes[2].gateway']);
   });
 
   it('never throws on garbage', () => {

@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { runController } from '../../src/cmd/controller.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
 import type { ControllerConfig } from '../../src/config/command-line.js';
 import { RecordingLogger } from '../support/recording-logger.js';
 import type { EventObject } from '../../src/kube/event-recorder.js';
@@ -78,6 +79,11 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
   it('generates the NAD, reserves the VIP in the pod pool, and says it waits for a VIP holder', async () => {
     await pools().create(poolObject(ns, 'ironic-pods', '172.22.0.2', '172.22.0.19'));
     await pools().create(poolObject(ns, 'ironic-dhcp', '172.22.0.100', '172.22.0.199'));
+    // what the counts count: a DHCP lease block with two leases, and (below, once the VIP is reserved) an Ironic pod's address claim
+    await admin.resource(RESOURCES.dhcpLeaseBlock).create({
+      metadata: { name: 'ironic-dhcp-blk-abcdefgh', namespace: ns, labels: { 'ironet.io/dhcp-pool': 'ironic-dhcp' } },
+      spec: { pool: 'ironic-dhcp', leases: { '172.22.0.100': '52:54:00:00:00:01', '172.22.0.101': '52:54:00:00:00:02' } },
+    } as KubeObject);
     const pn = await networks().create({ metadata: { name: 'provisioning', namespace: ns }, spec: spec() });
 
     const nad = await eventually(() => nads().tryGet({ namespace: ns, name: 'provisioning' }), 'the generated NAD');
@@ -90,7 +96,7 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
       ],
     });
     expect(nad.metadata.ownerReferences).to.deep.equal([
-      { apiVersion: 'ironet.io/v1alpha1', kind: 'ProvisioningNetwork', name: 'provisioning', uid: pn.metadata.uid, controller: true, blockOwnerDeletion: true },
+      { apiVersion: 'ironet.io/v1alpha1', kind: 'ProvisioningNetwork', name: 'provisioning', uid: pn.metadata.uid, controller: true },
     ]);
     const podPool = await eventually(async () => {
       const p = await pools().get({ namespace: ns, name: 'ironic-pods' });
@@ -105,6 +111,12 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
     }, 'status');
     expect(status.networkAttachmentDefinition).to.equal('provisioning');
     expect(status.observedGeneration).to.equal(1);
+    await admin.resource(RESOURCES.ipClaim).create({ metadata: { name: 'ironic-0', namespace: ns, labels: { 'ironet.io/provisioning-network': 'provisioning' } }, spec: { pool: { name: 'ironic-pods' } } } as KubeObject);
+    const counted = await eventually(async () => {
+      const got = await networks().get({ namespace: ns, name: 'provisioning' });
+      return got.status?.attachedPods === 1 ? got.status : undefined;
+    }, 'the pod count', 30_000);
+    expect(counted.leases).to.equal(2);
     expect(readyOf({ metadata: {}, status })).to.include({ status: 'False', reason: 'WaitingForVIPHolder' });
     const reasons = (await eventually(async () => ((await eventsFor('provisioning')).length >= 2 ? eventsFor('provisioning') : undefined), 'events')).map((e) => e.reason);
     expect(reasons).to.include.members(['NetworkAttachmentCreated', 'VIPReserved']);
@@ -160,11 +172,16 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
     await nads().create({ metadata: { name: 'taken', namespace: ns }, spec: { config: '{"cniVersion":"0.4.0","type":"bridge"}' } });
     const cases: { name: string; spec: ProvisioningNetworkSpecInput; reason: string; text: RegExp }[] = [
       { name: 'vip-outside', spec: spec({ vip: { ipv4: '10.9.9.9' }, dhcp: { enabled: false }, dhcpPool: undefined }), reason: 'VIPOutsideCIDR', text: /spec\.vip\.ipv4 10\.9\.9\.9 is outside spec\.cidr/ },
-      { name: 'overlap', spec: spec({ dhcpPool: { name: 'overlapping' } }), reason: 'PoolsOverlap', text: /overlap/ },
-      { name: 'no-pool', spec: spec({ dhcpPool: { name: 'missing' } }), reason: 'PoolNotFound', text: /IPPool .*\/missing does not exist; create it/ },
-      { name: 'taken', spec: spec({ dhcp: { enabled: false }, dhcpPool: undefined }), reason: 'NADConflict', text: /not generated for this ProvisioningNetwork; it is left alone/ },
+      { name: 'overlap', spec: spec({ vip: { ipv4: '172.22.0.3' }, dhcpPool: { name: 'overlapping' } }), reason: 'PoolsOverlap', text: /overlap/ },
+      { name: 'no-pool', spec: spec({ vip: { ipv4: '172.22.0.4' }, dhcpPool: { name: 'missing' } }), reason: 'PoolNotFound', text: /IPPool .*\/missing does not exist; create it/ },
+      { name: 'same-vip', spec: spec({ vip: { ipv4: '172.22.0.4' }, dhcp: { enabled: false }, dhcpPool: undefined }), reason: 'VIPConflict', text: /the VIP 172\.22\.0\.4 already belongs to ProvisioningNetwork .*\/no-pool \(older\)/ },
+      { name: 'taken', spec: spec({ vip: { ipv4: '172.22.0.5' }, dhcp: { enabled: false }, dhcpPool: undefined }), reason: 'NADConflict', text: /not generated for this ProvisioningNetwork; it is left alone/ },
     ];
-    for (const c of cases) await networks().create({ metadata: { name: c.name, namespace: ns }, spec: c.spec });
+    // one at a time: 'same-vip' must be the younger of the two networks with one VIP (creationTimestamp has 1 s steps)
+    for (const c of cases) {
+      if (c.name === 'same-vip') await new Promise((r) => setTimeout(r, 1100));
+      await networks().create({ metadata: { name: c.name, namespace: ns }, spec: c.spec });
+    }
     for (const c of cases) {
       const ready = await eventually(async () => readyOf(await networks().get({ namespace: ns, name: c.name })), `${c.name}: Ready`);
       expect(ready.status, c.name).to.equal('False');

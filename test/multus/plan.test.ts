@@ -10,7 +10,7 @@ const podPool = pool('ironic-pods', '172.22.0.2', '172.22.0.19');
 const dhcpPool = pool('ironic-dhcp', '172.22.0.100', '172.22.0.199');
 
 function input(over: Partial<PlanInput> = {}): PlanInput {
-  return { object: networkObject(), pools: pools(podPool, dhcpPool), nad: undefined, nowIso: NOW, ...over };
+  return { object: networkObject(), pools: pools(podPool, dhcpPool), nad: undefined, counts: { attachedPods: 0, leases: 0 }, nowIso: NOW, ...over };
 }
 
 const ready = (conditions: Condition[]): Condition => conditions.find((c) => c.type === 'Ready')!;
@@ -94,6 +94,17 @@ describe('multus/plan: the controller decision for a ProvisioningNetwork', () =>
     expect(plan.reservations).to.deep.equal([]);
     expect(plan.problems.map((p) => p.reason)).to.deep.equal(['VIPAllocated']);
     expect(plan.problems[0]!.message).to.contain('spec.preAllocations.some-claim');
+  });
+
+  it('a VIP already another (older) network\'s is refused; the older one keeps it', () => {
+    const older = { ...networkObject(), metadata: { name: 'first', namespace: 'other', uid: 'uid-first', creationTimestamp: '2026-11-01T00:00:00Z' } };
+    const self = { ...networkObject(), metadata: { ...networkObject().metadata, creationTimestamp: '2026-11-30T00:00:00Z' } };
+    const plan = planNetwork(input({ object: self, others: [older] }));
+    expect(plan.problems.map((p) => [p.reason, p.field])).to.deep.equal([['VIPConflict', 'spec.vip.ipv4']]);
+    expect(plan.problems[0]!.message).to.contain('ProvisioningNetwork other/first');
+    expect(ready(plan.status.conditions).reason).to.equal('VIPConflict');
+    // seen from the older one: no conflict
+    expect(planNetwork(input({ object: older, others: [self] })).problems.map((p) => p.reason)).to.not.include('VIPConflict');
   });
 
   it('leaves a NAD it does not own alone and says so', () => {

@@ -94,6 +94,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
         podPool: { name: 'ironic-pods' },
         dhcpPool: { name: 'dhcp' },
         ironicPodSelector: { matchLabels: { app: 'ironic' } },
+        routes: [{ destination: '172.23.0.0/24', gateway: '172.22.0.100' }],
         election: TIMINGS,
       },
     } as KubeObject);
@@ -134,6 +135,8 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     }, 'every pod interface plumbed', 60_000);
     expect(new Set(addresses).size).to.equal(3);
     for (const a of addresses) expect(a).to.match(/^172\.22\.0\.[3-9]\/24$/);
+    // the network's routes, through the provisioning interface
+    for (const p of ironic) expect(ip('-n', p.netns, 'route', 'show', '172.23.0.0/24')).to.contain('172.23.0.0/24 via 172.22.0.100 dev net1');
     // the VIP is reserved in the pod pool: no pod got it
     const pool = await admin().resource(RESOURCES.ipPool).get({ namespace: ns(), name: 'ironic-pods' });
     expect((pool as { spec?: { preAllocations?: Record<string, string> } }).spec?.preAllocations).to.deep.equal({ 'reserved-vip-provisioning': VIP });
@@ -187,6 +190,12 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     }, 'the status names the new holder', 15_000);
     expect(pn.status?.vipHolder?.node).to.equal(`node-${next!.node}`);
     expect(lab.dualHolderMs()).to.equal(0);
+    // the counts (written at most every 10 s): three plumbed pods, the two PXE clients' leases
+    const counted = await eventually(async () => {
+      const got = await network();
+      return got.status?.attachedPods === 3 && got.status.leases === 2 ? got : undefined;
+    }, 'attachedPods 3 and leases 2 on the status', 30_000);
+    expect(counted.status?.networkAttachmentDefinition).to.equal('provisioning');
   });
 
   it('an unknown parent interface fails the pod\'s attachment cleanly: an error naming it, no half-made interface', async () => {

@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import { silentLogger } from '../../src/core/logger.js';
+import type { IpPoolObject } from '../../src/ipam/objects.js';
+import type { NetworkAttachmentDefinitionObject } from '../../src/multus/nad.js';
+import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
+import type { EventPlan, Reservation, StatusPlan } from '../../src/multus/plan.js';
+import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../../src/multus/ports.js';
+import { NetworkReconciler } from '../../src/multus/reconciler.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { networkObject, pool, pools } from './fixtures.js';
+
+/** A store whose writes land in the snapshot it serves, and which records them. */
+class Store implements NetworkStore {
+  object: ProvisioningNetworkObject = networkObject();
+  nad: NetworkAttachmentDefinitionObject | undefined;
+  counts = { attachedPods: 0, leases: 0 };
+  poolMap = pools(pool('ironic-pods', '172.22.0.2', '172.22.0.19'), pool('ironic-dhcp', '172.22.0.100', '172.22.0.199'));
+  writes: string[] = [];
+  events: EventPlan[] = [];
+  nextOutcome: WriteOutcome = 'ok';
+
+  networkKeys() {
+    return ['metal3/provisioning'];
+  }
+  snapshot(): NetworkSnapshot {
+    return { object: this.object, pools: this.poolMap, nad: this.nad, others: [], counts: this.counts };
+  }
+  createNad(nad: NetworkAttachmentDefinitionObject) {
+    this.writes.push('createNad');
+    this.nad = nad;
+    return Promise.resolve(this.nextOutcome);
+  }
+  patchNad() {
+    this.writes.push('patchNad');
+    return Promise.resolve(this.nextOutcome);
+  }
+  reserve(_ns: string, r: Reservation) {
+    this.writes.push(`reserve ${r.pool}`);
+    const p = this.poolMap.get(r.pool) as IpPoolObject;
+    this.poolMap.set(r.pool, { ...p, spec: { ...p.spec, preAllocations: { [r.key]: r.ip } } });
+    return Promise.resolve(this.nextOutcome);
+  }
+  writeStatus(_o: ProvisioningNetworkObject, status: StatusPlan) {
+    this.writes.push(`status pods=${status.attachedPods} leases=${status.leases}`);
+    this.object = { ...this.object, status: { ...this.object.status, ...status } };
+    return Promise.resolve(this.nextOutcome);
+  }
+  recordEvent(_o: unknown, e: EventPlan) {
+    this.events.push(e);
+    return Promise.resolve();
+  }
+}
+
+describe('multus/reconciler: applying the plan', () => {
+  it('writes the NAD, the reservation and the status once; a second pass writes nothing', async () => {
+    const store = new Store();
+    const r = new NetworkReconciler({ store, clock: new FakeClock(), logger: silentLogger });
+    expect(await r.reconcile('metal3/provisioning')).to.deep.equal({ kind: 'done' });
+    expect(store.writes).to.deep.equal(['createNad', 'reserve ironic-pods', 'status pods=0 leases=0']);
+    store.writes = [];
+    expect(await r.reconcile('metal3/provisioning')).to.deep.equal({ kind: 'done' });
+    expect(store.writes).to.deep.equal([]);
+  });
+
+  it('counts alone are written at most every 10 s (a PXE burst is not a status write per lease)', async () => {
+    const store = new Store();
+    const clock = new FakeClock();
+    const r = new NetworkReconciler({ store, clock, logger: silentLogger });
+    await r.reconcile('metal3/provisioning');
+    store.writes = [];
+    store.counts = { attachedPods: 1, leases: 40 };
+    const later = await r.reconcile('metal3/provisioning');
+    expect(later.kind).to.equal('requeueAfter');
+    expect(store.writes).to.deep.equal([]);
+    await clock.advance(10_000);
+    expect(await r.reconcile('metal3/provisioning')).to.deep.equal({ kind: 'done' });
+    expect(store.writes).to.deep.equal(['status pods=1 leases=40']);
+  });
+
+  it('a lost race is a retry; warnings are recorded only when Ready changes', async () => {
+    const store = new Store();
+    store.nextOutcome = 'conflict';
+    store.poolMap.delete('ironic-dhcp');
+    const r = new NetworkReconciler({ store, clock: new FakeClock(), logger: silentLogger });
+    expect((await r.reconcile('metal3/provisioning')).kind).to.equal('retry');
+    expect(store.writes.filter((w) => w.startsWith('status')), 'no status while the NAD is not written').to.deep.equal([]);
+    store.nextOutcome = 'ok';
+    await r.reconcile('metal3/provisioning');
+    expect(store.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).to.deep.equal(['PoolNotFound']);
+    await r.reconcile('metal3/provisioning');
+    expect(store.events.filter((e) => e.type === 'Warning').map((e) => e.reason), 'not repeated').to.deep.equal(['PoolNotFound']);
+  });
+
+  it('a deleted network is done, with nothing written', async () => {
+    const store = new Store();
+    store.snapshot = () => undefined as never;
+    const r = new NetworkReconciler({ store, clock: new FakeClock(), logger: silentLogger });
+    expect(await r.reconcile('metal3/provisioning')).to.deep.equal({ kind: 'done' });
+    expect(store.writes).to.deep.equal([]);
+  });
+});
