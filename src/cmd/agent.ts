@@ -9,14 +9,11 @@ import type { AgentConfig } from '../config/command-line.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, describeError } from '../core/errors.js';
 import { tryParseIp } from '../core/ip.js';
-import { connectKube } from '../kube/kube-client.js';
-import { resourceOfPath } from '../kube/rest.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
-import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { validateTimings } from '../vip/election.js';
-import { kubeSourceFor, type RunContext } from './controller.js';
+import { connectComponent, type RunContext } from './controller.js';
 import { shutdownSignal } from './shutdown.js';
 import { openVipUnit, type VipUnit } from './vip-unit.js';
 
@@ -32,14 +29,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
   );
 
   const registry = createRegistry('agent', ctx.version);
-  const observeRequest = kubeRequestMetrics(registry);
-
-  const kube =
-    ctx.kube ??
-    (await connectKube(kubeSourceFor(config, ctx.env), {
-      userAgent: `ironet-agent/${ctx.version}`,
-      observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
-    }));
+  const kube = await connectComponent('agent', config, ctx, registry);
   // The target first: a wrong namespace or interface is a configuration error, reported before anything else.
   let unit: VipUnit;
   try {

@@ -3,6 +3,7 @@
  * connection, health server, then the controller's capabilities (IPAM), until
  * SIGTERM.
  */
+import type { Registry } from 'prom-client';
 import type { ControllerConfig } from '../config/command-line.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
@@ -37,19 +38,26 @@ export function kubeSourceFor(config: { kubeconfig: string | undefined; context:
   return { kind: 'kubeconfig', context: config.context };
 }
 
+/**
+ * The API connection of a component: the context's (`ironet dev`, tests), or
+ * one from the config whose every request is observed in `registry`'s
+ * ironet_kube_requests metrics.
+ */
+export async function connectComponent(component: string, config: { kubeconfig: string | undefined; context: string | undefined }, ctx: RunContext, registry: Registry): Promise<KubeClient> {
+  if (ctx.kube) return ctx.kube;
+  const observeRequest = kubeRequestMetrics(registry);
+  return connectKube(kubeSourceFor(config, ctx.env), {
+    userAgent: `ironet-${component}/${ctx.version}`,
+    observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
+  });
+}
+
 export async function runController(config: ControllerConfig, ctx: RunContext): Promise<number> {
   const logger = ctx.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, component: 'controller' });
   const signal = ctx.signal ?? shutdownSignal();
   const clock = systemClock;
   const registry = createRegistry('controller', ctx.version);
-  const observeRequest = kubeRequestMetrics(registry);
-
-  const kube =
-    ctx.kube ??
-    await connectKube(kubeSourceFor(config, ctx.env), {
-      userAgent: `ironet-controller/${ctx.version}`,
-      observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
-    });
+  const kube = await connectComponent('controller', config, ctx, registry);
   const readiness: { apiserver: string | undefined; ipam: () => string | undefined; networks: () => string | undefined } = {
     apiserver: 'not checked yet',
     ipam: () => 'not started',

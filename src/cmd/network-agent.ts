@@ -16,19 +16,16 @@ import { interfaceExists, PodInterface } from '../host/pod-interface.js';
 import { EventRecorder, type EventObject } from '../kube/event-recorder.js';
 import { RESOURCES } from '../kube/resources.js';
 import { KubeAgentNetworkStore } from '../kube/agent-network-store.js';
-import { connectKube } from '../kube/kube-client.js';
-import { resourceOfPath } from '../kube/rest.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
-import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { createRegistry } from '../metrics/registry.js';
 import { AgentRunner, type AgentPorts } from '../multus/agent-runner.js';
-import type { ProvisioningNetwork } from '../multus/network.js';
-import { vipLeaseName } from '../multus/pods.js';
+import { vipsOf, type ProvisioningNetwork } from '../multus/network.js';
+import { vip6LeaseName, vipLeaseName } from '../multus/pods.js';
 import { validateTimings } from '../vip/election.js';
-import { kubeSourceFor, type RunContext } from './controller.js';
+import { connectComponent, type RunContext } from './controller.js';
 import { shutdownSignal } from './shutdown.js';
-import { openVipUnit } from './vip-unit.js';
+import { openVipUnit, type VipUnit } from './vip-unit.js';
 
 /** The DHCP settings of a network, as the agent's DHCP service takes them. */
 export function dhcpConfigOf(network: ProvisioningNetwork): AgentDhcpConfig | undefined {
@@ -56,13 +53,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
   const signal = ctx.signal ?? shutdownSignal();
   const clock = systemClock;
   const registry = createRegistry('agent', ctx.version);
-  const observeRequest = kubeRequestMetrics(registry);
-  const kube =
-    ctx.kube ??
-    (await connectKube(kubeSourceFor(config, ctx.env), {
-      userAgent: `ironet-agent/${ctx.version}`,
-      observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
-    }));
+  const kube = await connectComponent('agent', config, ctx, registry);
 
   const events = new EventRecorder(kube.resource<EventObject>(RESOURCES.event), { controller: 'ironet.io/agent', instance: config.identity, clock, logger });
   let queue: WorkQueue | undefined = undefined;
@@ -85,37 +76,54 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     },
     startUnit: async (network, pod, netnsPath, iface, report) => {
       const timings = validateTimings(network.election, `ProvisioningNetwork ${network.namespace}/${network.name} spec.election`);
-      const vip = network.vip4 ?? network.vip6!;
       const unitLog = logger.child({ provisioningNetwork: `${network.namespace}/${network.name}`, pod: pod.metadata.name });
       // one identity per unit (per pod): a unit that left its Lease to expire (a failed VIP removal) is never taken for the next one
       const identity = `${config.identity}/${pod.metadata.name ?? ''}@${(pod.metadata.uid ?? '').slice(0, 8)}`;
       const podName = pod.metadata.name ?? '';
-      const unit = await openVipUnit({
-        kube,
-        clock,
-        logger: unitLog,
-        registry,
-        identity,
-        vip,
-        name: formatIp(vip),
-        netnsPath,
-        iface,
-        lease: { namespace: network.namespace, name: vipLeaseName(network), labels: { 'app.kubernetes.io/name': 'ironet', 'ironet.io/provisioning-network': network.name } },
-        timings,
-        garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
-        dhcp: dhcpConfigOf(network),
-        tftpRoot: config.tftpRoot,
-        onHolding: (holding) => report({ kind: 'holding', holding, pod: podName, agent: identity }),
-        onDhcp: (serving, message) => report({ kind: 'dhcp', serving, message, pod: podName, agent: identity }),
-      });
+      // one elected VIP per family, each with its own Lease; the first (IPv4 when there is one) carries DHCP, TFTP and the status
+      const units: VipUnit[] = [];
+      try {
+        for (const [i, vip] of vipsOf(network).entries()) {
+          const primary = i === 0;
+          units.push(
+            await openVipUnit({
+              kube,
+              clock,
+              logger: unitLog.child({ vip: formatIp(vip) }),
+              registry,
+              identity,
+              vip,
+              name: formatIp(vip),
+              netnsPath,
+              iface,
+              lease: { namespace: network.namespace, name: vip.family === 4 ? vipLeaseName(network) : vip6LeaseName(network), labels: { 'app.kubernetes.io/name': 'ironet', 'ironet.io/provisioning-network': network.name } },
+              timings,
+              garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
+              dhcp: primary ? dhcpConfigOf(network) : undefined,
+              tftpRoot: primary && vip.family === 4 ? config.tftpRoot : undefined,
+              ...(primary
+                ? {
+                    onHolding: (holding: boolean) => report({ kind: 'holding', holding, pod: podName, agent: identity }),
+                    onDhcp: (serving: boolean, message: string) => report({ kind: 'dhcp', serving, message, pod: podName, agent: identity }),
+                  }
+                : {}),
+            }),
+          );
+        }
+      } catch (err) {
+        for (const u of units) u.close();
+        throw err;
+      }
       const stop = new AbortController();
-      const running = unit.run(stop.signal).catch((err: unknown) => unitLog.error({ err: describeError(err) }, 'VIP unit failed'));
+      const running = units.map((u) => u.run(stop.signal).catch((err: unknown) => unitLog.error({ err: describeError(err) }, 'VIP unit failed')));
       return {
-        setCandidate: (c) => unit.setCandidate(c),
+        setCandidate: (c) => {
+          for (const u of units) u.setCandidate(c);
+        },
         stop: async () => {
           stop.abort(new Error('leaving the pod'));
-          await running;
-          unit.close();
+          await Promise.all(running);
+          for (const u of units) u.close();
         },
       };
     },

@@ -1,16 +1,11 @@
 /** The DHCP server's metrics, registered on the registry it is given. */
+import { oncePer } from '../core/once-per.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export type DhcpMetrics = ReturnType<typeof createDhcpMetrics>;
 
-const dhcpMetricsOf = new WeakMap<Registry, ReturnType<typeof buildDhcpMetrics>>();
-
-/** The Dhcp metrics on `registry`, registered once however many Dhcp units run (one per provisioning network). */
-export function createDhcpMetrics(registry: Registry): ReturnType<typeof buildDhcpMetrics> {
-  let m = dhcpMetricsOf.get(registry);
-  if (!m) dhcpMetricsOf.set(registry, (m = buildDhcpMetrics(registry)));
-  return m;
-}
+/** The Dhcp metrics on `registry`, registered once however many units run (one per provisioning network). */
+export const createDhcpMetrics = oncePer(buildDhcpMetrics);
 
 function buildDhcpMetrics(registry: Registry) {
   return {

@@ -165,7 +165,9 @@ export class KubeNetworkStore implements NetworkStore {
 
   async reserve(namespace: string, r: Reservation): Promise<WriteOutcome> {
     try {
-      const written = await this.pools.mergePatch({ namespace, name: r.pool }, { spec: { preAllocations: { [r.key]: r.ip } } }, { resourceVersion: r.resourceVersion });
+      // one key, merged: no resourceVersion precondition, which the pool's every allocation (status) would break;
+      // a claim that got the VIP meanwhile is reported (VIPAllocated) on the next pass, and agents wait for that pass
+      const written = await this.pools.mergePatch({ namespace, name: r.pool }, { spec: { preAllocations: { [r.key]: r.ip } } });
       this.poolInformer.observe(written);
       return 'ok';
     } catch (err) {

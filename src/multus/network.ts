@@ -121,8 +121,8 @@ export const DEFAULTS = {
 
 const INTERFACE_NAME = /^[^/\s:]{1,15}$/;
 const BOOT_FILE = /^[\x21-\x7e]{1,127}$/;
-/** `ironet-vip-<name>` (the Lease) must stay a valid object name (253). */
-const MAX_NAME = 242;
+/** `ironet-vip6-<name>` (a Lease) must stay a valid object name (253). */
+const MAX_NAME = 241;
 
 export function parseNetwork(obj: ProvisioningNetworkObject): { network: ProvisioningNetwork | undefined; problems: Problem[] } {
   const problems: Problem[] = [];
@@ -253,7 +253,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
     }
   }
   const name = obj.metadata.name ?? '';
-  if (name.length > MAX_NAME) bad('metadata.name', `metadata.name is ${name.length} characters; at most ${MAX_NAME} (its VIP Lease is named ironet-vip-<name>)`);
+  if (name.length > MAX_NAME) bad('metadata.name', `metadata.name is ${name.length} characters; at most ${MAX_NAME} (its VIP Leases are named ironet-vip-<name> and ironet-vip6-<name>)`);
 
   if (problems.length > 0 || !cidr || !selector) return { network: undefined, problems };
   return {

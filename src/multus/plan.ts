@@ -78,10 +78,12 @@ export function planNetwork(input: PlanInput): Plan {
   const events: EventPlan[] = [];
 
   if (network) {
-    problems.push(...vipConflicts(network, input.object, input.others ?? []));
+    const conflicts = vipConflicts(network, input.object, input.others ?? []);
+    problems.push(...conflicts);
     const pools = poolProblems(network, input.pools);
     problems.push(...pools.problems);
-    reservations.push(...pools.reservations);
+    // a VIP another network owns is that network's to reserve: a second key with the same address would break the pool
+    if (conflicts.length === 0) reservations.push(...pools.reservations);
     const want = desiredNad(network);
     if (!input.nad) nad = { kind: 'create', object: want };
     else if (!isOwnedBy(input.nad, network)) {

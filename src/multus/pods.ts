@@ -89,9 +89,14 @@ export function claimedAddress(network: ProvisioningNetwork, claim: IpClaimObjec
   return { kind: 'bound', ip, prefix };
 }
 
-/** The VIP Lease of a network (one per network, in its namespace). */
+/** The VIP Lease of a network (one per network and family, in its namespace). */
 export function vipLeaseName(network: Pick<ProvisioningNetwork, 'name'>): string {
   return `ironet-vip-${network.name}`;
+}
+
+/** The Lease of a dual-stack network's IPv6 VIP (an IPv6-only network's VIP uses vipLeaseName). */
+export function vip6LeaseName(network: Pick<ProvisioningNetwork, 'name' | 'vip4'>): string {
+  return network.vip4 === undefined ? vipLeaseName(network) : `ironet-vip6-${network.name}`;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Logger } from '../core/logger.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import type { Condition } from '../ipam/objects.js';
 import type { ProvisioningNetworkObject } from './network.js';
-import { planNetwork, type Plan } from './plan.js';
+import { planNetwork, type EventPlan, type Plan } from './plan.js';
 import type { NetworkStore, WriteOutcome } from './ports.js';
 
 export interface NetworkReconcilerOptions {
@@ -33,12 +33,20 @@ export class NetworkReconciler {
     const ns = object.metadata.namespace ?? '';
 
     const lost: string[] = [];
-    const check = (what: string, outcome: WriteOutcome): void => {
+    const check = (what: string, outcome: WriteOutcome): boolean => {
       if (outcome !== 'ok') lost.push(`${what}: ${outcome}`);
+      return outcome === 'ok';
     };
-    if (plan.nad.kind === 'create') check('create NetworkAttachmentDefinition', await this.o.store.createNad(plan.nad.object));
-    if (plan.nad.kind === 'patch') check('update NetworkAttachmentDefinition', await this.o.store.patchNad(ns, object.metadata.name ?? '', plan.nad.patch));
-    for (const r of plan.reservations) check(`reserve the VIP in IPPool ${r.pool}`, await this.o.store.reserve(ns, r));
+    // each Normal event right after its write worked (a later write that fails must not swallow it)
+    const normal = (match: (e: EventPlan) => boolean): Promise<void> => {
+      const e = plan.events.find((x) => x.type === 'Normal' && match(x));
+      return e ? this.o.store.recordEvent(object, e) : Promise.resolve();
+    };
+    if (plan.nad.kind === 'create' && check('create NetworkAttachmentDefinition', await this.o.store.createNad(plan.nad.object))) await normal((e) => e.reason === 'NetworkAttachmentCreated');
+    if (plan.nad.kind === 'patch' && check('update NetworkAttachmentDefinition', await this.o.store.patchNad(ns, object.metadata.name ?? '', plan.nad.patch))) await normal((e) => e.reason === 'NetworkAttachmentUpdated');
+    for (const r of plan.reservations) {
+      if (check(`reserve the VIP in IPPool ${r.pool}`, await this.o.store.reserve(ns, r))) await normal((e) => e.reason === 'VIPReserved' && e.note.includes(`IPPool ${r.pool} `));
+    }
 
     const before = readyOf(object.status?.conditions);
     const after = readyOf(plan.status.conditions);
@@ -57,7 +65,7 @@ export class NetworkReconciler {
     }
     // warnings only when what Ready says changes (pools change on every allocation; the object must not fill with repeats)
     const readyChanged = before?.reason !== after?.reason || before?.message !== after?.message;
-    for (const e of plan.events) if (e.type === 'Normal' || readyChanged) await this.o.store.recordEvent(object, e);
+    for (const e of plan.events) if (e.type === 'Warning' && readyChanged) await this.o.store.recordEvent(object, e);
     if (readyChanged) {
       if (plan.problems.length > 0) log.warn({ reason: after?.reason, problems: plan.problems.map((p) => p.message) }, 'provisioning network not usable');
       else log.info({ ready: after?.status, reason: after?.reason, nad: plan.status.networkAttachmentDefinition }, 'provisioning network status');

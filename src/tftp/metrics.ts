@@ -1,17 +1,12 @@
 /** The TFTP capability's metrics, registered on the registry it is given; the result is the server's {@link TftpMetrics}. */
+import { oncePer } from '../core/once-per.js';
 import { Counter, type Registry } from 'prom-client';
 import type { TftpMetrics } from './ports.js';
 
 export type TftpPromMetrics = ReturnType<typeof createTftpMetrics>;
 
-const tftpMetricsOf = new WeakMap<Registry, ReturnType<typeof buildTftpMetrics>>();
-
-/** The Tftp metrics on `registry`, registered once however many Tftp units run (one per provisioning network). */
-export function createTftpMetrics(registry: Registry): ReturnType<typeof buildTftpMetrics> {
-  let m = tftpMetricsOf.get(registry);
-  if (!m) tftpMetricsOf.set(registry, (m = buildTftpMetrics(registry)));
-  return m;
-}
+/** The Tftp metrics on `registry`, registered once however many units run (one per provisioning network). */
+export const createTftpMetrics = oncePer(buildTftpMetrics);
 
 function buildTftpMetrics(registry: Registry) {
   const transfers = new Counter({

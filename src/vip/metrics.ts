@@ -1,16 +1,11 @@
 /** The VIP capability's metrics, registered on the registry it is given. */
+import { oncePer } from '../core/once-per.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export type VipMetrics = ReturnType<typeof createVipMetrics>;
 
-const vipMetricsOf = new WeakMap<Registry, ReturnType<typeof buildVipMetrics>>();
-
-/** The Vip metrics on `registry`, registered once however many Vip units run (one per provisioning network). */
-export function createVipMetrics(registry: Registry): ReturnType<typeof buildVipMetrics> {
-  let m = vipMetricsOf.get(registry);
-  if (!m) vipMetricsOf.set(registry, (m = buildVipMetrics(registry)));
-  return m;
-}
+/** The Vip metrics on `registry`, registered once however many units run (one per provisioning network). */
+export const createVipMetrics = oncePer(buildVipMetrics);
 
 function buildVipMetrics(registry: Registry) {
   return {

@@ -101,7 +101,7 @@ describe('multus/network: parsing a ProvisioningNetwork', () => {
     expect(fields(parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' } })).problems)).to.deep.equal(['spec.dhcp.enabled']);
     expect(parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' }, dhcp: { enabled: false }, dhcpPool: undefined })).problems).to.deep.equal([]);
     const long = networkObject();
-    long.metadata.name = 'n'.repeat(243);
+    long.metadata.name = 'n'.repeat(242);
     expect(fields(parseNetwork(long).problems)).to.deep.equal(['metadata.name']);
   });
 

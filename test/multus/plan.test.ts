@@ -103,6 +103,7 @@ describe('multus/plan: the controller decision for a ProvisioningNetwork', () =>
     expect(plan.problems.map((p) => [p.reason, p.field])).to.deep.equal([['VIPConflict', 'spec.vip.ipv4']]);
     expect(plan.problems[0]!.message).to.contain('ProvisioningNetwork other/first');
     expect(ready(plan.status.conditions).reason).to.equal('VIPConflict');
+    expect(plan.reservations, 'the owner reserves it, not the younger network').to.deep.equal([]);
     // seen from the older one: no conflict
     expect(planNetwork(input({ object: older, others: [self] })).problems.map((p) => p.reason)).to.not.include('VIPConflict');
   });

@@ -26,6 +26,7 @@ import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
 import { repoRoot } from '../support/cluster.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
+import { eventually } from '../support/ipam-fixture.js';
 import { IronicPods, type IronicPod } from '../support/ironic-pods.js';
 import { CniError, ensureMultus, cniPluginDir, multusConfig } from '../support/multus.js';
 import { ip } from '../support/netns.js';
@@ -33,6 +34,8 @@ import { BootHttp, QemuMachine, requirePxeTools } from '../support/pxe.js';
 import { VIP, VipLab } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+/** The network is dual-stack: its IPv6 VIP is elected on its own Lease (ironet-vip6-provisioning). */
+const VIP6 = 'fd00:22::2';
 
 describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and PXE (system)', function () {
   this.timeout(10 * 60_000);
@@ -55,6 +58,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     return links.filter((l) => l.ifname === 'net1').flatMap((l) => l.addr_info.map((a) => `${a.local}/${a.prefixlen}`));
   };
   const holders = (): number[] => ironic.flatMap((p, i) => (addressesIn(p.netns).includes(`${VIP}/32`) ? [i] : []));
+  const holders6 = (): number[] => ironic.flatMap((p, i) => (ip('-n', p.netns, '-6', 'addr', 'show', 'dev', 'net1').includes(`${VIP6}/128`) ? [i] : []));
 
   before(async function () {
     this.timeout(240_000);
@@ -89,7 +93,8 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
       metadata: { name: 'provisioning', namespace: ns() },
       spec: {
         cidr: '172.22.0.0/24',
-        vip: { ipv4: VIP },
+        ipv6Cidr: 'fd00:22::/64',
+        vip: { ipv4: VIP, ipv6: VIP6 },
         attachment: { mode: 'macvlan', parent: 'prov0' },
         podPool: { name: 'ironic-pods' },
         dhcpPool: { name: 'dhcp' },
@@ -147,10 +152,12 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     const pn = await eventually(async () => {
       const got = await network();
       return got.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? got : undefined;
-    }, 'the network Ready', 30_000);
+    }, 'the network Ready', 60_000);
     expect(pn.status?.vipHolder?.pod).to.equal(ironic[first[0]!]!.name);
     expect(pn.status?.vipHolder?.node).to.equal(`node-${first[0]}`);
     expect(lab.dualHolderMs()).to.equal(0);
+    // the IPv6 VIP: one holder too, on its own Lease
+    await eventually(async () => (holders6().length === 1 ? true : undefined), 'one IPv6 VIP holder', 30_000);
   });
 
   async function bootsThrough(mac: string, holderNs: string): Promise<string> {
@@ -182,6 +189,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     expect(next, 'another pod took the VIP').to.not.equal(undefined);
     expect(lab.dualHolderMs(), 'never two holders').to.equal(0);
     await eventually(async () => (holders().length === 1 && holders()[0] !== holder ? true : undefined), 'the killed node\'s pod lost the VIP (kernel lifetime)', 10_000);
+    await eventually(async () => (holders6().length === 1 && !holders6().includes(holder!) ? true : undefined), 'the IPv6 VIP on one live pod', 15_000);
     const lease2 = await bootsThrough('52:54:00:60:00:02', ironic[next!.node]!.netns);
     expect(lease2).to.not.equal(lease1);
     const pn = await eventually(async () => {
@@ -225,18 +233,3 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     expect(holders().length).to.equal(1);
   });
 });
-
-async function eventually<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
-  const deadline = systemClock.monotonicMs() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (systemClock.monotonicMs() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-    await systemClock.sleep(100);
-  }
-}
