@@ -107,6 +107,9 @@ export class AgentRunner {
       await this.detach(key, obj ? 'the ProvisioningNetwork is not valid (see its Ready condition)' : 'the ProvisioningNetwork was deleted');
       return { kind: 'done' };
     }
+    const network = parsed;
+    // a node fact, whatever the controller says: checked first
+    await this.checkParent(key, network);
     // the controller's checks (VIP reserved and not allocated, pools apart, NAD ours, VIP not another network's) must
     // have passed for this very generation: until then nothing goes on the wire
     const refusal = notAccepted(obj);
@@ -114,8 +117,7 @@ export class AgentRunner {
       await this.detach(key, refusal);
       return { kind: 'done' };
     }
-    const network = parsed;
-    await this.checkParent(key, network);
+
     const pod = choosePod(network, this.o.ports.pods(), this.o.nodeName);
     if (!pod) {
       await this.detach(key, 'no Ironic pod of this network runs on this node');

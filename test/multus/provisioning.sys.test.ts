@@ -225,7 +225,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
       const list = (await admin().resource<EventObject>(RESOURCES.event).list(ns())).items.filter((e) => e.regarding.name === 'elsewhere' && e.reason === 'ParentInterfaceMissing');
       // one per live agent (the previous test SIGKILLed one)
       return list.length >= 2 ? list : undefined;
-    }, 'a ParentInterfaceMissing event from each live node', 15_000);
+    }, 'a ParentInterfaceMissing event from each live node', 30_000);
     for (const e of events) expect(e.note).to.match(/^spec\.attachment\.parent nosuch0 does not exist on node node-\d: Ironic pods there cannot attach/);
     expect(new Set(events.map((e) => e.reportingInstance)).size).to.equal(events.length);
     expect(ip('-n', pod.netns, '-o', 'link', 'show')).to.not.contain('net1');
