@@ -132,7 +132,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     parentExists: (parent) => interfaceExists(config.nodeNetns, parent),
     warn: (network, reason, note) => store.warn(network, reason, note),
   };
-  const runner = new AgentRunner({ ports, nodeName: config.nodeName, logger });
+  const runner = new AgentRunner({ ports, nodeName: config.nodeName, logger, waitRetryMs: 1000, attachWarnAfterWaits: config.attachGraceSeconds });
   queue = new WorkQueue({ name: 'agent-networks', clock, logger, concurrency: 1, process: (key) => runner.reconcile(key) });
   const work = queue;
   const informers = store.run(signal);

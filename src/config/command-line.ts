@@ -75,6 +75,8 @@ export interface NetworkAgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly namespace: string | undefined;
   /** The node's network namespace (where parent interfaces are); null: the agent's own. Default /proc/1/ns/net (hostPID). */
   readonly nodeNetns: string | null;
+  /** Seconds an Ironic pod may lack Multus' network-status before a Warning Event. */
+  readonly attachGraceSeconds: number;
   readonly garpBurstCount: number;
   readonly garpBurstIntervalMs: number;
   readonly garpRefreshMs: number;
@@ -142,6 +144,7 @@ agent flags, ProvisioningNetwork mode (the agent plumbs the Ironic pods on its n
   --node-name NAME       [NODE_NAME]            required; this node (the pods' spec.nodeName); use the downward API
   --namespace NS         [IRONET_NAMESPACE]     ProvisioningNetworks and Ironic pods in one namespace (default: all)
   --node-netns PATH      [IRONET_NODE_NETNS]    the node's network namespace, to check spec.attachment.parent; default /proc/1/ns/net ("self": the agent's own)
+  --attach-grace-seconds N                      an Ironic pod without Multus' network-status this long gets a Warning Event; default 30
   --identity, --kubeconfig, --context, --metrics-host, --metrics-port, --garp-*, --tftp-root as below
 
 agent flags, VIP mode (one VIP on a configured interface; one Lease per VIP):
@@ -275,6 +278,7 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
     'node-name': { type: 'string' },
     namespace: { type: 'string' },
     'node-netns': { type: 'string' },
+    'attach-grace-seconds': { type: 'string' },
   });
   if (values.help) return { command: 'help', topic: 'agent' };
   const vipGiven = values.vip ?? nonEmpty(ctx.env.IRONET_VIP);
@@ -294,6 +298,7 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
       nodeName,
       namespace: values.namespace ?? nonEmpty(ctx.env.IRONET_NAMESPACE),
       nodeNetns: ((v) => (v === 'self' ? null : v))(values['node-netns'] ?? nonEmpty(ctx.env.IRONET_NODE_NETNS) ?? '/proc/1/ns/net'),
+      attachGraceSeconds: int('--attach-grace-seconds', values['attach-grace-seconds'], 1, 3600, 30),
       garpBurstCount: int('--garp-burst-count', values['garp-burst-count'], 1, 100, 6),
       garpBurstIntervalMs: int('--garp-burst-interval-ms', values['garp-burst-interval-ms'], 10, 60_000, 1000),
       garpRefreshMs: int('--garp-refresh-ms', values['garp-refresh-ms'], 0, 3_600_000, 10_000),

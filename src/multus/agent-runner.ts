@@ -63,6 +63,8 @@ export interface AgentRunnerOptions {
   readonly recheckMs?: number;
   /** How soon a waiting step is tried again. */
   readonly waitRetryMs?: number;
+  /** Passes (waitRetryMs apart) without Multus' network-status on a pod before a Warning Event; default WARN_AFTER_WAITS. */
+  readonly attachWarnAfterWaits?: number;
 }
 
 /** Passes (about a second apart) without Multus' network-status before the agent records a Warning Event. */
@@ -134,11 +136,11 @@ export class AgentRunner {
     const att = findAttachment(pod.metadata.annotations, network.namespace, nadName(network));
     if (!att.ok) {
       await this.detach(key, att.message);
-      // Multus writes network-status within seconds of the sandbox: still none after WARN_AFTER_WAITS tries is worth an Event
+      // Multus writes network-status within seconds of the sandbox: still none after a grace (30 tries) is worth an Event
       const uid = pod.metadata.uid ?? '';
       const waits = (this.attachWaits.get(uid) ?? 0) + 1;
       this.attachWaits.set(uid, waits);
-      if (waits === WARN_AFTER_WAITS) await this.o.ports.warn(network, att.reason, `pod ${pod.metadata.name} on node ${this.o.nodeName}: ${att.message}`);
+      if (waits === (this.o.attachWarnAfterWaits ?? WARN_AFTER_WAITS)) await this.o.ports.warn(network, att.reason, `pod ${pod.metadata.name} on node ${this.o.nodeName}: ${att.message}`);
       return wait(att.message);
     }
     this.attachWaits.delete(pod.metadata.uid ?? '');

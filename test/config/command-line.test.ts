@@ -153,7 +153,7 @@ describe('parseCommandLine', () => {
   describe('agent, ProvisioningNetwork mode', () => {
     it('--node-name without --vip: the networks come from the cluster', () => {
       const c = parseCommandLine(['agent', '--node-name', 'cp-1', '--namespace', 'metal3'], ctx());
-      expect(c).to.deep.include({ command: 'agent-networks', nodeName: 'cp-1', namespace: 'metal3', identity: 'cp-1', nodeNetns: '/proc/1/ns/net', metricsPort: 9090 });
+      expect(c).to.deep.include({ command: 'agent-networks', nodeName: 'cp-1', namespace: 'metal3', identity: 'cp-1', nodeNetns: '/proc/1/ns/net', metricsPort: 9090, attachGraceSeconds: 30 });
     });
 
     it('reads NODE_NAME and POD_NAME from the downward API; --node-netns self is the agent\'s own', () => {

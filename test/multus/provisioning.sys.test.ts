@@ -124,11 +124,16 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     await lab?.stop();
   });
 
-  it('a pod without Multus\' network-status is not plumbed: the agent waits and says why', async () => {
-    for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i, [], 'networks');
+  it('a pod without Multus\' network-status is not plumbed: the agent waits, says why, and after its grace records a Warning Event', async () => {
+    for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i, ['--attach-grace-seconds', '3'], 'networks');
     const line = await lab.waitForLog(0, 'waiting to plumb the Ironic pod', 30_000);
     expect(line).to.contain('network-status');
     expect(addressesIn(ironic[0]!.netns).length, 'no interface yet').to.equal(0);
+    const events = await eventually(async () => {
+      const list = (await admin().resource<EventObject>(RESOURCES.event).list(ns())).items.filter((e) => e.regarding.name === 'provisioning' && e.reason === 'NoNetworkStatus');
+      return list.length >= 3 ? list : undefined;
+    }, 'a NoNetworkStatus event from each node', 30_000);
+    for (const e of events) expect(e.note).to.match(/^pod ironic-\d on node node-\d: the pod has no k8s\.v1\.cni\.cncf\.io\/network-status annotation/);
   }).timeout(60_000);
 
   it('Multus attaches net1 from the generated NAD; each agent plumbs its pod with an IPAM address; one pod holds the VIP', async () => {
