@@ -7,13 +7,13 @@
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { KubeObject } from '../core/object-meta.js';
+import { withFinalizer, type KubeObject } from '../core/object-meta.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
 import { macOfKey } from '../dhcp/objects.js';
 import type { IpClaimObject, IpPoolObject } from '../ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from '../multus/nad.js';
 import { NETWORK_LABEL, type ProvisioningNetworkObject } from '../multus/network.js';
-import type { EventPlan, Reservation, StatusPlan } from '../multus/plan.js';
+import { NETWORK_FINALIZER, type EventPlan, type Reservation, type StatusPlan } from '../multus/plan.js';
 import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../multus/ports.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
@@ -138,7 +138,8 @@ export class KubeNetworkStore implements NetworkStore {
       for (const key of Object.keys(pools.get(dhcpPool)?.status?.indexes ?? {})) if (macOfKey(key)) leases++;
     }
     const others = this.networkInformer.list().filter((o) => o.metadata.uid !== object.metadata.uid);
-    return { object, pools, nad, others, counts: { attachedPods, leases } };
+    const allPools = this.poolInformer.list().filter((p) => p.metadata.namespace === ns);
+    return { object, pools, allPools, nad, others, counts: { attachedPods, leases } };
   }
 
   async createNad(nad: NetworkAttachmentDefinitionObject): Promise<WriteOutcome> {
@@ -172,6 +173,31 @@ export class KubeNetworkStore implements NetworkStore {
       return 'ok';
     } catch (err) {
       if (isNotFound(err)) return 'notFound';
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
+  }
+
+  async unreserve(namespace: string, pool: string, key: string): Promise<WriteOutcome> {
+    try {
+      this.poolInformer.observe(await this.pools.mergePatch({ namespace, name: pool }, { spec: { preAllocations: { [key]: null } } }));
+      return 'ok';
+    } catch (err) {
+      if (isNotFound(err)) return 'notFound';
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
+  }
+
+  async setFinalizer(object: ProvisioningNetworkObject, change: 'add' | 'remove'): Promise<WriteOutcome> {
+    const finalizers = withFinalizer(object.metadata, NETWORK_FINALIZER, change);
+    if (!finalizers) return 'ok';
+    try {
+      const written = await this.networks.mergePatch({ namespace: object.metadata.namespace, name: object.metadata.name ?? '' }, { metadata: { finalizers } }, { resourceVersion: object.metadata.resourceVersion });
+      this.networkInformer.observe(written);
+      return 'ok';
+    } catch (err) {
+      if (isNotFound(err)) return change === 'remove' ? 'ok' : 'notFound';
       if (isConflict(err)) return 'conflict';
       throw err;
     }

@@ -75,6 +75,7 @@ const ACCEPTED_REASONS = new Set(['WaitingForVIPHolder', 'WaitingForDHCP', 'Read
 
 /** Why the agent must not act on a network yet (the controller has not accepted its current spec), or undefined. */
 export function notAccepted(obj: ProvisioningNetworkObject): string | undefined {
+  if (obj.metadata.deletionTimestamp) return 'the ProvisioningNetwork is being deleted';
   const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
   const generation = obj.metadata.generation ?? 0;
   if (!ready || (obj.status?.observedGeneration ?? -1) !== generation || (ready.observedGeneration !== undefined && ready.observedGeneration !== generation)) {

@@ -22,6 +22,8 @@ export interface PlanInput {
   readonly pools: ReadonlyMap<string, IpPoolObject | undefined>;
   /** The NAD of the network's name in its namespace, if any. */
   readonly nad: NetworkAttachmentDefinitionObject | undefined;
+  /** Every pool of the network's namespace (to find its reservations left where they no longer belong). */
+  readonly allPools?: readonly IpPoolObject[];
   /** Every other ProvisioningNetwork (any namespace): a VIP belongs to one network only. */
   readonly others?: readonly ProvisioningNetworkObject[];
   /** Ironic pods with an address (bound claims), DHCP leases held. */
@@ -33,6 +35,15 @@ export type NadAction =
   | { readonly kind: 'none' }
   | { readonly kind: 'create'; readonly object: NetworkAttachmentDefinitionObject }
   | { readonly kind: 'patch'; readonly patch: object };
+
+/** The finalizer that lets the controller take a network's VIP reservations out of its pools before it goes. */
+export const NETWORK_FINALIZER = 'ironet.io/provisioning-network';
+
+/** A VIP reservation of this network in a pool that must go (the network is being deleted, or no longer uses that pool). */
+export interface Release {
+  readonly pool: string;
+  readonly key: string;
+}
 
 /** `spec.preAllocations[key] = ip` in `pool`, conditional on the resourceVersion read. */
 export interface Reservation {
@@ -57,6 +68,11 @@ export interface EventPlan {
 }
 
 export interface Plan {
+  /** The network is being deleted: release, then drop the finalizer; nothing else. */
+  readonly deleting: boolean;
+  /** Add the finalizer first (a network that reserves must be able to un-reserve). */
+  readonly addFinalizer: boolean;
+  readonly releases: readonly Release[];
   readonly network: ProvisioningNetwork | undefined;
   readonly problems: readonly Problem[];
   readonly nad: NadAction;
@@ -70,7 +86,28 @@ export function vipReservationKey(networkName: string, family: 4 | 6): string {
   return family === 4 ? `reserved-vip-${networkName}` : `reserved-vip6-${networkName}`;
 }
 
+/** This network's reservation keys in every pool of its namespace, with the pool they are in. */
+function ourReservations(name: string, pools: readonly IpPoolObject[]): Release[] {
+  const keys = new Set([vipReservationKey(name, 4), vipReservationKey(name, 6)]);
+  return pools.flatMap((p) => Object.keys(p.spec?.preAllocations ?? {}).filter((k) => keys.has(k)).map((key) => ({ pool: p.metadata.name ?? '', key })));
+}
+
 export function planNetwork(input: PlanInput): Plan {
+  const name = input.object.metadata.name ?? '';
+  const ours = ourReservations(name, input.allPools ?? []);
+  if (input.object.metadata.deletionTimestamp) {
+    return {
+      deleting: true,
+      addFinalizer: false,
+      releases: ours,
+      network: undefined,
+      problems: [],
+      nad: { kind: 'none' },
+      reservations: [],
+      events: ours.map((r) => ({ type: 'Normal' as const, reason: 'VIPReleased', note: `released the VIP reservation spec.preAllocations.${r.key} in IPPool ${r.pool} (the network is being deleted)` })),
+      status: { observedGeneration: input.object.metadata.generation ?? 0, attachedPods: 0, leases: 0, networkAttachmentDefinition: undefined, conditions: [] },
+    };
+  }
   const { network, problems: specProblems } = parseNetwork(input.object);
   const problems: Problem[] = [...specProblems];
   const reservations: Reservation[] = [];
@@ -103,7 +140,26 @@ export function planNetwork(input: PlanInput): Plan {
   for (const p of problems) events.push({ type: 'Warning', reason: p.reason, note: p.message });
 
   const nadReady = network !== undefined && problems.every((p) => p.reason !== 'NADConflict');
+  // reservations in pools the network no longer uses (spec.podPool / spec.dhcpPool changed, or the pool no longer covers the VIP)
+  const keep = new Set(reservations.map((r) => `${r.pool}\u0000${r.key}`));
+  if (network) {
+    const used = [network.podPool, ...(network.dhcp.enabled && network.dhcpPool ? [network.dhcpPool] : [])];
+    for (const poolName of used) {
+      const pool = input.pools.get(poolName);
+      if (!pool) continue;
+      const spec = parsePool(pool).spec;
+      for (const vip of vipsOf(network)) {
+        const key = vipReservationKey(name, vip.family);
+        if (pool.spec?.preAllocations?.[key] === formatIp(vip) && spec?.entries.some((e) => inEntry(e, vip))) keep.add(`${poolName}\u0000${key}`);
+      }
+    }
+  }
+  const releases = network ? ours.filter((r) => !keep.has(`${r.pool}\u0000${r.key}`)) : [];
+  for (const r of releases) events.push({ type: 'Normal', reason: 'VIPReleased', note: `released the stale VIP reservation spec.preAllocations.${r.key} in IPPool ${r.pool} (the network no longer reserves there)` });
   return {
+    deleting: false,
+    addFinalizer: !(input.object.metadata.finalizers ?? []).includes(NETWORK_FINALIZER),
+    releases,
     network,
     problems,
     nad,

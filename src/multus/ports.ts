@@ -12,6 +12,8 @@ import type { EventPlan, Reservation, StatusPlan } from './plan.js';
 export interface NetworkSnapshot {
   readonly object: ProvisioningNetworkObject;
   readonly pools: ReadonlyMap<string, IpPoolObject | undefined>;
+  /** Every pool in the network's namespace. */
+  readonly allPools: readonly IpPoolObject[];
   readonly nad: NetworkAttachmentDefinitionObject | undefined;
   readonly others: readonly ProvisioningNetworkObject[];
   readonly counts: { readonly attachedPods: number; readonly leases: number };
@@ -25,8 +27,12 @@ export interface NetworkStore {
   snapshot(key: string): NetworkSnapshot | undefined;
   createNad(nad: NetworkAttachmentDefinitionObject): Promise<WriteOutcome>;
   patchNad(namespace: string, name: string, patch: object): Promise<WriteOutcome>;
-  /** `spec.preAllocations[key] = ip`, conditional on the pool's resourceVersion. */
+  /** `spec.preAllocations[key] = ip` (a merge of that one key). */
   reserve(namespace: string, r: Reservation): Promise<WriteOutcome>;
+  /** Removes `spec.preAllocations[key]` from the pool. */
+  unreserve(namespace: string, pool: string, key: string): Promise<WriteOutcome>;
+  /** Adds or removes the network's finalizer. */
+  setFinalizer(object: ProvisioningNetworkObject, change: 'add' | 'remove'): Promise<WriteOutcome>;
   /** The controller's part of the status (server-side apply: the agents' conditions are kept). */
   writeStatus(object: ProvisioningNetworkObject, status: StatusPlan): Promise<WriteOutcome>;
   /** Never throws. */

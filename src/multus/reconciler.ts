@@ -10,7 +10,7 @@ import type { Logger } from '../core/logger.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import type { Condition } from '../ipam/objects.js';
 import type { ProvisioningNetworkObject } from './network.js';
-import { planNetwork, type EventPlan, type Plan } from './plan.js';
+import { NETWORK_FINALIZER, planNetwork, type EventPlan, type Plan } from './plan.js';
 import type { NetworkStore, WriteOutcome } from './ports.js';
 
 export interface NetworkReconcilerOptions {
@@ -34,7 +34,7 @@ export class NetworkReconciler {
 
     const lost: string[] = [];
     const check = (what: string, outcome: WriteOutcome): boolean => {
-      if (outcome !== 'ok') lost.push(`${what}: ${outcome}`);
+      if (outcome !== 'ok' && !(outcome === 'notFound' && what.startsWith('release'))) lost.push(`${what}: ${outcome}`);
       return outcome === 'ok';
     };
     // each Normal event right after its write worked (a later write that fails must not swallow it)
@@ -42,6 +42,22 @@ export class NetworkReconciler {
       const e = plan.events.find((x) => x.type === 'Normal' && match(x));
       return e ? this.o.store.recordEvent(object, e) : Promise.resolve();
     };
+    const release = async (): Promise<void> => {
+      for (const r of plan.releases) {
+        if (check(`release the VIP reservation in IPPool ${r.pool}`, await this.o.store.unreserve(ns, r.pool, r.key))) await normal((e) => e.reason === 'VIPReleased' && e.note.includes(`IPPool ${r.pool} `));
+      }
+    };
+    if (plan.deleting) {
+      // its reservations out of the pools, then the finalizer: the NAD goes with the object (owner reference)
+      await release();
+      if (lost.length > 0) return { kind: 'retry', reason: lost.join('; ') };
+      if ((object.metadata.finalizers ?? []).includes(NETWORK_FINALIZER)) check('remove the finalizer', await this.o.store.setFinalizer(object, 'remove'));
+      if (lost.length === 0) log.info({}, 'provisioning network deleted: its VIP reservations are released');
+      return lost.length > 0 ? { kind: 'retry', reason: lost.join('; ') } : { kind: 'done' };
+    }
+    // the finalizer before the first reservation: a network that reserves can always un-reserve
+    if (plan.addFinalizer && !check('add the finalizer', await this.o.store.setFinalizer(object, 'add'))) return { kind: 'retry', reason: lost.join('; ') };
+    await release();
     if (plan.nad.kind === 'create' && check('create NetworkAttachmentDefinition', await this.o.store.createNad(plan.nad.object))) await normal((e) => e.reason === 'NetworkAttachmentCreated');
     if (plan.nad.kind === 'patch' && check('update NetworkAttachmentDefinition', await this.o.store.patchNad(ns, object.metadata.name ?? '', plan.nad.patch))) await normal((e) => e.reason === 'NetworkAttachmentUpdated');
     for (const r of plan.reservations) {

@@ -149,6 +149,16 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
     expect(got.status!.vipHolder).to.deep.equal({ node: 'node-1', pod: 'ironic-abc' });
   });
 
+  it('deleting a network gives its VIP reservation back (finalizer), then it goes', async () => {
+    await pools().create(poolObject(ns, 'ironic-pods', '172.22.0.2', '172.22.0.19'));
+    await networks().create({ metadata: { name: 'gone', namespace: ns }, spec: spec({ dhcp: { enabled: false }, dhcpPool: undefined }) });
+    await eventually(async () => (await pools().get({ namespace: ns, name: 'ironic-pods' })).spec?.preAllocations?.['reserved-vip-gone'], 'the reservation');
+    expect((await networks().get({ namespace: ns, name: 'gone' })).metadata.finalizers).to.deep.equal(['ironet.io/provisioning-network']);
+    await networks().delete({ namespace: ns, name: 'gone' });
+    await eventually(async () => ((await networks().tryGet({ namespace: ns, name: 'gone' })) === undefined ? true : undefined), 'the network gone');
+    expect((await pools().get({ namespace: ns, name: 'ironic-pods' })).spec?.preAllocations ?? {}).to.deep.equal({});
+  });
+
   it('follows spec changes into the NAD', async () => {
     await pools().create(poolObject(ns, 'ironic-pods', '172.22.0.2', '172.22.0.19'));
     await networks().create({ metadata: { name: 'prov', namespace: ns }, spec: spec({ dhcp: { enabled: false }, dhcpPool: undefined }) });

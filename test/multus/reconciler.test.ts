@@ -23,7 +23,7 @@ class Store implements NetworkStore {
     return ['metal3/provisioning'];
   }
   snapshot(): NetworkSnapshot {
-    return { object: this.object, pools: this.poolMap, nad: this.nad, others: [], counts: this.counts };
+    return { object: this.object, pools: this.poolMap, allPools: [...this.poolMap.values()].filter((p): p is IpPoolObject => p !== undefined), nad: this.nad, others: [], counts: this.counts };
   }
   createNad(nad: NetworkAttachmentDefinitionObject) {
     this.writes.push('createNad');
@@ -38,6 +38,20 @@ class Store implements NetworkStore {
     this.writes.push(`reserve ${r.pool}`);
     const p = this.poolMap.get(r.pool) as IpPoolObject;
     this.poolMap.set(r.pool, { ...p, spec: { ...p.spec, preAllocations: { [r.key]: r.ip } } });
+    return Promise.resolve(this.nextOutcome);
+  }
+  unreserve(_ns: string, poolName: string, key: string) {
+    this.writes.push(`unreserve ${poolName} ${key}`);
+    const p = this.poolMap.get(poolName) as IpPoolObject;
+    const pre = { ...p.spec?.preAllocations };
+    delete pre[key];
+    this.poolMap.set(poolName, { ...p, spec: { ...p.spec, preAllocations: pre } });
+    return Promise.resolve(this.nextOutcome);
+  }
+  setFinalizer(_o: ProvisioningNetworkObject, change: 'add' | 'remove') {
+    this.writes.push(`finalizer ${change}`);
+    const f = this.object.metadata.finalizers ?? [];
+    this.object = { ...this.object, metadata: { ...this.object.metadata, finalizers: change === 'add' ? [...f, 'ironet.io/provisioning-network'] : f.filter((x) => x !== 'ironet.io/provisioning-network') } };
     return Promise.resolve(this.nextOutcome);
   }
   writeStatus(_o: ProvisioningNetworkObject, status: StatusPlan) {
@@ -56,7 +70,7 @@ describe('multus/reconciler: applying the plan', () => {
     const store = new Store();
     const r = new NetworkReconciler({ store, clock: new FakeClock(), logger: silentLogger });
     expect(await r.reconcile('metal3/provisioning')).to.deep.equal({ kind: 'done' });
-    expect(store.writes).to.deep.equal(['createNad', 'reserve ironic-pods', 'status pods=0 leases=0']);
+    expect(store.writes).to.deep.equal(['finalizer add', 'createNad', 'reserve ironic-pods', 'status pods=0 leases=0']);
     store.writes = [];
     expect(await r.reconcile('metal3/provisioning')).to.deep.equal({ kind: 'done' });
     expect(store.writes).to.deep.equal([]);
@@ -89,6 +103,28 @@ describe('multus/reconciler: applying the plan', () => {
     expect(store.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).to.deep.equal(['PoolNotFound']);
     await r.reconcile('metal3/provisioning');
     expect(store.events.filter((e) => e.type === 'Warning').map((e) => e.reason), 'not repeated').to.deep.equal(['PoolNotFound']);
+  });
+
+  it('a network being deleted releases its VIP reservations, then its finalizer; nothing else', async () => {
+    const store = new Store();
+    const r = new NetworkReconciler({ store, clock: new FakeClock(), logger: silentLogger });
+    await r.reconcile('metal3/provisioning');
+    store.writes = [];
+    store.object = { ...store.object, metadata: { ...store.object.metadata, deletionTimestamp: '2026-11-30T01:00:00Z' } };
+    expect(await r.reconcile('metal3/provisioning')).to.deep.equal({ kind: 'done' });
+    expect(store.writes).to.deep.equal(['unreserve ironic-pods reserved-vip-provisioning', 'finalizer remove']);
+    expect(store.events.map((e) => e.reason)).to.include('VIPReleased');
+  });
+
+  it('a pool the network no longer uses gets its reservation back', async () => {
+    const store = new Store();
+    const r = new NetworkReconciler({ store, clock: new FakeClock(), logger: silentLogger });
+    await r.reconcile('metal3/provisioning');
+    store.poolMap.set('new-pods', pool('new-pods', '172.22.0.2', '172.22.0.9'));
+    store.object = { ...store.object, metadata: { ...store.object.metadata, generation: 2 }, spec: { ...store.object.spec, podPool: { name: 'new-pods' } } };
+    store.writes = [];
+    await r.reconcile('metal3/provisioning');
+    expect(store.writes.slice(0, 2)).to.deep.equal(['unreserve ironic-pods reserved-vip-provisioning', 'reserve new-pods']);
   });
 
   it('a deleted network is done, with nothing written', async () => {
