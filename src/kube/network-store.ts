@@ -20,7 +20,9 @@ import type { EventRecorder } from './event-recorder.js';
 import { informerFor, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
+import type { LeaseObject } from './lease-store.js';
 import { RESOURCES } from './resources.js';
+import { vipLeaseName } from '../multus/pods.js';
 import { objectKey } from './types.js';
 
 /** The field manager of the controller's part of a ProvisioningNetwork's status. */
@@ -45,6 +47,9 @@ export class KubeNetworkStore implements NetworkStore {
   private readonly poolInformer: Informer<IpPoolObject>;
   private readonly claimInformer: Informer<IpClaimObject>;
   private readonly blockInformer: Informer<DhcpLeaseBlockObject>;
+  private readonly leaseInformer: Informer<LeaseObject>;
+  /** When (monotonic) each VIP Lease's holder/renewTime was last seen to change: a holder is alive while that is recent. */
+  private readonly leaseSeen = new Map<string, { value: string; atMs: number }>();
 
   constructor(
     kube: KubeClient,
@@ -88,6 +93,19 @@ export class KubeNetworkStore implements NetworkStore {
       selectors: { labelSelector: NETWORK_LABEL },
       onEvent: (e) => o.onChanged(`${e.object.metadata.namespace ?? ''}/${e.object.metadata.labels?.[NETWORK_LABEL] ?? ''}`),
     });
+    // the VIP Leases (labelled with their network): judged by this controller's own clock, as followers judge them
+    this.leaseInformer = informerFor(kube.resource<LeaseObject>(RESOURCES.lease), {
+      ...common,
+      name: 'provisioning-vip-leases',
+      selectors: { labelSelector: NETWORK_LABEL },
+      onEvent: (e) => {
+        const k = objectKey(e.object);
+        const value = `${e.object.spec?.holderIdentity ?? ''}|${e.object.spec?.renewTime ?? ''}`;
+        if (this.leaseSeen.get(k)?.value !== value) this.leaseSeen.set(k, { value, atMs: o.clock.monotonicMs() });
+        const network = e.object.metadata.labels?.[NETWORK_LABEL];
+        if (network) o.onChanged(`${e.object.metadata.namespace ?? ''}/${network}`);
+      },
+    });
     this.blockInformer = informerFor(kube.resource<DhcpLeaseBlockObject>(RESOURCES.dhcpLeaseBlock), {
       ...common,
       name: 'provisioning-lease-blocks',
@@ -99,7 +117,7 @@ export class KubeNetworkStore implements NetworkStore {
   }
 
   private informers(): Informer<KubeObject>[] {
-    return [this.networkInformer, this.nadInformer, this.poolInformer, this.claimInformer, this.blockInformer] as Informer<KubeObject>[];
+    return [this.networkInformer, this.nadInformer, this.poolInformer, this.claimInformer, this.blockInformer, this.leaseInformer] as Informer<KubeObject>[];
   }
 
   run(signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
@@ -139,7 +157,12 @@ export class KubeNetworkStore implements NetworkStore {
     }
     const others = this.networkInformer.list().filter((o) => o.metadata.uid !== object.metadata.uid);
     const allPools = this.poolInformer.list().filter((p) => p.metadata.namespace === ns);
-    return { object, pools, allPools, nad, others, counts: { attachedPods, leases } };
+    const leaseKey = `${ns}/${vipLeaseName({ name })}`;
+    const lease = this.leaseInformer.get(leaseKey);
+    const leaseDurationMs = lease?.spec?.leaseDurationSeconds ? lease.spec.leaseDurationSeconds * 1000 : undefined;
+    const seen = this.leaseSeen.get(leaseKey);
+    const holderAlive = !lease ? undefined : !lease.spec?.holderIdentity ? false : seen !== undefined && this.o.clock.monotonicMs() - seen.atMs < (leaseDurationMs ?? 0) + 1000;
+    return { object, pools, allPools, nad, others, counts: { attachedPods, leases }, holderAlive, leaseDurationMs };
   }
 
   async createNad(nad: NetworkAttachmentDefinitionObject): Promise<WriteOutcome> {

@@ -26,6 +26,11 @@ export interface PlanInput {
   readonly allPools?: readonly IpPoolObject[];
   /** Every other ProvisioningNetwork (any namespace): a VIP belongs to one network only. */
   readonly others?: readonly ProvisioningNetworkObject[];
+  /**
+   * Whether the VIP Lease's holder is renewing it, as this controller has
+   * seen (true / false), or undefined when there is no Lease yet.
+   */
+  readonly holderAlive?: boolean;
   /** Ironic pods with an address (bound claims), DHCP leases held. */
   readonly counts: { readonly attachedPods: number; readonly leases: number };
   readonly nowIso: string;
@@ -170,7 +175,7 @@ export function planNetwork(input: PlanInput): Plan {
       attachedPods: input.counts.attachedPods,
       leases: input.counts.leases,
       networkAttachmentDefinition: nadReady ? nadName(network) : undefined,
-      conditions: [readyCondition(input.object, problems, input.nowIso)],
+      conditions: [readyCondition(input.object, problems, input.nowIso, input.holderAlive)],
     },
   };
 }
@@ -291,7 +296,7 @@ function allocatedTo(pool: IpPoolObject, ip: IpAddress): string | undefined {
  * holds the VIP (its `VIPAssigned` condition, which the agents write), plus
  * DHCP serving when enabled. The transition time moves only when the status does.
  */
-function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Problem[], nowIso: string): Condition {
+function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Problem[], nowIso: string, holderAlive: boolean | undefined): Condition {
   const conditions = obj.status?.conditions ?? [];
   const get = (type: string): Condition | undefined => conditions.find((c) => c.type === type);
   const dhcpEnabled = obj.spec?.dhcp?.enabled ?? true;
@@ -306,6 +311,12 @@ function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Probl
     status = 'False';
     reason = 'WaitingForVIPHolder';
     message = `no agent holds the VIP yet: an Ironic pod matching spec.ironicPodSelector must run on a node with the ironet agent and request the NetworkAttachmentDefinition ${obj.metadata.name ?? ''} in its k8s.v1.cni.cncf.io/networks annotation${get('VIPAssigned')?.message ? ` (${get('VIPAssigned')!.message})` : ''}`;
+  } else if (holderAlive === false) {
+    // the agents' VIPAssigned says held, but the Lease is not being renewed: the holder is gone (SIGKILL, node down)
+    // and no other agent took over; its VIP went with its kernel lifetime
+    status = 'False';
+    reason = 'VIPHolderUnresponsive';
+    message = `${obj.status?.vipHolder?.pod ? `pod ${obj.status.vipHolder.pod} on node ${obj.status.vipHolder.node ?? '?'}` : 'the holder'} stopped renewing the VIP Lease and no other agent took over: check that another Ironic pod of this network is Ready on a node with the ironet agent`;
   } else if (dhcpEnabled && get('DHCPServing')?.status !== 'True') {
     status = 'False';
     reason = 'WaitingForDHCP';

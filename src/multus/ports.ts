@@ -17,6 +17,9 @@ export interface NetworkSnapshot {
   readonly nad: NetworkAttachmentDefinitionObject | undefined;
   readonly others: readonly ProvisioningNetworkObject[];
   readonly counts: { readonly attachedPods: number; readonly leases: number };
+  /** Whether the VIP Lease's holder renews it (undefined: no Lease), and the Lease's duration. */
+  readonly holderAlive: boolean | undefined;
+  readonly leaseDurationMs: number | undefined;
 }
 
 export type WriteOutcome = 'ok' | 'conflict' | 'notFound';

@@ -88,7 +88,11 @@ export class NetworkReconciler {
     }
     // lost races retry with the next view: the queue backs off and calls again
     if (lost.length > 0) return { kind: 'retry', reason: lost.join('; ') };
-    return countsLater !== undefined ? { kind: 'requeueAfter', delayMs: Math.ceil(countsLater) } : { kind: 'done' };
+    // while an agent holds the VIP, look again after a Lease duration: a holder that dies sends no event
+    const held = plan.status.conditions.some((c) => c.type === 'Ready' && (c.reason === 'Ready' || c.reason === 'WaitingForDHCP'));
+    const recheck = held && snap.leaseDurationMs !== undefined ? snap.leaseDurationMs + 1000 : undefined;
+    const next = [countsLater, recheck].filter((x): x is number => x !== undefined);
+    return next.length > 0 ? { kind: 'requeueAfter', delayMs: Math.ceil(Math.min(...next)) } : { kind: 'done' };
   }
 
   private readonly countsWritten = new Map<string, number>();

@@ -141,12 +141,22 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
       },
       'ironet-agent',
     );
+    // the holder's Lease, renewed once and then never again (a SIGKILLed agent with no successor)
+    await admin.resource(RESOURCES.lease).create({
+      metadata: { name: 'ironet-vip-prov', namespace: ns, labels: { 'ironet.io/provisioning-network': 'prov' } },
+      spec: { holderIdentity: 'node-1/ironic-abc', leaseDurationSeconds: 2, renewTime: new Date().toISOString().replace('Z', '000Z') },
+    } as KubeObject);
     const got = await eventually(async () => {
       const pn = await networks().get({ namespace: ns, name: 'prov' });
       return readyOf(pn)?.status === 'True' ? pn : undefined;
     }, 'Ready=True');
     expect(got.status!.conditions!.map((c) => c.type).sort()).to.deep.equal(['DHCPServing', 'Ready', 'VIPAssigned']);
     expect(got.status!.vipHolder).to.deep.equal({ node: 'node-1', pod: 'ironic-abc' });
+    const stale = await eventually(async () => {
+      const r = readyOf(await networks().get({ namespace: ns, name: 'prov' }));
+      return r?.reason === 'VIPHolderUnresponsive' ? r : undefined;
+    }, 'Ready=False once the Lease is not renewed', 15_000);
+    expect(stale.message).to.match(/^pod ironic-abc on node node-1 stopped renewing the VIP Lease/);
   });
 
   it('deleting a network gives its VIP reservation back (finalizer), then it goes', async () => {

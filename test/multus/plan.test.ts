@@ -54,6 +54,22 @@ describe('multus/plan: the controller decision for a ProvisioningNetwork', () =>
     expect(r).to.include({ status: 'True', reason: 'Ready', lastTransitionTime: earlier });
   });
 
+  it('a holder that stopped renewing the Lease (no successor) makes Ready False, whatever VIPAssigned still says', () => {
+    const obj = Object.assign(networkObject(), {
+      status: {
+        vipHolder: { node: 'n1', pod: 'ironic-0' },
+        conditions: [
+          { type: 'VIPAssigned', status: 'True', reason: 'Held', message: '', lastTransitionTime: NOW },
+          { type: 'DHCPServing', status: 'True', reason: 'Serving', message: '', lastTransitionTime: NOW },
+        ],
+      },
+    });
+    expect(ready(planNetwork(input({ object: obj, holderAlive: true })).status.conditions).reason).to.equal('Ready');
+    const gone = ready(planNetwork(input({ object: obj, holderAlive: false })).status.conditions);
+    expect(gone).to.include({ status: 'False', reason: 'VIPHolderUnresponsive' });
+    expect(gone.message).to.match(/^pod ironic-0 on node n1 stopped renewing the VIP Lease/);
+  });
+
   it('reports a missing pool, naming the field and the fix', () => {
     const plan = planNetwork(input({ pools: pools(podPool) }));
     expect(plan.problems.map((p) => [p.reason, p.field])).to.deep.equal([['PoolNotFound', 'spec.dhcpPool.name']]);

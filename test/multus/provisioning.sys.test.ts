@@ -154,10 +154,14 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
 
     for (const p of ironic) await pods.setReady(p);
     const first = await eventually(async () => (holders().length === 1 ? holders() : undefined), 'one VIP holder', 30_000);
+    let last: unknown;
     const pn = await eventually(async () => {
       const got = await network();
+      last = got.status;
       return got.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? got : undefined;
-    }, 'the network Ready', 60_000);
+    }, 'the network Ready', 60_000).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; last status ${JSON.stringify(last)}`);
+    });
     expect(pn.status?.vipHolder?.pod).to.equal(ironic[first[0]!]!.name);
     expect(pn.status?.vipHolder?.node).to.equal(`node-${first[0]}`);
     expect(lab.dualHolderMs()).to.equal(0);

@@ -23,7 +23,7 @@ class Store implements NetworkStore {
     return ['metal3/provisioning'];
   }
   snapshot(): NetworkSnapshot {
-    return { object: this.object, pools: this.poolMap, allPools: [...this.poolMap.values()].filter((p): p is IpPoolObject => p !== undefined), nad: this.nad, others: [], counts: this.counts };
+    return { object: this.object, pools: this.poolMap, allPools: [...this.poolMap.values()].filter((p): p is IpPoolObject => p !== undefined), nad: this.nad, others: [], counts: this.counts, holderAlive: undefined, leaseDurationMs: undefined };
   }
   createNad(nad: NetworkAttachmentDefinitionObject) {
     this.writes.push('createNad');
