@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
+import { isAlreadyExists } from './errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ResourceClient } from './resource-client.js';
 import { formatMicroTime } from './time.js';
@@ -63,7 +64,12 @@ const SERIES_CACHE_MAX = 4096;
 
 export class EventRecorder {
   private readonly series = new Map<string, SeriesEntry>();
-  private sequence = 0;
+  /**
+   * Where this recorder's sequence starts: random, so that several recorders
+   * (one per agent) naming Events for one object in the same millisecond do
+   * not collide (a collision is an AlreadyExists, and the Event would be lost).
+   */
+  private sequence = Math.floor(Math.random() * 1_000_000);
 
   constructor(
     private readonly client: ResourceClient<EventObject>,
@@ -95,8 +101,8 @@ export class EventRecorder {
         );
         return;
       }
-      const created = await this.client.create({
-        metadata: { name: this.eventName(ref.name ?? 'object', nowMs), namespace },
+      const body = (name: string): EventObject => ({
+        metadata: { name, namespace },
         eventTime: formatMicroTime(nowMs),
         reportingController: this.options.controller,
         reportingInstance: this.options.instance,
@@ -106,6 +112,15 @@ export class EventRecorder {
         type: input.type,
         regarding: ref,
       });
+      let created: EventObject;
+      try {
+        created = await this.client.create(body(this.eventName(ref.name ?? 'object', nowMs)));
+      } catch (err) {
+        // another recorder took the name in the same millisecond: once more, further along the sequence
+        if (!isAlreadyExists(err)) throw err;
+        this.sequence += 1 + Math.floor(Math.random() * 1000);
+        created = await this.client.create(body(this.eventName(ref.name ?? 'object', nowMs)));
+      }
       if (this.series.size >= SERIES_CACHE_MAX) this.series.delete(this.series.keys().next().value as string);
       this.series.set(key, { name: created.metadata.name ?? '', namespace, count: 1, lastMs: nowMs });
     } catch (err) {
