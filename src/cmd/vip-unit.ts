@@ -89,12 +89,26 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
   });
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
   const tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
+  // a term's DHCP report must follow its holding report (a status reader must never see "serving" before "held"):
+  // each term's DHCP start opens a gate that the holding report of that term (or its end) opens
+  let gate: { opened: Promise<void>; open: () => void } | undefined;
+  /** The holding report of the current term is done (a DHCP start later in the term needs no gate). */
+  let holdingSaid = false;
+  /** Counts terms, so a holding report that finishes after its term ended opens nothing of the next. */
+  let term = 0;
+  const newGate = (): NonNullable<typeof gate> => {
+    let open = (): void => {};
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { opened, open };
+  };
   const dhcpWork: DependentWork | undefined = dhcp && {
     start: () => {
+      const termGate = (gate = newGate());
+      if (holdingSaid) termGate.open();
       const run = dhcp.dependent.start();
       run.ready.then(
-        () => void o.onDhcp?.(true, ''),
-        (err: unknown) => void o.onDhcp?.(false, describeError(err)),
+        () => termGate.opened.then(() => o.onDhcp?.(true, '')),
+        (err: unknown) => termGate.opened.then(() => o.onDhcp?.(false, describeError(err))),
       );
       return run;
     },
@@ -114,10 +128,18 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
       ...hooks,
       onLeading: async (ctx) => {
         await hooks.onLeading(ctx);
-        // not awaited: renewing must not wait for a status write
-        void o.onHolding?.(true);
+        // not awaited: renewing must not wait for a status write; the term's DHCP report waits for this one
+        const t = ++term;
+        void (o.onHolding?.(true) ?? Promise.resolve()).finally(() => {
+          if (t !== term) return;
+          holdingSaid = true;
+          gate?.open();
+        });
       },
       onStopLeading: async (reason) => {
+        term++;
+        holdingSaid = false;
+        gate?.open();
         await hooks.onStopLeading(reason);
         await o.onHolding?.(false);
       },

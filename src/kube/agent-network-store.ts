@@ -174,7 +174,9 @@ export class KubeAgentNetworkStore {
     if (!state?.holding) return;
     const status = this.networkInformer.get(key)?.status;
     const shown = status?.conditions?.find((c) => c.type === 'VIPAssigned');
-    if (status?.vipHolder?.agent === state.agent && shown?.status === 'True') return;
+    const dhcpShown = status?.conditions?.find((c) => c.type === 'DHCPServing')?.status;
+    const dhcpSaid = network.dhcp.enabled && state.dhcp?.serving ? 'True' : 'False';
+    if (status?.vipHolder?.agent === state.agent && shown?.status === 'True' && dhcpShown === dhcpSaid) return;
     await this.apply(network, state, formatTime(this.o.clock.wallMs()));
   }
 
