@@ -176,57 +176,29 @@ export class KubeNetworkStore implements NetworkStore {
     }
   }
 
-  async patchNad(namespace: string, name: string, patch: object): Promise<WriteOutcome> {
-    try {
-      this.nadInformer.observe(await this.nads.mergePatch({ namespace, name }, patch));
-      return 'ok';
-    } catch (err) {
-      if (isNotFound(err)) return 'notFound';
-      if (isConflict(err)) return 'conflict';
-      throw err;
-    }
+  patchNad(namespace: string, name: string, patch: object): Promise<WriteOutcome> {
+    return outcomeOf(this.nads.mergePatch({ namespace, name }, patch), this.nadInformer);
   }
 
-  async reserve(namespace: string, r: Reservation): Promise<WriteOutcome> {
-    try {
-      // one key, merged: no resourceVersion precondition, which the pool's every allocation (status) would break;
-      // a claim that got the VIP meanwhile is reported (VIPAllocated) on the next pass, and agents wait for that pass
-      const written = await this.pools.mergePatch({ namespace, name: r.pool }, { spec: { preAllocations: { [r.key]: r.ip } } });
-      this.poolInformer.observe(written);
-      return 'ok';
-    } catch (err) {
-      if (isNotFound(err)) return 'notFound';
-      if (isConflict(err)) return 'conflict';
-      throw err;
-    }
+  reserve(namespace: string, r: Reservation): Promise<WriteOutcome> {
+    // one key, merged: no resourceVersion precondition, which the pool's every allocation (status) would break;
+    // a claim that got the VIP meanwhile is reported (VIPAllocated) on the next pass, and agents wait for that pass
+    return outcomeOf(this.pools.mergePatch({ namespace, name: r.pool }, { spec: { preAllocations: { [r.key]: r.ip } } }), this.poolInformer);
   }
 
-  async unreserve(namespace: string, pool: string, key: string): Promise<WriteOutcome> {
-    try {
-      this.poolInformer.observe(await this.pools.mergePatch({ namespace, name: pool }, { spec: { preAllocations: { [key]: null } } }));
-      return 'ok';
-    } catch (err) {
-      if (isNotFound(err)) return 'notFound';
-      if (isConflict(err)) return 'conflict';
-      throw err;
-    }
+  unreserve(namespace: string, pool: string, key: string): Promise<WriteOutcome> {
+    return outcomeOf(this.pools.mergePatch({ namespace, name: pool }, { spec: { preAllocations: { [key]: null } } }), this.poolInformer);
   }
 
   async setFinalizer(object: ProvisioningNetworkObject, change: 'add' | 'remove'): Promise<WriteOutcome> {
     const finalizers = withFinalizer(object.metadata, NETWORK_FINALIZER, change);
     if (!finalizers) return 'ok';
-    try {
-      const written = await this.networks.mergePatch({ namespace: object.metadata.namespace, name: object.metadata.name ?? '' }, { metadata: { finalizers } }, { resourceVersion: object.metadata.resourceVersion });
-      this.networkInformer.observe(written);
-      return 'ok';
-    } catch (err) {
-      if (isNotFound(err)) return change === 'remove' ? 'ok' : 'notFound';
-      if (isConflict(err)) return 'conflict';
-      throw err;
-    }
+    const outcome = await outcomeOf(this.networks.mergePatch({ namespace: object.metadata.namespace, name: object.metadata.name ?? '' }, { metadata: { finalizers } }, { resourceVersion: object.metadata.resourceVersion }), this.networkInformer);
+    // removing the finalizer of an object already gone is done
+    return outcome === 'notFound' && change === 'remove' ? 'ok' : outcome;
   }
 
-  async writeStatus(object: ProvisioningNetworkObject, status: StatusPlan): Promise<WriteOutcome> {
+  writeStatus(object: ProvisioningNetworkObject, status: StatusPlan): Promise<WriteOutcome> {
     const id = { namespace: object.metadata.namespace, name: object.metadata.name ?? '' };
     const body = {
       status: {
@@ -237,14 +209,7 @@ export class KubeNetworkStore implements NetworkStore {
         conditions: status.conditions,
       },
     };
-    try {
-      this.networkInformer.observe(await this.networks.applyStatus(id, body, CONTROLLER_FIELD_MANAGER));
-      return 'ok';
-    } catch (err) {
-      if (isNotFound(err)) return 'notFound';
-      if (isConflict(err)) return 'conflict';
-      throw err;
-    }
+    return outcomeOf(this.networks.applyStatus(id, body, CONTROLLER_FIELD_MANAGER), this.networkInformer);
   }
 
   async recordEvent(object: ProvisioningNetworkObject, event: EventPlan): Promise<void> {
@@ -263,5 +228,17 @@ export class KubeNetworkStore implements NetworkStore {
       .list()
       .filter((n) => n.metadata.namespace === namespace && (n.spec?.podPool?.name === pool || n.spec?.dhcpPool?.name === pool))
       .map(objectKey);
+  }
+}
+
+/** A write's outcome for the reconciler (written through to the cache when it worked); other errors are thrown. */
+async function outcomeOf<T extends KubeObject>(write: Promise<T>, cache: Informer<T>): Promise<WriteOutcome> {
+  try {
+    cache.observe(await write);
+    return 'ok';
+  } catch (err) {
+    if (isNotFound(err)) return 'notFound';
+    if (isConflict(err)) return 'conflict';
+    throw err;
   }
 }
