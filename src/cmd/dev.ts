@@ -15,6 +15,7 @@ import { ensureApiServerBinaries, startLocalApiServer } from '../host/local-apis
 import { connectWithToken } from '../kube/kube-client.js';
 import { createMissing, installCrds, loadManifests } from '../kube/manifests.js';
 import { RESOURCES } from '../kube/resources.js';
+import type { ProvisioningNetworkObject } from '../multus/network.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import type { CapiIpAddressClaimObject, IpClaimObject } from '../ipam/objects.js';
 import { createLogger } from '../log/logger.js';
@@ -77,18 +78,19 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
     const showSample = async (): Promise<void> => {
       const sample = path.join(repoRoot, 'examples/dev/ipam.yaml');
       await createMissing(kube, await loadManifests(sample), signal);
-      const rows = await waitForSampleClaims(kube, signal);
+      const rows = [...(await waitForSampleClaims(kube, signal)), ...(await waitForSampleNetwork(kube, signal))];
       console.log(
         [
           '',
-          `Applied ${path.relative(process.cwd(), sample)}; the controller allocated:`,
+          `Applied ${path.relative(process.cwd(), sample)}; the controller allocated and generated:`,
           '',
-          ...rows.map(([kind, name, result]) => `  ${kind.padEnd(15)} ${name.padEnd(24)} ${result}`),
+          ...rows.map(([kind, name, result]) => `  ${kind.padEnd(20)} ${name.padEnd(24)} ${result}`),
           '',
           '  kubectl get ipclaims,ipaddresses.ipam.metal3.io,ipaddressclaims.ipam.cluster.x-k8s.io -n metal3',
           '  # (plain "ipaddresses" is the built-in networking.k8s.io kind since Kubernetes 1.33)',
           '  kubectl get ippool provisioning -n metal3 -o yaml        # status.indexes',
           `  curl -s http://127.0.0.1:${config.metricsPort}/metrics | grep ironet_ipam_pool_addresses`,
+          '  kubectl get provisioningnetworks,network-attachment-definitions -n metal3 -o wide',
           '',
         ].join('\n'),
       );
@@ -127,6 +129,20 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
     await apiserver.stop();
     process.removeListener('exit', killOnExit);
   }
+}
+
+/** Waits for the sample ProvisioningNetwork's NAD and Ready condition; one row saying both. */
+async function waitForSampleNetwork(kube: KubeClient, signal: AbortSignal): Promise<[string, string, string][]> {
+  const networks = kube.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);
+  for (let i = 0; i < 100; i++) {
+    const pn = await networks.tryGet({ namespace: 'metal3', name: 'provisioning' }, signal);
+    const ready = pn?.status?.conditions?.find((c) => c.type === 'Ready');
+    if (pn?.status?.networkAttachmentDefinition && ready) {
+      return [['ProvisioningNetwork', 'provisioning', `NAD ${pn.status.networkAttachmentDefinition}; Ready ${ready.status} (${ready.reason})`]];
+    }
+    await systemClock.sleep(100, signal);
+  }
+  throw new Error('the sample ProvisioningNetwork got no NAD within 10 s');
 }
 
 /** Polls the sample's claims until each has an address or an error; returns [kind, name, result] rows. */
