@@ -299,9 +299,7 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
       namespace: values.namespace ?? nonEmpty(ctx.env.IRONET_NAMESPACE),
       nodeNetns: ((v) => (v === 'self' ? null : v))(values['node-netns'] ?? nonEmpty(ctx.env.IRONET_NODE_NETNS) ?? '/proc/1/ns/net'),
       attachGraceSeconds: int('--attach-grace-seconds', values['attach-grace-seconds'], 1, 3600, 30),
-      garpBurstCount: int('--garp-burst-count', values['garp-burst-count'], 1, 100, 6),
-      garpBurstIntervalMs: int('--garp-burst-interval-ms', values['garp-burst-interval-ms'], 10, 60_000, 1000),
-      garpRefreshMs: int('--garp-refresh-ms', values['garp-refresh-ms'], 0, 3_600_000, 10_000),
+      ...garpFlags(values),
       tftpRoot: values['tftp-root'] ?? nonEmpty(ctx.env.IRONET_TFTP_ROOT),
     };
   }
@@ -355,11 +353,18 @@ function parseAgent(args: readonly string[], ctx: ParseContext): Command {
     leaseDurationMs: int('--lease-duration-ms', values['lease-duration-ms'], 1000, 3_600_000, 3000),
     renewDeadlineMs: int('--renew-deadline-ms', values['renew-deadline-ms'], 60, 3_600_000, 2000),
     retryPeriodMs: int('--retry-period-ms', values['retry-period-ms'], 50, 3_600_000, 500),
+    ...garpFlags(values),
+    dhcp,
+    tftpRoot: values['tftp-root'] ?? nonEmpty(ctx.env.IRONET_TFTP_ROOT),
+  };
+}
+
+/** The announcement flags both agent modes take. */
+function garpFlags(values: { 'garp-burst-count'?: string; 'garp-burst-interval-ms'?: string; 'garp-refresh-ms'?: string }) {
+  return {
     garpBurstCount: int('--garp-burst-count', values['garp-burst-count'], 1, 100, 6),
     garpBurstIntervalMs: int('--garp-burst-interval-ms', values['garp-burst-interval-ms'], 10, 60_000, 1000),
     garpRefreshMs: int('--garp-refresh-ms', values['garp-refresh-ms'], 0, 3_600_000, 10_000),
-    dhcp,
-    tftpRoot: values['tftp-root'] ?? nonEmpty(ctx.env.IRONET_TFTP_ROOT),
   };
 }
 

@@ -3,21 +3,9 @@ import { expect } from 'chai';
 import { runController } from '../../src/cmd/controller.js';
 import type { ControllerConfig } from '../../src/config/command-line.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { clientWithToken, freshNamespace, tokenFor, tokenWithChartRole } from '../support/cluster.js';
+import { clientWithToken, controllerConfig, freshNamespace, tokenFor, tokenWithChartRole } from '../support/cluster.js';
 
-const config = (namespace: string): ControllerConfig => ({
-  command: 'controller',
-  logLevel: 'info',
-  logFormat: 'json',
-  kubeconfig: undefined,
-  context: undefined,
-  namespace,
-  metricsHost: '127.0.0.1',
-  metricsPort: 18_080 + (process.pid % 1000),
-  podName: 'test',
-  ipamBatchSize: 500,
-  ipamWriteConcurrency: 32,
-});
+const config = (namespace: string): ControllerConfig => controllerConfig(namespace, 18_080 + (process.pid % 1000));
 
 async function readyz(port: number, want: number): Promise<{ status: number; body: string }> {
   let last = { status: 0, body: '' };

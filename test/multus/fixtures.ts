@@ -7,15 +7,20 @@ export function networkObject(spec: Partial<ProvisioningNetworkSpecInput> = {}, 
     apiVersion: 'ironet.io/v1alpha1',
     kind: 'ProvisioningNetwork',
     metadata: { name: 'provisioning', namespace: 'metal3', uid: 'uid-pn', generation: meta.generation ?? 1 },
-    spec: {
-      cidr: '172.22.0.0/24',
-      vip: { ipv4: '172.22.0.2' },
-      attachment: { parent: 'eth1' },
-      podPool: { name: 'ironic-pods' },
-      dhcpPool: { name: 'ironic-dhcp' },
-      ironicPodSelector: { matchLabels: { app: 'ironic' } },
-      ...spec,
-    },
+    spec: provisioningSpec(spec),
+  };
+}
+
+/** The spec of that network, with `over` on top. */
+export function provisioningSpec(over: Partial<ProvisioningNetworkSpecInput> = {}): ProvisioningNetworkSpecInput {
+  return {
+    cidr: '172.22.0.0/24',
+    vip: { ipv4: '172.22.0.2' },
+    attachment: { parent: 'eth1' },
+    podPool: { name: 'ironic-pods' },
+    dhcpPool: { name: 'ironic-dhcp' },
+    ironicPodSelector: { matchLabels: { app: 'ironic' } },
+    ...over,
   };
 }
 

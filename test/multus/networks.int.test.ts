@@ -6,7 +6,6 @@
 import { expect } from 'chai';
 import { runController } from '../../src/cmd/controller.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
-import type { ControllerConfig } from '../../src/config/command-line.js';
 import { RecordingLogger } from '../support/recording-logger.js';
 import type { EventObject } from '../../src/kube/event-recorder.js';
 import type { KubeClient } from '../../src/kube/kube-client.js';
@@ -14,32 +13,12 @@ import { RESOURCES } from '../../src/kube/resources.js';
 import type { IpPoolObject } from '../../src/ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from '../../src/multus/nad.js';
 import type { ProvisioningNetworkObject, ProvisioningNetworkSpecInput } from '../../src/multus/network.js';
-import { clientWithToken, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
+import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
+import { provisioningSpec } from './fixtures.js';
 import { eventually } from '../support/ipam-fixture.js';
 
-const config = (namespace: string, port: number): ControllerConfig => ({
-  command: 'controller',
-  logLevel: 'info',
-  logFormat: 'json',
-  kubeconfig: undefined,
-  context: undefined,
-  namespace,
-  metricsHost: '127.0.0.1',
-  metricsPort: port,
-  podName: 'test',
-  ipamBatchSize: 500,
-  ipamWriteConcurrency: 32,
-});
 
-const spec = (over: Partial<ProvisioningNetworkSpecInput> = {}): ProvisioningNetworkSpecInput => ({
-  cidr: '172.22.0.0/24',
-  vip: { ipv4: '172.22.0.2' },
-  attachment: { parent: 'eth1' },
-  podPool: { name: 'ironic-pods' },
-  dhcpPool: { name: 'ironic-dhcp' },
-  ironicPodSelector: { matchLabels: { app: 'ironic' } },
-  ...over,
-});
+const spec = provisioningSpec;
 
 const poolObject = (ns: string, name: string, start: string, end: string): IpPoolObject => ({
   metadata: { name, namespace: ns },
@@ -67,7 +46,7 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
     admin = testCluster().admin;
     kube = clientWithToken(await tokenWithChartRole(ns, 'ironet-controller', 'controller'));
     stop = new AbortController();
-    running = runController(config(ns, port++), { version: 'test', env: {}, signal: stop.signal, kube, logger: new RecordingLogger() });
+    running = runController(controllerConfig(ns, port++), { version: 'test', env: {}, signal: stop.signal, kube, logger: new RecordingLogger() });
   });
 
   afterEach(async () => {

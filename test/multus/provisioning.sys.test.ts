@@ -14,7 +14,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { runController } from '../../src/cmd/controller.js';
-import type { ControllerConfig } from '../../src/config/command-line.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
@@ -24,7 +23,7 @@ import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
-import { repoRoot } from '../support/cluster.js';
+import { controllerConfig, repoRoot } from '../support/cluster.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { eventually } from '../support/ipam-fixture.js';
 import { IronicPods, type IronicPod } from '../support/ironic-pods.js';
@@ -81,10 +80,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     } as KubeObject);
     const token = await requestServiceAccountToken(admin(), { namespace: ns(), name: 'controller' }, { expirationSeconds: 7200 });
     controllerKube = connectWithToken(lab.apiserver!.server, token, lab.apiserver!.caPem);
-    const config: ControllerConfig = {
-      command: 'controller', logLevel: 'info', logFormat: 'json', kubeconfig: undefined, context: undefined, namespace: ns(),
-      metricsHost: '127.0.0.1', metricsPort: 0, podName: 'controller-0', ipamBatchSize: 500, ipamWriteConcurrency: 32,
-    };
+    const config = { ...controllerConfig(ns(), 0), podName: 'controller-0' };
     controller = runController(config, { version: 'test', env: {}, signal: stopController.signal, kube: controllerKube, logger: silentLogger });
 
     // the pod pool covers the VIP (the controller reserves it there); DHCP leases come from the lab's pool

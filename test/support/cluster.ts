@@ -21,6 +21,7 @@ import { installCrds, loadManifests } from '../../src/kube/manifests.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
+import type { ControllerConfig } from '../../src/config/command-line.js';
 
 export const repoRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -137,4 +138,21 @@ export async function writeKubeconfig(token: string, file: string): Promise<stri
   const { apiserver } = testCluster();
   await writeFile(file, kubeconfigYaml(apiserver.server, apiserver.caPem, token), { mode: 0o600 });
   return file;
+}
+
+/** `ironet controller`'s configuration as the tests run it: one namespace, metrics on loopback at `port`. */
+export function controllerConfig(namespace: string, port: number): ControllerConfig {
+  return {
+    command: 'controller',
+    logLevel: 'info',
+    logFormat: 'json',
+    kubeconfig: undefined,
+    context: undefined,
+    namespace,
+    metricsHost: '127.0.0.1',
+    metricsPort: port,
+    podName: 'test',
+    ipamBatchSize: 500,
+    ipamWriteConcurrency: 32,
+  };
 }
