@@ -1,6 +1,7 @@
 /**
  * Composition root of `ironet controller`: logger, metrics registry, API
- * connection, health server, then the controller's capabilities (IPAM), until
+ * connection, health server, then the controller's capabilities (IPAM,
+ * provisioning networks, network data), until
  * SIGTERM.
  */
 import type { Registry } from 'prom-client';
@@ -17,6 +18,7 @@ import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { startIpam } from './ipam.js';
+import { startNetdata } from './netdata.js';
 import { startNetworks } from './networks.js';
 import { shutdownSignal } from './shutdown.js';
 
@@ -58,10 +60,11 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
   const clock = systemClock;
   const registry = createRegistry('controller', ctx.version);
   const kube = await connectComponent('controller', config, ctx, registry);
-  const readiness: { apiserver: string | undefined; ipam: () => string | undefined; networks: () => string | undefined } = {
+  const readiness: { apiserver: string | undefined; ipam: () => string | undefined; networks: () => string | undefined; netdata: () => string | undefined } = {
     apiserver: 'not checked yet',
     ipam: () => 'not started',
     networks: () => 'not started',
+    netdata: () => 'not started',
   };
   const health = await startHealthServer({
     registry,
@@ -71,6 +74,7 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
       { name: 'apiserver', check: () => readiness.apiserver },
       { name: 'ipam', check: () => readiness.ipam() },
       { name: 'provisioning-networks', check: () => readiness.networks() },
+      { name: 'network-data', check: () => readiness.netdata() },
     ],
   });
   logger.info({ port: health.port }, 'serving /metrics, /healthz and /readyz');
@@ -112,14 +116,17 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
   readiness.ipam = () => ipam.notReadyReason();
   const networks = await startNetworks({ kube, events, clock, logger, namespace: config.namespace }, signal);
   readiness.networks = () => networks.notReadyReason();
-  Promise.all([ipam.synced, networks.synced]).then(
+  const netdata = await startNetdata({ kube, events, clock, logger, namespace: config.namespace }, signal);
+  readiness.netdata = () => netdata.notReadyReason();
+  Promise.all([ipam.synced, networks.synced, netdata.synced]).then(
     () => {
-      logger.info({ capabilities: ['ipam', ...(networks.enabled ? ['provisioning-networks'] : [])], capi: ipam.capi }, 'controller ready');
+      const capabilities = ['ipam', ...(networks.enabled ? ['provisioning-networks'] : []), ...(netdata.enabled ? ['network-data'] : [])];
+      logger.info({ capabilities, capi: ipam.capi }, 'controller ready');
       ctx.onReady?.();
     },
     () => {},
   );
-  await Promise.all([ipam.done, networks.done]);
+  await Promise.all([ipam.done, networks.done, netdata.done]);
   logger.info({ reason: describeError(signal.reason) }, 'shutting down');
   await cleanup();
   return 0;

@@ -76,7 +76,7 @@ async function missingApis(kube: KubeClient): Promise<string[]> {
   return missing;
 }
 
-async function servesResource(kube: KubeClient, group: string, version: string, plural: string): Promise<boolean> {
+export async function servesResource(kube: KubeClient, group: string, version: string, plural: string): Promise<boolean> {
   const list = await kube.rest.request<{ resources?: { name?: string }[] }>({ method: 'GET', path: `/apis/${group}/${version}` });
   return (list.resources ?? []).some((r) => r.name === plural);
 }

@@ -27,6 +27,7 @@ export const RESOURCES = {
   ipAddress: ref('ipam.metal3.io', 'v1alpha1', 'ipaddresses', 'IPAddress'),
   dhcpLeaseBlock: ref('ironet.io', 'v1alpha1', 'dhcpleaseblocks', 'DHCPLeaseBlock'),
   provisioningNetwork: ref('ironet.io', 'v1alpha1', 'provisioningnetworks', 'ProvisioningNetwork'),
+  networkDataTemplate: ref('ironet.io', 'v1alpha1', 'networkdatatemplates', 'NetworkDataTemplate'),
   capiIpAddressClaim: ref('ipam.cluster.x-k8s.io', 'v1beta2', 'ipaddressclaims', 'IPAddressClaim'),
   capiIpAddress: ref('ipam.cluster.x-k8s.io', 'v1beta2', 'ipaddresses', 'IPAddress'),
   bareMetalHost: ref('metal3.io', 'v1alpha1', 'baremetalhosts', 'BareMetalHost'),

@@ -1,0 +1,93 @@
+/**
+ * Wires the network-data capability (DHCP-less hosts) in the controller: the
+ * Kubernetes-backed store (informers), the reconciler, and one work queue
+ * keyed by host and by template. Off (with a log line saying why) when the
+ * cluster does not serve NetworkDataTemplates or BareMetalHosts.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { WorkQueue } from '../core/work-queue.js';
+import type { EventRecorder } from '../kube/event-recorder.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { KubeNetdataStore } from '../kube/netdata-store.js';
+import { hostWorkKey, NetdataReconciler, templateWorkKey } from '../netdata/reconciler.js';
+import { untilAnswered } from './ipam.js';
+import { servesResource } from './networks.js';
+
+export interface NetdataRuntimeOptions {
+  readonly kube: KubeClient;
+  readonly events: EventRecorder;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly namespace: string | undefined;
+  /** Parallel host passes (each is a few API writes). */
+  readonly concurrency?: number;
+  readonly resyncMs?: number;
+}
+
+export interface NetdataRuntime {
+  readonly enabled: boolean;
+  readonly synced: Promise<void>;
+  readonly done: Promise<void>;
+  notReadyReason(): string | undefined;
+}
+
+export async function startNetdata(options: NetdataRuntimeOptions, signal: AbortSignal): Promise<NetdataRuntime> {
+  const { kube, clock } = options;
+  const logger = options.logger.child({ capability: 'network-data' });
+  const missing = await untilAnswered(() => missingApis(kube), clock, logger, signal);
+  if (missing.length > 0) {
+    logger.warn({ missing }, 'network data is off: the cluster does not serve what it needs');
+    return { enabled: false, synced: Promise.resolve(), done: Promise.resolve(), notReadyReason: () => undefined };
+  }
+  let queue: WorkQueue | undefined = undefined;
+  const store = new KubeNetdataStore(kube, {
+    namespace: options.namespace,
+    clock,
+    logger,
+    events: options.events,
+    onHostChanged: (key) => queue?.add(hostWorkKey(key)),
+    onTemplateChanged: (key) => queue?.add(templateWorkKey(key)),
+  });
+  const reconciler = new NetdataReconciler({ store, clock, logger, onTemplateChanged: (key) => queue?.add(templateWorkKey(key)) });
+  queue = new WorkQueue({ name: 'network-data', clock, logger, concurrency: options.concurrency ?? 8, process: (key) => reconciler.reconcile(key) });
+  const work = queue;
+  const everything = (): void => {
+    for (const key of store.hostKeys()) work.add(hostWorkKey(key));
+    for (const key of store.templateKeys()) work.add(templateWorkKey(key));
+  };
+  const informers = store.run(signal);
+  const synced = informers.synced.then(() => {
+    logger.info({ templates: store.templateKeys().length, hosts: store.hostKeys().length }, 'network data caches synced');
+    everything();
+  });
+  const resync = async (): Promise<void> => {
+    for (;;) {
+      await clock.sleep(options.resyncMs ?? 10 * 60_000, signal);
+      store.forgetSecrets(); // a Secret deleted by hand is written again
+      everything();
+    }
+  };
+  const processing = synced.then(
+    () => work.run(signal),
+    () => undefined,
+  );
+  let isSynced = false;
+  void synced.then(() => (isSynced = true), () => {});
+  return {
+    enabled: true,
+    synced,
+    done: Promise.all([informers.done, processing, resync().catch(() => undefined)]).then(() => undefined),
+    notReadyReason: () => (isSynced ? undefined : (store.notSyncedReason() ?? 'starting')),
+  };
+}
+
+async function missingApis(kube: KubeClient): Promise<string[]> {
+  const missing: string[] = [];
+  if (!(await kube.servesApi('ironet.io', 'v1alpha1')) || !(await servesResource(kube, 'ironet.io', 'v1alpha1', 'networkdatatemplates'))) {
+    missing.push('networkdatatemplates.ironet.io (apply charts/ironet/crds/ironet.io_networkdatatemplates.yaml)');
+  }
+  if (!(await kube.servesApi('metal3.io', 'v1alpha1'))) missing.push('metal3.io/v1alpha1 BareMetalHosts (install the baremetal-operator CRDs)');
+  else if (!(await servesResource(kube, 'metal3.io', 'v1alpha1', 'hardwaredata'))) missing.push('hardwaredata.metal3.io (install the baremetal-operator CRDs of a release that has HardwareData)');
+  return missing;
+}

@@ -1,0 +1,341 @@
+/**
+ * The network-data controller's decisions, without I/O:
+ * - {@link planHost}: for one BareMetalHost, which address claims to make or
+ *   release, which Secret to write or delete, whether to set
+ *   spec.preprovisioningNetworkDataName, and the host's summary line;
+ * - {@link planTemplateStatus}: a template's status from its hosts' summaries.
+ *
+ * The lifecycle follows the host's provisioning state: addresses are claimed
+ * and rendered while the host may run the IPA ramdisk; once it is provisioned
+ * they are kept, or released under `releaseWhenProvisioned` when the host has a
+ * separate provisioned-network claim; a host that goes back to deprovisioning
+ * or inspecting is claimed for and rendered again. A Secret is written only
+ * whole and only after every address is allocated; a released address leaves
+ * the Secret before its claim goes.
+ */
+import type { Condition, IpAddressObject, IpClaimObject, IpPoolObject } from '../ipam/objects.js';
+import { FINALIZERS, METAL3_IPAM_VERSION } from '../ipam/objects.js';
+import { UPSTREAM } from '../ipam/messages.js';
+import { hostFacts, hostOwnerReference, isProvisioned, linkOf, provisioningState, type BareMetalHostObject, type HardwareDataObject } from './host.js';
+import { renderNetworkData, type PoolAddress, type PoolFacts } from './render.js';
+import {
+  addressPools,
+  BMO_SECRET_LABEL,
+  BMO_SECRET_LABEL_VALUE,
+  claimNameFor,
+  HOST_LABEL,
+  NETDATA_FINALIZER,
+  parseTemplate,
+  referencedPools,
+  REFERENCE_ANNOTATION,
+  REFERENCE_PREFIX,
+  secretNameFor,
+  TEMPLATE_LABEL,
+  type HostSummary,
+  type NetworkDataTemplateObject,
+  type NetworkDataTemplateStatus,
+} from './template.js';
+
+/** What one pass over a host reads (from caches). */
+export interface HostSnapshot {
+  readonly namespace: string;
+  readonly name: string;
+  /** Undefined: the host is gone (what ironet made for it is cleaned up). */
+  readonly host: BareMetalHostObject | undefined;
+  readonly hardware: HardwareDataObject | undefined;
+  /** Every NetworkDataTemplate in the host's namespace. */
+  readonly templates: readonly NetworkDataTemplateObject[];
+  /** Every IPPool in the host's namespace. */
+  readonly pools: readonly IpPoolObject[];
+  /** The IPClaims labelled as this host's network-data claims. */
+  readonly ownClaims: readonly IpClaimObject[];
+  claimNamed(name: string): IpClaimObject | undefined;
+  addressNamed(name: string): IpAddressObject | undefined;
+}
+
+export interface SecretPlan {
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly owner: BareMetalHostObject;
+  readonly data: Readonly<Record<string, string>>;
+}
+
+export interface EventPlan {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly note: string;
+}
+
+export interface ClaimRelease {
+  readonly name: string;
+  /** False: someone else (CAPM3 IP reuse) uses the claim too: only our finalizer goes. */
+  readonly delete: boolean;
+}
+
+export interface HostPlan {
+  /** The template the host is linked to (its summary goes there), if any. */
+  readonly template: string | undefined;
+  readonly createClaims: readonly IpClaimObject[];
+  readonly releaseClaims: readonly ClaimRelease[];
+  /** Claims to release only after the Secret is written (the old address leaves the Secret first). */
+  readonly releaseAfterWrite: readonly ClaimRelease[];
+  readonly writeSecret: SecretPlan | undefined;
+  /** Delete the host's Secret (only if ironet wrote it; BMO's finalizer on it is left alone). */
+  readonly deleteSecret: string | undefined;
+  readonly setNetworkDataName: string | undefined;
+  readonly clearNetworkDataName: string | undefined;
+  readonly summary: HostSummary | undefined;
+  /** Warnings to record when the summary changes; the Normal one after the Secret changed. */
+  readonly events: readonly EventPlan[];
+}
+
+const NOTHING: Omit<HostPlan, 'summary' | 'template'> = {
+  createClaims: [],
+  releaseClaims: [],
+  releaseAfterWrite: [],
+  writeSecret: undefined,
+  deleteSecret: undefined,
+  setNetworkDataName: undefined,
+  clearNetworkDataName: undefined,
+  events: [],
+};
+
+/** The longest host name whose claims and Secret can carry its name as a label value. */
+const MAX_HOST_NAME = 63;
+
+export function planHost(snap: HostSnapshot): HostPlan {
+  const { host, name } = snap;
+  const secretName = secretNameFor(name);
+  const release = (claims: readonly IpClaimObject[]): ClaimRelease[] => claims.map((c) => ({ name: c.metadata.name ?? '', delete: !sharedClaim(c) }));
+
+  // gone, being deleted, or no longer linked: take back what ironet made for it
+  const cleanup = (clearName: boolean): HostPlan => {
+    const ownsName = clearName && host?.spec?.preprovisioningNetworkDataName === secretName;
+    if (snap.ownClaims.length === 0 && !ownsName) return { ...NOTHING, template: undefined, summary: undefined };
+    return {
+      ...NOTHING,
+      template: undefined,
+      summary: undefined,
+      deleteSecret: secretName,
+      releaseClaims: release(snap.ownClaims),
+      clearNetworkDataName: ownsName ? secretName : undefined,
+    };
+  };
+  if (!host) return cleanup(false);
+  if (host.metadata.deletionTimestamp) return cleanup(false);
+  const link = linkOf(host, snap.templates);
+  if (link.kind === 'none') return cleanup(true);
+
+  const summary = (state: HostSummary['state'], reason: string, message: string, extra: Partial<HostSummary> = {}): HostSummary => ({ name, state, reason, message, ...extra });
+  const fail = (template: string | undefined, reason: string, message: string, plan: Partial<HostPlan> = {}): HostPlan => ({
+    ...NOTHING,
+    ...plan,
+    template,
+    summary: summary('Error', reason, message),
+    events: [{ type: 'Warning', reason, note: message }],
+  });
+  const wait = (template: string, reason: string, message: string, plan: Partial<HostPlan> = {}): HostPlan => ({ ...NOTHING, ...plan, template, summary: summary('Waiting', reason, message) });
+
+  if (link.kind === 'problem') return fail(link.template, link.reason, link.message);
+  const templateName = link.template;
+  const templateObject = snap.templates.find((t) => t.metadata.name === templateName);
+  if (!templateObject) {
+    return fail(undefined, 'TemplateNotFound', `NetworkDataTemplate ${templateName} (annotation ${REFERENCE_ANNOTATION}: ${REFERENCE_PREFIX}${templateName}) does not exist in namespace ${snap.namespace}; create it or fix the annotation`);
+  }
+  if (name.length > MAX_HOST_NAME) {
+    return fail(templateName, 'HostNameTooLong', `the host's name has ${name.length} characters; ironet labels its claims and Secret with it, and a label value holds at most ${MAX_HOST_NAME}`);
+  }
+  const { template, problems } = parseTemplate(templateObject);
+  if (!template) return fail(templateName, 'InvalidTemplate', `NetworkDataTemplate ${templateName} is invalid: ${problems.join('; ')}`);
+
+  const current = host.spec?.preprovisioningNetworkDataName;
+  if (current && current !== secretName) {
+    return fail(
+      templateName,
+      'NetworkDataNameInUse',
+      `spec.preprovisioningNetworkDataName is ${JSON.stringify(current)}, not ironet's ${secretName}; ironet never overwrites it. Clear it to let ironet manage this host, or remove the ${REFERENCE_ANNOTATION} annotation`,
+    );
+  }
+
+  const wanted = addressPools(template);
+  const stale = snap.ownClaims.filter((c) => !wanted.some((p) => c.metadata.name === claimNameFor(name, p) && c.spec?.pool?.name === p));
+  if (isProvisioned(host)) {
+    const held = snap.ownClaims.length > 0;
+    if (!held) return { ...NOTHING, template: templateName, summary: summary('NotNeeded', 'Provisioned', `the host is ${provisioningState(host)}; its preprovisioning addresses are claimed again when it is deprovisioned or inspected`) };
+    const provisionedClaim = template.releasePolicy === 'releaseWhenProvisioned' ? provisionedNetworkClaim(snap, wanted) : undefined;
+    if (provisionedClaim) {
+      return {
+        ...NOTHING,
+        template: templateName,
+        deleteSecret: secretName,
+        releaseClaims: release(snap.ownClaims),
+        summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own claim ${provisionedClaim}: its preprovisioning addresses are released (releasePolicy: releaseWhenProvisioned)`),
+        events: [{ type: 'Normal', reason: 'NetworkDataReleased', note: `preprovisioning addresses released: the host is provisioned with claim ${provisionedClaim}` }],
+      };
+    }
+    // keep: render as before, so the Secret follows template and pool changes
+  }
+
+  const poolsByName = new Map(snap.pools.map((p) => [p.metadata.name ?? '', p]));
+  const missing = referencedPools(template).filter((p) => !poolsByName.has(p) || poolsByName.get(p)?.metadata.deletionTimestamp);
+  if (missing.length > 0) {
+    return fail(templateName, 'PoolNotFound', `IPPool ${missing.join(', ')} named by NetworkDataTemplate ${templateName} does not exist in namespace ${snap.namespace} (or is being deleted); create it or fix the template`);
+  }
+
+  const createClaims: IpClaimObject[] = [];
+  const releaseNow: ClaimRelease[] = [];
+  const addresses = new Map<string, PoolAddress>();
+  const waiting: string[] = [];
+  for (const pool of wanted) {
+    const claimName = claimNameFor(name, pool);
+    const claim = snap.claimNamed(claimName);
+    if (!claim) {
+      createClaims.push(claimObject(snap.namespace, claimName, pool, host, templateName));
+      waiting.push(`claiming an address from IPPool ${pool}`);
+      continue;
+    }
+    if (claim.spec?.pool?.name !== pool) {
+      return fail(templateName, 'ClaimConflict', `IPClaim ${claimName} exists but claims from IPPool ${claim.spec?.pool?.name ?? '(none)'}, not ${pool}; delete or rename it`);
+    }
+    if (claim.metadata.deletionTimestamp) {
+      // deleted under us: let it go (our finalizer off), then claim again
+      if (claim.metadata.finalizers?.includes(NETDATA_FINALIZER)) releaseNow.push({ name: claimName, delete: false });
+      waiting.push(`IPClaim ${claimName} is being deleted; a new one follows`);
+      continue;
+    }
+    if (claim.status?.errorMessage) {
+      const reason = claim.status.errorMessage.startsWith(UPSTREAM.exhausted) ? 'PoolExhausted' : 'AllocationFailed';
+      const fix = reason === 'PoolExhausted' ? `; add addresses to IPPool ${pool} or release some` : '';
+      return fail(templateName, reason, `IPClaim ${claimName}: ${claim.status.errorMessage}${fix}`, { createClaims, releaseClaims: releaseNow });
+    }
+    const address = claim.status?.address?.name ? snap.addressNamed(claim.status.address.name) : undefined;
+    if (!address?.spec?.address) {
+      waiting.push(`IPClaim ${claimName} waits for an address from IPPool ${pool}`);
+      continue;
+    }
+    addresses.set(pool, {
+      address: address.spec.address,
+      prefix: address.spec.prefix ?? poolsByName.get(pool)?.spec?.prefix ?? 0,
+      gateway: address.spec.gateway,
+      dnsServers: address.spec.dnsServers ?? [],
+    });
+  }
+  if (waiting.length > 0) return wait(templateName, 'WaitingForAddresses', waiting.join('; '), { createClaims, releaseClaims: releaseNow });
+
+  const poolFacts = new Map<string, PoolFacts>();
+  for (const [poolName, p] of poolsByName) poolFacts.set(poolName, poolFactsOf(p));
+  const rendered = renderNetworkData({ template, host: hostFacts(host, snap.hardware), addresses, pools: poolFacts });
+  if (!rendered.ok) {
+    const first = rendered.problems[0]!;
+    return fail(templateName, first.reason, rendered.problems.map((p) => p.message).join('; '));
+  }
+  const addressText = rendered.addresses.join(', ');
+  return {
+    ...NOTHING,
+    template: templateName,
+    writeSecret: {
+      name: secretName,
+      namespace: snap.namespace,
+      labels: { [BMO_SECRET_LABEL]: BMO_SECRET_LABEL_VALUE, [HOST_LABEL]: name, [TEMPLATE_LABEL]: templateName },
+      owner: host,
+      data: rendered.data,
+    },
+    releaseAfterWrite: release(stale),
+    setNetworkDataName: current ? undefined : secretName,
+    summary: summary('Rendered', 'Rendered', `Secret ${secretName} holds network data for ${addressText || 'DHCP-only networks'}`, { secret: secretName, addresses: [...rendered.addresses] }),
+    events: [{ type: 'Normal', reason: 'NetworkDataRendered', note: `Secret ${secretName} written from NetworkDataTemplate ${templateName}${addressText ? `: ${addressText}` : ''}` }],
+  };
+}
+
+/** A claim that someone besides ironet and the IPAM controller holds (a finalizer of theirs): shared, never deleted by us. */
+function sharedClaim(c: IpClaimObject): boolean {
+  return (c.metadata.finalizers ?? []).some((f) => f !== NETDATA_FINALIZER && f !== FINALIZERS.claim);
+}
+
+/**
+ * The host's claim for its provisioned network, if it has one: a claim named
+ * `<host>-<pool>` (CAPM3's IP-reuse naming) with an address, for a pool the
+ * template does not use; or one of ironet's claims that CAPM3 adopted.
+ */
+function provisionedNetworkClaim(snap: HostSnapshot, templatePools: readonly string[]): string | undefined {
+  for (const p of snap.pools) {
+    const pool = p.metadata.name ?? '';
+    if (templatePools.includes(pool)) continue;
+    const c = snap.claimNamed(claimNameFor(snap.name, pool));
+    if (c && !c.metadata.deletionTimestamp && c.status?.address?.name && c.spec?.pool?.name === pool) return c.metadata.name;
+  }
+  return snap.ownClaims.find(sharedClaim)?.metadata.name;
+}
+
+function claimObject(namespace: string, name: string, pool: string, host: BareMetalHostObject, template: string): IpClaimObject {
+  return {
+    apiVersion: METAL3_IPAM_VERSION,
+    kind: 'IPClaim',
+    metadata: {
+      name,
+      namespace,
+      labels: { [HOST_LABEL]: host.metadata.name ?? '', [TEMPLATE_LABEL]: template },
+      finalizers: [NETDATA_FINALIZER],
+      ownerReferences: [hostOwnerReference(host)],
+    },
+    spec: { pool: { name: pool, namespace } },
+  };
+}
+
+function poolFactsOf(p: IpPoolObject): PoolFacts {
+  const entries = p.spec?.pools ?? [];
+  return {
+    gateway: p.spec?.gateway ?? entries.find((e) => e.gateway)?.gateway,
+    dnsServers: p.spec?.dnsServers ?? entries.find((e) => e.dnsServers?.length)?.dnsServers ?? [],
+  };
+}
+
+// ---- the template's status ----
+
+export interface TemplateStatusInput {
+  readonly template: NetworkDataTemplateObject;
+  /** The summaries of the hosts linked to it. */
+  readonly hosts: readonly HostSummary[];
+  readonly nowIso: string;
+}
+
+/** At most this many hosts are listed on the status (the counts cover all). */
+export const MAX_LISTED_HOSTS = 1000;
+
+export function planTemplateStatus(input: TemplateStatusInput): NetworkDataTemplateStatus {
+  const { template } = input;
+  const generation = template.metadata.generation;
+  const { problems } = parseTemplate(template);
+  const hosts = [...input.hosts].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const rendered = hosts.filter((h) => h.state === 'Rendered').length;
+  const errors = hosts.filter((h) => h.state === 'Error');
+  const waiting = hosts.filter((h) => h.state === 'Waiting');
+  const some = (list: readonly HostSummary[]): string => {
+    const shown = list.slice(0, 5).map((h) => `${h.name} (${h.reason})`);
+    return list.length > 5 ? `${shown.join(', ')} and ${list.length - 5} more` : shown.join(', ');
+  };
+  let ready: Omit<Condition, 'lastTransitionTime'>;
+  if (problems.length > 0) ready = { type: 'Ready', status: 'False', reason: 'InvalidSpec', message: problems.join('; ') };
+  else if (errors.length > 0) ready = { type: 'Ready', status: 'False', reason: 'HostErrors', message: `${errors.length} of ${hosts.length} hosts cannot be rendered: ${some(errors)}; see status.hosts and the hosts' Events` };
+  else if (waiting.length > 0) ready = { type: 'Ready', status: 'False', reason: 'Waiting', message: `${waiting.length} of ${hosts.length} hosts wait for addresses: ${some(waiting)}` };
+  else if (hosts.length === 0) ready = { type: 'Ready', status: 'True', reason: 'NoHosts', message: `valid; no BareMetalHost is linked yet (annotate one with ${REFERENCE_ANNOTATION}: ${REFERENCE_PREFIX}${template.metadata.name ?? ''}, or set spec.hostSelector)` };
+  else ready = { type: 'Ready', status: 'True', reason: 'Ready', message: `${rendered} of ${hosts.length} hosts rendered${hosts.length > rendered ? `, ${hosts.length - rendered} provisioned or released` : ''}` };
+  const previous = template.status?.conditions?.find((c) => c.type === 'Ready');
+  const lastTransitionTime = previous && previous.status === ready.status ? previous.lastTransitionTime : input.nowIso;
+  return {
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    linkedHosts: hosts.length,
+    renderedHosts: rendered,
+    hosts: hosts.slice(0, MAX_LISTED_HOSTS),
+    conditions: [{ ...ready, lastTransitionTime, ...(generation !== undefined ? { observedGeneration: generation } : {}) }],
+  };
+}
+
+/** Whether two statuses say the same (timestamps aside). */
+export function sameTemplateStatus(a: NetworkDataTemplateStatus | undefined, b: NetworkDataTemplateStatus): boolean {
+  const strip = (s: NetworkDataTemplateStatus | undefined) =>
+    JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map(({ lastTransitionTime: _t, ...rest }) => rest) });
+  return strip(a) === strip(b);
+}
+

@@ -1,0 +1,149 @@
+/**
+ * Runs the network-data decisions (plan.ts): for a host, applies its plan in
+ * the order that keeps addresses safe (a Secret leaves before its claims; a
+ * new Secret is written only whole, then named on the host; claims a template
+ * no longer uses go only after the new Secret is written); for a template,
+ * writes its status from its hosts' summaries, at most every `statusEveryMs`.
+ * Problems are reported (Events once per change, the template's status),
+ * never thrown; a write that lost a race is retried by the work queue.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { WorkOutcome } from '../core/work-queue.js';
+import { planHost, planTemplateStatus, sameTemplateStatus, type HostPlan } from './plan.js';
+import type { NetdataStore, WriteOutcome } from './ports.js';
+import { HOST_LABEL, type HostSummary } from './template.js';
+
+export interface NetdataReconcilerOptions {
+  readonly store: NetdataStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** A template's status is written at most this often (a burst of 200 hosts is not 200 status writes). */
+  readonly statusEveryMs?: number;
+  /** Told when a template's status may have changed. */
+  readonly onTemplateChanged: (templateKey: string) => void;
+  readonly metrics?: { observeHost(state: string): void };
+}
+
+const HOST_PREFIX = 'host/';
+const TEMPLATE_PREFIX = 'template/';
+
+export const hostWorkKey = (key: string): string => `${HOST_PREFIX}${key}`;
+export const templateWorkKey = (key: string): string => `${TEMPLATE_PREFIX}${key}`;
+
+export class NetdataReconciler {
+  /** Each host's last summary and the template it belongs to. */
+  private readonly summaries = new Map<string, { template: string | undefined; summary: HostSummary }>();
+  private readonly statusWritten = new Map<string, number>();
+
+  constructor(private readonly o: NetdataReconcilerOptions) {}
+
+  /** A work-queue key: `host/<ns>/<name>` or `template/<ns>/<name>`. */
+  reconcile(workKey: string): Promise<WorkOutcome> {
+    if (workKey.startsWith(HOST_PREFIX)) return this.reconcileHost(workKey.slice(HOST_PREFIX.length));
+    if (workKey.startsWith(TEMPLATE_PREFIX)) return this.reconcileTemplate(workKey.slice(TEMPLATE_PREFIX.length));
+    return Promise.resolve({ kind: 'done' });
+  }
+
+  /** The summaries known for the hosts of a namespace (for `ironet status` and tests). */
+  summaryOf(hostKey: string): HostSummary | undefined {
+    return this.summaries.get(hostKey)?.summary;
+  }
+
+  async reconcileHost(key: string): Promise<WorkOutcome> {
+    const { store } = this.o;
+    const snap = store.hostSnapshot(key);
+    const plan = planHost(snap);
+    const ns = snap.namespace;
+    const log = this.o.logger.child({ host: key });
+    const lost: string[] = [];
+    const check = (what: string, outcome: WriteOutcome): boolean => {
+      if (outcome === 'ok' || (outcome === 'notFound' && what.startsWith('release'))) return true;
+      lost.push(`${what}: ${outcome}`);
+      return false;
+    };
+    let summary = plan.summary;
+    let wrote: 'created' | 'updated' | undefined;
+
+    // a Secret leaves before the claims whose addresses it names
+    if (plan.deleteSecret) {
+      const outcome = await store.deleteSecret(ns, plan.deleteSecret);
+      if (outcome === 'notOurs') log.warn({ secret: plan.deleteSecret }, 'left Secret alone: ironet did not write it');
+    }
+    for (const r of plan.releaseClaims) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
+    for (const c of plan.createClaims) {
+      const outcome = await store.createClaim(c);
+      // created meanwhile (by us on an earlier pass, or by CAPM3 IP reuse): the next pass reads it
+      if (outcome !== 'ok' && outcome !== 'conflict') check(`create IPClaim ${c.metadata.name}`, outcome);
+    }
+    if (plan.writeSecret) {
+      const outcome = await store.writeSecret(plan.writeSecret);
+      if (outcome === 'notOurs') {
+        summary = this.errorSummary(plan, 'SecretConflict', `Secret ${plan.writeSecret.name} exists and ironet did not write it (no ${HOST_LABEL} label); ironet never overwrites it. Delete it, or set spec.preprovisioningNetworkDataName to use it and remove the annotation`);
+      } else if (outcome === 'terminating') {
+        summary = { ...plan.summary!, state: 'Waiting', reason: 'SecretTerminating', message: `Secret ${plan.writeSecret.name} is being deleted (a finalizer holds it); ironet writes it again once it is gone` };
+        lost.push('the Secret is still terminating');
+      } else {
+        if (outcome === 'created' || outcome === 'updated') wrote = outcome;
+        if (plan.setNetworkDataName && snap.host) check('set spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, plan.setNetworkDataName));
+        if (lost.length === 0) for (const r of plan.releaseAfterWrite) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
+      }
+    }
+    if (plan.clearNetworkDataName && snap.host) check('clear spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, null));
+
+    // summaries and Events: warnings once per change, the Normal ones when they happened
+    const before = this.summaries.get(key);
+    const changed = before?.summary.reason !== summary?.reason || before?.summary.message !== summary?.message || before?.template !== plan.template;
+    if (summary) this.summaries.set(key, { template: plan.template, summary });
+    else this.summaries.delete(key);
+    if (snap.host) {
+      if (changed && summary?.state === 'Error') await store.recordHostEvent(snap.host, { type: 'Warning', reason: summary.reason, note: summary.message });
+      else if (changed) for (const e of plan.events) if (e.type === 'Warning' || e.reason !== 'NetworkDataRendered') await store.recordHostEvent(snap.host, e);
+      if (wrote) {
+        const e = plan.events.find((x) => x.reason === 'NetworkDataRendered');
+        if (e) await store.recordHostEvent(snap.host, wrote === 'updated' ? { ...e, note: e.note.replace(' written ', ' updated ') } : e);
+      }
+    }
+    if (changed) {
+      this.o.metrics?.observeHost(summary?.state ?? 'Unlinked');
+      const fields = { template: plan.template, state: summary?.state ?? 'unlinked', reason: summary?.reason, addresses: summary?.addresses };
+      if (summary?.state === 'Error') log.warn({ ...fields, message: summary.message }, 'host network data not rendered');
+      else log.info(fields, 'host network data');
+      for (const t of new Set([before?.template, plan.template])) if (t) this.o.onTemplateChanged(`${ns}/${t}`);
+    }
+    return lost.length > 0 ? { kind: 'retry', reason: lost.join('; ') } : { kind: 'done' };
+  }
+
+  private errorSummary(plan: HostPlan, reason: string, message: string): HostSummary {
+    return { name: plan.summary?.name ?? '', state: 'Error', reason, message };
+  }
+
+  async reconcileTemplate(key: string): Promise<WorkOutcome> {
+    const template = this.o.store.template(key);
+    if (!template) {
+      this.statusWritten.delete(key);
+      return { kind: 'done' };
+    }
+    const linked = this.o.store.hostsLinkedTo(key);
+    const hosts: HostSummary[] = [];
+    for (const h of linked) {
+      const s = this.summaries.get(h);
+      // a host not reconciled yet (after a restart): wait for it rather than write a short list
+      if (!s) return { kind: 'requeueAfter', delayMs: 500 };
+      if (s.template === template.metadata.name) hosts.push(s.summary);
+    }
+    const status = planTemplateStatus({ template, hosts, nowIso: new Date(this.o.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    if (sameTemplateStatus(template.status, status)) return { kind: 'done' };
+    const wait = (this.statusWritten.get(key) ?? -Infinity) + (this.o.statusEveryMs ?? 2000) - this.o.clock.monotonicMs();
+    if (wait > 0) return { kind: 'requeueAfter', delayMs: Math.ceil(wait) };
+    const before = template.status?.conditions?.find((c) => c.type === 'Ready');
+    const after = status.conditions?.find((c) => c.type === 'Ready');
+    const outcome = await this.o.store.writeTemplateStatus(template, status);
+    if (outcome !== 'ok') return { kind: 'retry', reason: `write status: ${outcome}` };
+    this.statusWritten.set(key, this.o.clock.monotonicMs());
+    if (after && before?.reason !== after.reason && after.status === 'False' && after.reason === 'InvalidSpec') {
+      await this.o.store.recordTemplateEvent(template, { type: 'Warning', reason: 'InvalidSpec', note: after.message });
+    }
+    return { kind: 'done' };
+  }
+}
