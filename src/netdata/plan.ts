@@ -16,6 +16,8 @@
 import type { Condition, IpAddressObject, IpClaimObject, IpPoolObject } from '../ipam/objects.js';
 import { FINALIZERS, METAL3_IPAM_VERSION } from '../ipam/objects.js';
 import { UPSTREAM } from '../ipam/messages.js';
+import { inEntry, parsePool, type PoolEntry } from '../ipam/pool-spec.js';
+import { formatIp, tryParseIp } from '../core/ip.js';
 import { hostFacts, hostOwnerReference, isProvisioned, linkOf, provisioningState, type BareMetalHostObject, type HardwareDataObject } from './host.js';
 import { renderNetworkData, type PoolAddress, type PoolFacts } from './render.js';
 import {
@@ -161,9 +163,13 @@ export function planHost(snap: HostSnapshot): HostPlan {
   const wanted = addressPools(template);
   const stale = snap.ownClaims.filter((c) => !wanted.some((p) => c.metadata.name === claimNameFor(name, p) && c.spec?.pool?.name === p));
   if (isProvisioned(host)) {
-    const held = snap.ownClaims.length > 0;
-    if (!held) return { ...NOTHING, template: templateName, summary: summary('NotNeeded', 'Provisioned', `the host is ${provisioningState(host)}; its preprovisioning addresses are claimed again when it is deprovisioned or inspected`) };
     const provisionedClaim = template.releasePolicy === 'releaseWhenProvisioned' ? provisionedNetworkClaim(snap, wanted) : undefined;
+    if (snap.ownClaims.length === 0) {
+      const again = 'its preprovisioning addresses are claimed again when it is deprovisioned or inspected';
+      return provisionedClaim
+        ? { ...NOTHING, template: templateName, summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own claim ${provisionedClaim}; ${again}`) }
+        : { ...NOTHING, template: templateName, summary: summary('NotNeeded', 'Provisioned', `the host is ${provisioningState(host)}; ${again}`) };
+    }
     if (provisionedClaim) {
       return {
         ...NOTHING,
@@ -214,11 +220,13 @@ export function planHost(snap: HostSnapshot): HostPlan {
       waiting.push(`IPClaim ${claimName} waits for an address from IPPool ${pool}`);
       continue;
     }
+    // the pool as it is now (its gateway or DNS servers may have changed since the allocation), else the IPAddress
+    const entry = entryHolding(poolsByName.get(pool), address.spec.address);
     addresses.set(pool, {
       address: address.spec.address,
-      prefix: address.spec.prefix ?? poolsByName.get(pool)?.spec?.prefix ?? 0,
-      gateway: address.spec.gateway,
-      dnsServers: address.spec.dnsServers ?? [],
+      prefix: entry?.prefix ?? address.spec.prefix ?? 0,
+      gateway: entry ? (entry.gateway ? formatIp(entry.gateway) : undefined) : address.spec.gateway,
+      dnsServers: entry ? entry.dnsServers.map(formatIp) : (address.spec.dnsServers ?? []),
     });
   }
   if (waiting.length > 0) return wait(templateName, 'WaitingForAddresses', waiting.join('; '), { createClaims, releaseClaims: releaseNow });
@@ -284,11 +292,16 @@ function claimObject(namespace: string, name: string, pool: string, host: BareMe
 }
 
 function poolFactsOf(p: IpPoolObject): PoolFacts {
-  const entries = p.spec?.pools ?? [];
-  return {
-    gateway: p.spec?.gateway ?? entries.find((e) => e.gateway)?.gateway,
-    dnsServers: p.spec?.dnsServers ?? entries.find((e) => e.dnsServers?.length)?.dnsServers ?? [],
-  };
+  const entries = parsePool(p).spec?.entries ?? [];
+  const gateway = entries.find((e) => e.gateway)?.gateway;
+  return { gateway: gateway ? formatIp(gateway) : undefined, dnsServers: (entries.find((e) => e.dnsServers.length > 0)?.dnsServers ?? []).map(formatIp) };
+}
+
+/** The entry of the pool's spec that holds `address` (undefined when the pool is gone, invalid, or no longer holds it). */
+function entryHolding(pool: IpPoolObject | undefined, address: string): PoolEntry | undefined {
+  const ip = tryParseIp(address);
+  const spec = pool ? parsePool(pool).spec : undefined;
+  return ip && spec ? spec.entries.find((e) => inEntry(e, ip)) : undefined;
 }
 
 // ---- the template's status ----

@@ -12,6 +12,7 @@ import type { KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import type { IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { BareMetalHostObject, HardwareDataObject } from '../../src/netdata/host.js';
+import type { NetworkDataJson } from '../../src/netdata/render.js';
 import { NETDATA_FINALIZER, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
 import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
 import { eventually } from '../support/ipam-fixture.js';
@@ -37,9 +38,24 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
   const claims = () => admin.resource<IpClaimObject>(RESOURCES.ipClaim);
   const secrets = () => admin.resource<SecretObject>(RESOURCES.secret);
   const secretOf = async (host: string) => secrets().tryGet({ namespace: ns, name: `${host}-preprov-networkdata` });
-  const networkDataOf = async (host: string): Promise<{ networks: { ip_address?: string; routes: { gateway: string }[] }[]; links: { ethernet_mac_address?: string }[]; services: { address: string }[] } | undefined> => {
+  const networkDataOf = async (host: string): Promise<NetworkDataJson | undefined> => {
     const s = await secretOf(host);
-    return s?.data?.networkData ? JSON.parse(Buffer.from(s.data.networkData, 'base64').toString('utf8')) : undefined;
+    return s?.data?.networkData ? (JSON.parse(Buffer.from(s.data.networkData, 'base64').toString('utf8')) as NetworkDataJson) : undefined;
+  };
+  const hardware = () => admin.resource<HardwareDataObject>(RESOURCES.hardwareData);
+  const waitEvent = (kind: string, name: string, reason: string) =>
+    eventually(async () => (await eventsOf(kind, name)).find((e) => e.reason === reason), `Event ${reason} on ${kind} ${name}`);
+  const templateReady = (name: string, reason: string) =>
+    eventually(async () => {
+      const t = await templates().get({ namespace: ns, name });
+      return readyOf(t)?.reason === reason ? t : undefined;
+    }, `NetworkDataTemplate ${name} Ready reason ${reason}`);
+  const claimNames = async () => (await claims().list(ns)).items.map((c) => c.metadata.name).sort();
+  /** Waits a little and checks that nothing was written for `host`: no Secret, no claim. */
+  const nothingWrittenFor = async (host: string) => {
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await secretOf(host), 'no Secret').to.equal(undefined);
+    expect((await claimNames()).filter((n) => n?.startsWith(`${host}-`))).to.deep.equal([]);
   };
   const eventsOf = async (kind: string, name: string): Promise<EventObject[]> =>
     (await admin.resource<EventObject>(RESOURCES.event).list(ns)).items.filter((e) => e.regarding.kind === kind && e.regarding.name === name);
@@ -71,7 +87,7 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     expect(secret.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid])).to.deep.equal([['BareMetalHost', 'node-0', host.metadata.uid]]);
     expect(nd.links[0]!.ethernet_mac_address).to.equal('52:54:00:00:00:10');
     expect(nd.networks[0]!.ip_address).to.match(/^172\.22\.0\.\d+$/);
-    expect(nd.networks[0]!.routes[0]!.gateway).to.equal('172.22.0.1');
+    expect((nd.networks[0]!.routes as { gateway: string }[])[0]!.gateway).to.equal('172.22.0.1');
     expect(nd.services.map((s) => s.address)).to.deep.equal(['172.22.0.5']);
     const claim = (await claims().get({ namespace: ns, name: 'node-0-prov' }));
     expect(claim.metadata.finalizers).to.include(NETDATA_FINALIZER);
@@ -85,5 +101,192 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     expect(readyOf(t)?.status).to.equal('True');
     expect(t.status?.hosts?.[0]).to.include({ name: 'node-0', state: 'Rendered' });
     expect((await eventsOf('BareMetalHost', 'node-0')).map((e) => e.reason)).to.include('NetworkDataRendered');
+  });
+  it('renders again when the template, a pool, the host\'s MAC or its HardwareData change', async () => {
+    await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1', dnsServers: ['172.22.0.5'] }));
+    const spec = singleNic('prov');
+    await templates().create(templateObject(ns, 'ipa', { networkData: spec }));
+    await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' }));
+    await eventually(() => networkDataOf('node-0'), 'the first Secret');
+
+    await hosts().mergePatch({ namespace: ns, name: 'node-0' }, { spec: { bootMACAddress: '52:54:00:00:00:99' } });
+    await eventually(async () => (await networkDataOf('node-0'))?.links[0]?.ethernet_mac_address === '52:54:00:00:00:99', 'the new MAC in the Secret');
+
+    await pools().mergePatch({ namespace: ns, name: 'prov' }, { spec: { dnsServers: ['172.22.0.6', '172.22.0.7'] } });
+    await eventually(async () => (await networkDataOf('node-0'))?.services.map((x) => x.address).join() === '172.22.0.6,172.22.0.7', 'the pool\'s new DNS servers');
+
+    const t = await templates().get({ namespace: ns, name: 'ipa' });
+    await templates().replace({ ...t, spec: { networkData: { ...spec, services: { dns: ['9.9.9.9'] } } } });
+    await eventually(async () => (await networkDataOf('node-0'))?.services.map((x) => x.address).join() === '9.9.9.9', 'the template\'s DNS');
+
+    // a second NIC named by inspection: an error until the HardwareData arrives
+    const t2 = await templates().get({ namespace: ns, name: 'ipa' });
+    const links = { ethernets: [...spec.links!.ethernets!, { type: 'phy', id: 'eno2', macAddress: { fromHostInterface: 'eno2' } }] };
+    await templates().replace({ ...t2, spec: { networkData: { ...spec, links } } });
+    await waitEvent('BareMetalHost', 'node-0', 'MACUnresolvable');
+    await hardware().create(hardwareObject(ns, 'node-0', [{ name: 'eno1', mac: '52:54:00:00:00:99' }, { name: 'eno2', mac: '52:54:00:00:01:02' }]));
+    await eventually(async () => (await networkDataOf('node-0'))?.links[1]?.ethernet_mac_address === '52:54:00:00:01:02', 'the inspected NIC\'s MAC');
+    await templateReady('ipa', 'Ready');
+  });
+
+  describe('errors: an Event on the host, a condition on the template, never a Secret', () => {
+    it('template missing', async () => {
+      await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'nope' }));
+      const e = await waitEvent('BareMetalHost', 'node-0', 'TemplateNotFound');
+      expect(e.note).to.contain('NetworkDataTemplate nope').and.contain('create it or fix the annotation');
+      await nothingWrittenFor('node-0');
+    });
+
+    it('pool missing', async () => {
+      await templates().create(templateObject(ns, 'ipa', { networkData: singleNic('ghost') }));
+      await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' }));
+      expect((await waitEvent('BareMetalHost', 'node-0', 'PoolNotFound')).note).to.contain('IPPool ghost');
+      const t = await templateReady('ipa', 'HostErrors');
+      expect(readyOf(t)?.message).to.contain('node-0 (PoolNotFound)');
+      expect(t.status?.hosts?.[0]).to.include({ name: 'node-0', state: 'Error', reason: 'PoolNotFound' });
+      await nothingWrittenFor('node-0');
+      // the pool arrives: the host renders without anyone touching it
+      await pools().create(poolObject(ns, 'ghost', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+      await eventually(() => networkDataOf('node-0'), 'the Secret once the pool exists');
+      await templateReady('ipa', 'Ready');
+    });
+
+    it('pool exhausted', async () => {
+      await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.10', { gateway: '172.22.0.1' }));
+      await templates().create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
+      await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' }));
+      await eventually(() => networkDataOf('node-0'), 'the first host\'s Secret');
+      await hosts().create(hostObject(ns, 'node-1', { mac: '52:54:00:00:00:11', template: 'ipa' }));
+      const e = await waitEvent('BareMetalHost', 'node-1', 'PoolExhausted');
+      expect(e.note).to.contain('Exhausted IP Pools').and.contain('add addresses to IPPool prov');
+      expect(readyOf(await templateReady('ipa', 'HostErrors'))?.message).to.contain('node-1 (PoolExhausted)');
+      expect(await secretOf('node-1')).to.equal(undefined);
+    });
+
+    it('MAC unresolvable', async () => {
+      await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+      await templates().create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
+      await hosts().create(hostObject(ns, 'node-0', { template: 'ipa' })); // no bootMACAddress
+      const e = await waitEvent('BareMetalHost', 'node-0', 'MACUnresolvable');
+      expect(e.note).to.contain('spec.networkData.links.ethernets[0].macAddress').and.contain('no spec.bootMACAddress');
+      expect(readyOf(await templateReady('ipa', 'HostErrors'))?.message).to.contain('node-0 (MACUnresolvable)');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await secretOf('node-0')).to.equal(undefined);
+    });
+
+    it('invalid route', async () => {
+      await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+      const spec = singleNic('prov');
+      spec.networks!.ipv4![0]!.routes = [{ network: '10.0.0.0', prefix: 8, gateway: { string: '192.168.1.1' } }];
+      await templates().create(templateObject(ns, 'ipa', { networkData: spec }));
+      await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' }));
+      const e = await waitEvent('BareMetalHost', 'node-0', 'InvalidRoute');
+      expect(e.note).to.contain('192.168.1.1 is not on network provisioning (172.22.0.0/24)');
+      await templateReady('ipa', 'HostErrors');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await secretOf('node-0')).to.equal(undefined);
+    });
+
+    it('an invalid template: InvalidSpec on the template, InvalidTemplate on its hosts', async () => {
+      const spec = singleNic('prov');
+      spec.networks!.ipv4![0]!.link = 'bond9';
+      await templates().create(templateObject(ns, 'ipa', { networkData: spec }));
+      await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' }));
+      expect(readyOf(await templateReady('ipa', 'InvalidSpec'))?.message).to.contain('spec.networkData.networks.ipv4[0].link "bond9" is not a link id');
+      await waitEvent('BareMetalHost', 'node-0', 'InvalidTemplate');
+      await nothingWrittenFor('node-0');
+    });
+  });
+
+  it('never overwrites a user\'s spec.preprovisioningNetworkDataName or Secret: reports them instead', async () => {
+    await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+    await templates().create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
+    await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa', networkDataName: 'my-own-data' }));
+    expect((await waitEvent('BareMetalHost', 'node-0', 'NetworkDataNameInUse')).note).to.contain('"my-own-data"').and.contain('never overwrites');
+    await nothingWrittenFor('node-0');
+    expect((await hosts().get({ namespace: ns, name: 'node-0' })).spec?.preprovisioningNetworkDataName).to.equal('my-own-data');
+
+    // a Secret of ironet's name that someone else wrote stays as it is
+    await secrets().create({ metadata: { name: 'node-1-preprov-networkdata', namespace: ns }, data: { networkData: Buffer.from('{}').toString('base64') } });
+    await hosts().create(hostObject(ns, 'node-1', { mac: '52:54:00:00:00:11', template: 'ipa' }));
+    expect((await waitEvent('BareMetalHost', 'node-1', 'SecretConflict')).note).to.contain('ironet never overwrites it');
+    expect((await secretOf('node-1'))?.data?.networkData).to.equal(Buffer.from('{}').toString('base64'));
+    expect((await hosts().get({ namespace: ns, name: 'node-1' })).spec?.preprovisioningNetworkDataName).to.equal(undefined);
+  });
+
+  it('follows the host\'s state: keeps the claim until provisioned, releases it only under releaseWhenProvisioned with a provisioned claim, claims again on deprovisioning', async () => {
+    await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+    await pools().create(poolObject(ns, 'prod', '10.10.0.10', '10.10.0.99', { gateway: '10.10.0.1' }));
+    await templates().create(templateObject(ns, 'keep', { networkData: singleNic('prov') }));
+    await templates().create(templateObject(ns, 'release', { networkData: singleNic('prov'), releasePolicy: 'releaseWhenProvisioned' }));
+    await hosts().create(hostObject(ns, 'kept', { mac: '52:54:00:00:00:10', template: 'keep' }));
+    await hosts().create(hostObject(ns, 'freed', { mac: '52:54:00:00:00:11', template: 'release' }));
+    for (const h of ['kept', 'freed']) await eventually(() => networkDataOf(h), `${h}'s Secret`);
+    for (const state of ['inspecting', 'available', 'provisioning']) {
+      await setState('kept', state);
+      await setState('freed', state);
+    }
+    await setState('kept', 'provisioned');
+    await setState('freed', 'provisioned');
+    await new Promise((r) => setTimeout(r, 700));
+    // keep: and releaseWhenProvisioned without a claim of its own for the provisioned network
+    expect(await claimNames()).to.include.members(['kept-prov', 'freed-prov']);
+    expect(await secretOf('kept')).to.not.equal(undefined);
+    expect(await secretOf('freed')).to.not.equal(undefined);
+
+    // the provisioned network's claim (CAPM3 IP-reuse naming <bmh>-<pool>) appears: the preprovisioning one goes, Secret first
+    await claims().create({ metadata: { name: 'freed-prod', namespace: ns }, spec: { pool: { name: 'prod', namespace: ns } } });
+    await eventually(async () => !(await claimNames()).includes('freed-prov'), 'freed-prov released');
+    expect(await secretOf('freed')).to.equal(undefined);
+    expect(await claimNames()).to.include('kept-prov');
+    await waitEvent('BareMetalHost', 'freed', 'NetworkDataReleased');
+    const t = await templateReady('release', 'Ready');
+    expect(t.status?.hosts?.[0]).to.include({ name: 'freed', state: 'Released' });
+
+    // back to deprovisioning: claimed and rendered again
+    await setState('freed', 'deprovisioning');
+    const nd = await eventually(() => networkDataOf('freed'), 'the Secret again');
+    expect(nd.networks[0]!.ip_address).to.match(/^172\.22\.0\./);
+    expect(await claimNames()).to.include('freed-prov');
+  });
+
+  it('cleans up when the host is deleted, leaving BMO\'s finalizer on the Secret to BMO', async () => {
+    await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+    await templates().create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
+    const host = hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' });
+    host.metadata.finalizers = ['baremetalhost.metal3.io']; // BMO's own, as it deprovisions before letting go
+    await hosts().create(host);
+    await eventually(() => networkDataOf('node-0'), 'the Secret');
+    // BMO takes the Secret into use
+    const s = (await secretOf('node-0'))!;
+    await secrets().mergePatch({ namespace: ns, name: s.metadata.name! }, { metadata: { finalizers: ['baremetalhost.metal3.io/secret'] } });
+
+    await hosts().delete({ namespace: ns, name: 'node-0' });
+    await eventually(async () => !(await claimNames()).includes('node-0-prov'), 'the claim released');
+    const terminating = await eventually(async () => {
+      const x = await secretOf('node-0');
+      return x?.metadata.deletionTimestamp ? x : undefined;
+    }, 'the Secret deleted');
+    expect(terminating.metadata.finalizers).to.deep.equal(['baremetalhost.metal3.io/secret']);
+    // BMO lets go of both
+    await secrets().mergePatch({ namespace: ns, name: s.metadata.name! }, { metadata: { finalizers: null } });
+    await hosts().mergePatch({ namespace: ns, name: 'node-0' }, { metadata: { finalizers: null } });
+    await eventually(async () => (await secretOf('node-0')) === undefined, 'the Secret gone');
+  });
+
+  it('links hosts by spec.hostSelector, and unlinks them when their labels stop matching', async () => {
+    await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+    await templates().create(templateObject(ns, 'workers', { networkData: singleNic('prov'), hostSelector: { matchLabels: { role: 'worker' } } }));
+    await hosts().create(hostObject(ns, 'w-0', { mac: '52:54:00:00:00:10', labels: { role: 'worker' } }));
+    await hosts().create(hostObject(ns, 'other', { mac: '52:54:00:00:00:11' }));
+    await eventually(() => networkDataOf('w-0'), 'the worker\'s Secret');
+    await eventually(async () => (await hosts().get({ namespace: ns, name: 'w-0' })).spec?.preprovisioningNetworkDataName, 'the name on the worker');
+    expect(await secretOf('other')).to.equal(undefined);
+
+    await hosts().mergePatch({ namespace: ns, name: 'w-0' }, { metadata: { labels: { role: null } } });
+    await eventually(async () => (await secretOf('w-0')) === undefined && !(await claimNames()).includes('w-0-prov'), 'the unlinked host cleaned up');
+    await eventually(async () => (await hosts().get({ namespace: ns, name: 'w-0' })).spec?.preprovisioningNetworkDataName === undefined, 'the name cleared');
+    const t = await templateReady('workers', 'NoHosts');
+    expect(t.status?.linkedHosts).to.equal(0);
   });
 });
