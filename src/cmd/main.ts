@@ -12,6 +12,7 @@ import { runController } from './controller.js';
 import { runAgent } from './agent.js';
 import { runNetworkAgent } from './network-agent.js';
 import { runDev } from './dev.js';
+import { runNetdataRender } from './netdata-render.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -44,6 +45,8 @@ async function main(): Promise<number> {
       return runAgent(command, { version: version(), env: process.env });
     case 'agent-networks':
       return runNetworkAgent(command, { version: version(), env: process.env });
+    case 'netdata-render':
+      return runNetdataRender(command, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
   }
 }
 

@@ -107,8 +107,21 @@ export interface DevConfig extends CommonConfig {
   readonly metricsPort: number;
 }
 
+export interface NetdataRenderConfig {
+  readonly command: 'netdata-render';
+  readonly templateFile: string;
+  readonly hostFile: string;
+  readonly hardwareFile: string | undefined;
+  readonly poolFiles: readonly string[];
+  /** pool name → `IP` or `IP/PREFIX`. */
+  readonly addresses: ReadonlyMap<string, string>;
+  /** Print only this key's content (e.g. networkData, to pipe into cloud-init), not the Secret. */
+  readonly key: string | undefined;
+}
+
 export type Command =
   | ControllerConfig
+  | NetdataRenderConfig
   | AgentConfig
   | NetworkAgentConfig
   | DevConfig
@@ -123,6 +136,7 @@ Commands:
   controller   run the controller (IPAM, network data, provisioning networks)
   agent        hold the provisioning VIP (Lease election) on a node
   dev          start a local API server with the CRDs and run the controller against it
+  netdata render  print the network-data Secret the controller would write for a host (no cluster needed)
   version      print the version
   help         show this text
 
@@ -177,6 +191,15 @@ agent flags, VIP mode (one VIP on a configured interface; one Lease per VIP):
 
 dev flags:
   --metrics-port PORT    [IRONET_METRICS_PORT]  default 8080
+
+netdata render flags (files are YAML or JSON manifests; a file may hold several documents):
+  --template FILE        required; the NetworkDataTemplate
+  --host FILE            required; the BareMetalHost
+  --address POOL=IP[/PREFIX]   the address the host's claim on POOL would get (repeat per pool);
+                         default: the first address of the pool given with --pool
+  --pool FILE            an IPPool the template names (gateways, DNS servers, prefixes); repeatable
+  --hardware FILE        the host's HardwareData (for macAddress.fromHostInterface)
+  --key NAME             print only that key of the Secret (networkData, nmstate), not the Secret
 `;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -210,6 +233,9 @@ export function parseCommandLine(argv: readonly string[], ctx: ParseContext): Co
       return parseDev(rest, ctx);
     case 'agent':
       return parseAgent(rest, ctx);
+    case 'netdata':
+      if (rest[0] === 'render') return parseNetdataRender(rest.slice(1));
+      throw new ConfigError('command', `unknown netdata command ${JSON.stringify(rest[0] ?? '')}; the one there is: ironet netdata render`);
     default:
       throw new ConfigError('command', `unknown command ${JSON.stringify(command)}; run \`ironet help\` for the list`);
   }
@@ -376,6 +402,29 @@ function int(flag: string, value: string | undefined, min: number, max: number, 
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < min || n > max) throw new ConfigError(flag, `${JSON.stringify(value)} is not a whole number from ${min} to ${max}`);
   return n;
+}
+
+function parseNetdataRender(args: readonly string[]): Command {
+  const { values } = strictParse(args, {
+    help: { type: 'boolean', short: 'h' },
+    template: { type: 'string' },
+    host: { type: 'string' },
+    hardware: { type: 'string' },
+    pool: { type: 'string', multiple: true },
+    address: { type: 'string', multiple: true },
+    key: { type: 'string' },
+  });
+  if (values.help) return { command: 'help', topic: 'netdata' };
+  if (!values.template) throw new ConfigError('--template', 'is required: the NetworkDataTemplate manifest (a file)');
+  if (!values.host) throw new ConfigError('--host', 'is required: the BareMetalHost manifest (a file)');
+  const addresses = new Map<string, string>();
+  for (const a of values.address ?? []) {
+    const eq = a.indexOf('=');
+    if (eq <= 0 || eq === a.length - 1) throw new ConfigError('--address', `${JSON.stringify(a)} is not POOL=IP[/PREFIX] (e.g. provisioning=172.22.0.50/24)`);
+    addresses.set(a.slice(0, eq), a.slice(eq + 1));
+  }
+  if (values.key !== undefined && values.key !== 'networkData' && values.key !== 'nmstate') throw new ConfigError('--key', `${JSON.stringify(values.key)} is not networkData or nmstate`);
+  return { command: 'netdata-render', templateFile: values.template, hostFile: values.host, hardwareFile: values.hardware, poolFiles: values.pool ?? [], addresses, key: values.key };
 }
 
 function parseDev(args: readonly string[], ctx: ParseContext): Command {

@@ -15,6 +15,7 @@ import type { BareMetalHostObject, HardwareDataObject } from '../../src/netdata/
 import type { NetworkDataJson } from '../../src/netdata/render.js';
 import { NETDATA_FINALIZER, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
 import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
+import { netConvert } from '../support/cloud-init.js';
 import { eventually } from '../support/ipam-fixture.js';
 import { RecordingLogger } from '../support/recording-logger.js';
 import { hardwareObject, hostObject, hostStatus, poolObject, singleNic, templateObject } from './fixtures.js';
@@ -101,6 +102,10 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     expect(readyOf(t)?.status).to.equal('True');
     expect(t.status?.hosts?.[0]).to.include({ name: 'node-0', state: 'Rendered' });
     expect((await eventsOf('BareMetalHost', 'node-0')).map((e) => e.reason)).to.include('NetworkDataRendered');
+    // what the ramdisk's cloud-init makes of the Secret the controller wrote
+    const np = await netConvert(Buffer.from(secret.data!.networkData!, 'base64').toString('utf8'), { enp1s0: '52:54:00:00:00:10' });
+    expect(np.network.ethernets?.enp1s0?.addresses).to.deep.equal([`${nd.networks[0]!.ip_address as string}/24`]);
+    expect(np.network.ethernets?.enp1s0?.routes).to.deep.equal([{ to: '0.0.0.0/0', via: '172.22.0.1' }]);
   });
   it('renders again when the template, a pool, the host\'s MAC or its HardwareData change', async () => {
     await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1', dnsServers: ['172.22.0.5'] }));
