@@ -1,0 +1,197 @@
+import { expect } from 'chai';
+import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
+import type { BareMetalHostObject } from '../../src/netdata/host.js';
+import { planHost, planTemplateStatus, type HostSnapshot } from '../../src/netdata/plan.js';
+import { NETDATA_FINALIZER, type HostSummary, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
+import { hostObject, poolObject, singleNic, templateObject } from './fixtures.js';
+
+const NS = 'metal3';
+
+function claim(name: string, pool: string, over: { address?: string; error?: string; finalizers?: string[]; deleting?: boolean; own?: boolean } = {}): IpClaimObject {
+  return {
+    metadata: {
+      name,
+      namespace: NS,
+      finalizers: over.finalizers ?? (over.own === false ? [] : [NETDATA_FINALIZER]),
+      ...(over.own === false ? {} : { labels: { 'ironet.io/network-data-host': 'node-0' } }),
+      ...(over.deleting ? { deletionTimestamp: '2026-11-30T00:00:00Z' } : {}),
+    },
+    spec: { pool: { name: pool } },
+    status: { ...(over.address ? { address: { name: `${name}-addr` } } : {}), ...(over.error ? { errorMessage: over.error } : {}) },
+  };
+}
+
+interface World {
+  host?: BareMetalHostObject | undefined;
+  templates?: NetworkDataTemplateObject[];
+  pools?: IpPoolObject[];
+  claims?: IpClaimObject[];
+  addresses?: Record<string, string>;
+}
+
+function snap(w: World = {}): HostSnapshot {
+  const claims = w.claims ?? [];
+  const addresses = new Map<string, IpAddressObject>();
+  for (const c of claims) if (c.status?.address?.name) addresses.set(c.status.address.name, { metadata: { name: c.status.address.name }, spec: { address: w.addresses?.[c.metadata.name!] ?? '172.22.0.50', prefix: 24 } });
+  return {
+    namespace: NS,
+    name: w.host?.metadata.name ?? 'node-0',
+    host: 'host' in w ? w.host : hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', template: 'ipa' }),
+    hardware: undefined,
+    templates: w.templates ?? [templateObject(NS, 'ipa', { networkData: singleNic('prov') })],
+    pools: w.pools ?? [poolObject(NS, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }), poolObject(NS, 'prod', '10.0.0.10', '10.0.0.99', { gateway: '10.0.0.1' })],
+    ownClaims: claims.filter((c) => c.metadata.labels?.['ironet.io/network-data-host'] === 'node-0'),
+    claimNamed: (n) => claims.find((c) => c.metadata.name === n),
+    addressNamed: (n) => addresses.get(n),
+  };
+}
+
+const provisioned = (h: BareMetalHostObject, state = 'provisioned'): BareMetalHostObject => ({ ...h, status: { provisioning: { state } } });
+const baseHost = () => hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', template: 'ipa' });
+
+describe('network data: the host plan', () => {
+  it('claims <host>-<pool> with ironet\'s finalizer, labels and the host as owner, then waits', () => {
+    const plan = planHost(snap());
+    expect(plan.createClaims).to.have.length(1);
+    const c = plan.createClaims[0]!;
+    expect(c.metadata).to.deep.include({ name: 'node-0-prov', namespace: NS, finalizers: [NETDATA_FINALIZER], labels: { 'ironet.io/network-data-host': 'node-0', 'ironet.io/network-data-template': 'ipa' } });
+    expect(c.metadata.ownerReferences?.[0]).to.include({ kind: 'BareMetalHost', name: 'node-0' });
+    expect(c.spec?.pool).to.deep.equal({ name: 'prov', namespace: NS });
+    expect(plan.writeSecret).to.equal(undefined);
+    expect(plan.summary).to.include({ state: 'Waiting', reason: 'WaitingForAddresses' });
+  });
+
+  it('with every address: the whole Secret, then the name on the host (only when empty)', () => {
+    const plan = planHost(snap({ claims: [claim('node-0-prov', 'prov', { address: 'x' })] }));
+    expect(plan.createClaims).to.deep.equal([]);
+    expect(plan.writeSecret?.name).to.equal('node-0-preprov-networkdata');
+    expect(plan.writeSecret?.labels).to.deep.equal({ 'environment.metal3.io': 'baremetal', 'ironet.io/network-data-host': 'node-0', 'ironet.io/network-data-template': 'ipa' });
+    expect((JSON.parse(plan.writeSecret!.data.networkData!) as { networks: { ip_address: string }[] }).networks[0]!.ip_address).to.equal('172.22.0.50');
+    expect(plan.setNetworkDataName).to.equal('node-0-preprov-networkdata');
+    expect(plan.summary).to.deep.include({ state: 'Rendered', addresses: ['prov=172.22.0.50/24'] });
+    const named = { ...baseHost(), spec: { ...baseHost().spec, preprovisioningNetworkDataName: 'node-0-preprov-networkdata' } };
+    expect(planHost(snap({ host: named, claims: [claim('node-0-prov', 'prov', { address: 'x' })] })).setNetworkDataName).to.equal(undefined);
+  });
+
+  it('never takes over a user\'s preprovisioningNetworkDataName: an error, no claim', () => {
+    const host = hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', template: 'ipa', networkDataName: 'mine' });
+    const plan = planHost(snap({ host }));
+    expect(plan.createClaims).to.deep.equal([]);
+    expect(plan.writeSecret).to.equal(undefined);
+    expect(plan.summary).to.include({ state: 'Error', reason: 'NetworkDataNameInUse' });
+    expect(plan.events[0]).to.include({ type: 'Warning', reason: 'NetworkDataNameInUse' });
+  });
+
+  it('releases a claim the template stopped using only after the new Secret is written', () => {
+    const plan = planHost(
+      snap({
+        templates: [templateObject(NS, 'ipa', { networkData: singleNic('prod') })],
+        claims: [claim('node-0-prov', 'prov', { address: 'x' }), claim('node-0-prod', 'prod', { address: 'y' })],
+        addresses: { 'node-0-prod': '10.0.0.20' },
+      }),
+    );
+    expect(plan.releaseClaims).to.deep.equal([]);
+    expect(plan.releaseAfterWrite).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
+    expect(plan.writeSecret).to.not.equal(undefined);
+  });
+
+  describe('the host\'s provisioning state', () => {
+    const held = [claim('node-0-prov', 'prov', { address: 'x' })];
+    const releasing = [templateObject(NS, 'ipa', { networkData: singleNic('prov'), releasePolicy: 'releaseWhenProvisioned' })];
+    const prodClaim = claim('node-0-prod', 'prod', { address: 'z', own: false });
+
+    it('keep: a provisioned host keeps its claim and Secret', () => {
+      const plan = planHost(snap({ host: provisioned(baseHost()), claims: [...held, prodClaim] }));
+      expect(plan.releaseClaims).to.deep.equal([]);
+      expect(plan.deleteSecret).to.equal(undefined);
+      expect(plan.writeSecret).to.not.equal(undefined);
+    });
+
+    it('releaseWhenProvisioned without a provisioned-network claim: kept', () => {
+      const plan = planHost(snap({ host: provisioned(baseHost()), templates: releasing, claims: held }));
+      expect(plan.releaseClaims).to.deep.equal([]);
+      expect(plan.summary?.state).to.equal('Rendered');
+    });
+
+    it('releaseWhenProvisioned with the host\'s claim <host>-<pool> on another pool: Secret and claim go', () => {
+      const plan = planHost(snap({ host: provisioned(baseHost()), templates: releasing, claims: [...held, prodClaim] }));
+      expect(plan.deleteSecret).to.equal('node-0-preprov-networkdata');
+      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
+      expect(plan.summary).to.include({ state: 'Released', reason: 'ReleasedWhenProvisioned' });
+    });
+
+    it('a claim CAPM3 adopted (its finalizer too) counts as provisioned and is never deleted: only ironet\'s finalizer goes', () => {
+      const adopted = claim('node-0-prov', 'prov', { address: 'x', finalizers: [NETDATA_FINALIZER, 'metal3data.infrastructure.cluster.x-k8s.io'] });
+      const plan = planHost(snap({ host: provisioned(baseHost()), templates: releasing, claims: [adopted] }));
+      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
+    });
+
+    it('provisioned with nothing held: nothing claimed until it is deprovisioned or inspected', () => {
+      const plan = planHost(snap({ host: provisioned(baseHost()) }));
+      expect(plan.createClaims).to.deep.equal([]);
+      expect(plan.summary).to.include({ state: 'NotNeeded', reason: 'Provisioned' });
+      for (const state of ['deprovisioning', 'inspecting', 'available']) expect(planHost(snap({ host: provisioned(baseHost(), state) })).createClaims, state).to.have.length(1);
+    });
+  });
+
+  describe('cleanup', () => {
+    it('a deleted host: the Secret and every claim of ironet\'s', () => {
+      const host = { ...baseHost(), metadata: { ...baseHost().metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } };
+      const plan = planHost(snap({ host, claims: [claim('node-0-prov', 'prov', { address: 'x' })] }));
+      expect(plan.deleteSecret).to.equal('node-0-preprov-networkdata');
+      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
+      expect(plan.summary).to.equal(undefined);
+    });
+
+    it('a host gone from the cache (its claims remain)', () => {
+      const plan = planHost(snap({ host: undefined, claims: [claim('node-0-prov', 'prov')] }));
+      expect(plan.releaseClaims).to.have.length(1);
+      expect(plan.deleteSecret).to.equal('node-0-preprov-networkdata');
+    });
+
+    it('an unlinked host: ironet\'s name cleared; a host ironet never touched: nothing at all', () => {
+      const ours = hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', networkDataName: 'node-0-preprov-networkdata' });
+      expect(planHost(snap({ host: ours })).clearNetworkDataName).to.equal('node-0-preprov-networkdata');
+      const untouched = planHost(snap({ host: hostObject(NS, 'node-0', { networkDataName: 'user-data' }) }));
+      expect(untouched).to.deep.include({ deleteSecret: undefined, clearNetworkDataName: undefined, summary: undefined });
+      expect(untouched.releaseClaims).to.deep.equal([]);
+    });
+  });
+
+  describe('errors', () => {
+    const reason = (w: World) => planHost(snap(w)).summary?.reason;
+    it('each names what is wrong', () => {
+      expect(reason({ templates: [] })).to.equal('TemplateNotFound');
+      expect(reason({ pools: [] })).to.equal('PoolNotFound');
+      expect(reason({ claims: [claim('node-0-prov', 'other')] })).to.equal('ClaimConflict');
+      expect(reason({ claims: [claim('node-0-prov', 'prov', { error: 'Exhausted IP Pools' })] })).to.equal('PoolExhausted');
+      expect(reason({ host: hostObject(NS, 'node-0', { template: 'ipa' }), claims: [claim('node-0-prov', 'prov', { address: 'x' })] })).to.equal('MACUnresolvable');
+      expect(reason({ host: hostObject(NS, 'n'.repeat(64), { template: 'ipa' }) })).to.equal('HostNameTooLong');
+      const selecting = (name: string) => templateObject(NS, name, { networkData: singleNic('prov'), hostSelector: { matchLabels: { role: 'w' } } });
+      expect(reason({ host: hostObject(NS, 'node-0', { labels: { role: 'w' } }), templates: [selecting('a'), selecting('b')] })).to.equal('AmbiguousTemplates');
+    });
+
+    it('a claim deleted under a host: ironet lets it go and claims again', () => {
+      const plan = planHost(snap({ claims: [claim('node-0-prov', 'prov', { address: 'x', deleting: true })] }));
+      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
+      expect(plan.summary?.state).to.equal('Waiting');
+      expect(plan.writeSecret).to.equal(undefined);
+    });
+  });
+});
+
+describe('network data: the template status', () => {
+  const summary = (name: string, state: HostSummary['state'], reason: string = state): HostSummary => ({ name, state, reason, message: '' });
+  const t = { ...templateObject(NS, 'ipa', { networkData: singleNic('prov') }), metadata: { name: 'ipa', namespace: NS, generation: 3 } };
+  const ready = (hosts: HostSummary[]) => planTemplateStatus({ template: t, hosts, nowIso: '2026-11-30T00:00:00Z' }).conditions![0]!;
+
+  it('Ready only when every linked host is rendered (or needs nothing); otherwise which hosts and why', () => {
+    expect(ready([summary('a', 'Rendered'), summary('b', 'NotNeeded')])).to.include({ status: 'True', reason: 'Ready', observedGeneration: 3 });
+    expect(ready([summary('a', 'Rendered'), summary('b', 'Error', 'PoolExhausted')])).to.include({ status: 'False', reason: 'HostErrors', message: '1 of 2 hosts cannot be rendered: b (PoolExhausted); see status.hosts and the hosts\' Events' });
+    expect(ready([summary('a', 'Waiting', 'WaitingForAddresses')])).to.include({ status: 'False', reason: 'Waiting' });
+    expect(ready([])).to.include({ status: 'True', reason: 'NoHosts' });
+    const s = planTemplateStatus({ template: t, hosts: [summary('b', 'Rendered'), summary('a', 'Rendered')], nowIso: '2026-11-30T00:00:00Z' });
+    expect(s.hosts?.map((h) => h.name)).to.deep.equal(['a', 'b']);
+    expect(s).to.include({ linkedHosts: 2, renderedHosts: 2 });
+  });
+});
