@@ -116,7 +116,7 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
   readiness.ipam = () => ipam.notReadyReason();
   const networks = await startNetworks({ kube, events, clock, logger, namespace: config.namespace }, signal);
   readiness.networks = () => networks.notReadyReason();
-  const netdata = await startNetdata({ kube, events, clock, logger, namespace: config.namespace }, signal);
+  const netdata = await startNetdata({ kube, registry, events, clock, logger, namespace: config.namespace }, signal);
   readiness.netdata = () => netdata.notReadyReason();
   Promise.all([ipam.synced, networks.synced, netdata.synced]).then(
     () => {

@@ -4,18 +4,21 @@
  * keyed by host and by template. Off (with a log line saying why) when the
  * cluster does not serve NetworkDataTemplates or BareMetalHosts.
  */
+import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { WorkQueue } from '../core/work-queue.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { KubeNetdataStore } from '../kube/netdata-store.js';
+import { createNetdataMetrics } from '../netdata/metrics.js';
 import { hostWorkKey, NetdataReconciler, templateWorkKey } from '../netdata/reconciler.js';
 import { untilAnswered } from './ipam.js';
 import { servesResource } from './networks.js';
 
 export interface NetdataRuntimeOptions {
   readonly kube: KubeClient;
+  readonly registry: Registry;
   readonly events: EventRecorder;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -49,7 +52,7 @@ export async function startNetdata(options: NetdataRuntimeOptions, signal: Abort
     onHostChanged: (key) => queue?.add(hostWorkKey(key)),
     onTemplateChanged: (key) => queue?.add(templateWorkKey(key)),
   });
-  const reconciler = new NetdataReconciler({ store, clock, logger, onTemplateChanged: (key) => queue?.add(templateWorkKey(key)) });
+  const reconciler = new NetdataReconciler({ store, clock, logger, metrics: createNetdataMetrics(options.registry), onTemplateChanged: (key) => queue?.add(templateWorkKey(key)) });
   queue = new WorkQueue({ name: 'network-data', clock, logger, concurrency: options.concurrency ?? 8, process: (key) => reconciler.reconcile(key) });
   const work = queue;
   const everything = (): void => {

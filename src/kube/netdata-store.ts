@@ -255,6 +255,16 @@ export class KubeNetdataStore implements NetdataStore {
       type: 'Opaque',
       data,
     };
+    // create first: a new host's Secret (the common case) costs one request, not a read and a write
+    if (!this.secretHashes.has(key)) {
+      try {
+        await this.secrets.create(body);
+        this.secretHashes.set(key, hash);
+        return 'created';
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+      }
+    }
     const existing = await this.secrets.tryGet({ namespace: s.namespace, name: s.name });
     try {
       if (!existing) {

@@ -12,6 +12,7 @@ import type { Logger } from '../core/logger.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import { planHost, planTemplateStatus, sameTemplateStatus, type HostPlan } from './plan.js';
 import type { NetdataStore, WriteOutcome } from './ports.js';
+import type { NetdataMetrics } from './metrics.js';
 import { HOST_LABEL, type HostSummary } from './template.js';
 
 export interface NetdataReconcilerOptions {
@@ -22,7 +23,7 @@ export interface NetdataReconcilerOptions {
   readonly statusEveryMs?: number;
   /** Told when a template's status may have changed. */
   readonly onTemplateChanged: (templateKey: string) => void;
-  readonly metrics?: { observeHost(state: string): void };
+  readonly metrics?: NetdataMetrics;
 }
 
 const HOST_PREFIX = 'host/';
@@ -69,6 +70,7 @@ export class NetdataReconciler {
     if (plan.deleteSecret) {
       const outcome = await store.deleteSecret(ns, plan.deleteSecret);
       if (outcome === 'notOurs') log.warn({ secret: plan.deleteSecret }, 'left Secret alone: ironet did not write it');
+      if (outcome === 'deleted') this.o.metrics?.secretWrites.labels('deleted').inc();
     }
     for (const r of plan.releaseClaims) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
     for (const c of plan.createClaims) {
@@ -84,7 +86,10 @@ export class NetdataReconciler {
         summary = { ...plan.summary!, state: 'Waiting', reason: 'SecretTerminating', message: `Secret ${plan.writeSecret.name} is being deleted (a finalizer holds it); ironet writes it again once it is gone` };
         lost.push('the Secret is still terminating');
       } else {
-        if (outcome === 'created' || outcome === 'updated') wrote = outcome;
+        if (outcome === 'created' || outcome === 'updated') {
+          wrote = outcome;
+          this.o.metrics?.secretWrites.labels(outcome).inc();
+        }
         if (plan.setNetworkDataName && snap.host) check('set spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, plan.setNetworkDataName));
         if (lost.length === 0) for (const r of plan.releaseAfterWrite) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
       }
@@ -105,13 +110,26 @@ export class NetdataReconciler {
       }
     }
     if (changed) {
-      this.o.metrics?.observeHost(summary?.state ?? 'Unlinked');
+      if (summary?.state === 'Error') this.o.metrics?.hostErrors.labels(summary.reason).inc();
+      this.countHosts(ns, [before?.template, plan.template]);
       const fields = { template: plan.template, state: summary?.state ?? 'unlinked', reason: summary?.reason, addresses: summary?.addresses };
       if (summary?.state === 'Error') log.warn({ ...fields, message: summary.message }, 'host network data not rendered');
       else log.info(fields, 'host network data');
       for (const t of new Set([before?.template, plan.template])) if (t) this.o.onTemplateChanged(`${ns}/${t}`);
     }
     return lost.length > 0 ? { kind: 'retry', reason: lost.join('; ') } : { kind: 'done' };
+  }
+
+  /** The hosts gauge for the templates a change touched. */
+  private countHosts(ns: string, templates: (string | undefined)[]): void {
+    const gauge = this.o.metrics?.hosts;
+    if (!gauge) return;
+    for (const t of new Set(templates)) {
+      if (!t) continue;
+      const counts = new Map<string, number>(['Rendered', 'Waiting', 'Error', 'Released', 'NotNeeded'].map((s) => [s, 0]));
+      for (const [key, s] of this.summaries) if (s.template === t && key.startsWith(`${ns}/`)) counts.set(s.summary.state, (counts.get(s.summary.state) ?? 0) + 1);
+      for (const [state, n] of counts) gauge.labels(ns, t, state).set(n);
+    }
   }
 
   private errorSummary(plan: HostPlan, reason: string, message: string): HostSummary {

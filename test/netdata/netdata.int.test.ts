@@ -32,6 +32,7 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
   let stop: AbortController;
   let running: Promise<number>;
   let port = 19_800 + (process.pid % 500);
+  let metricsPort = 0;
 
   const hosts = () => admin.resource<BareMetalHostObject>(RESOURCES.bareMetalHost);
   const templates = () => admin.resource<NetworkDataTemplateObject>(RESOURCES.networkDataTemplate);
@@ -68,7 +69,8 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     admin = testCluster().admin;
     kube = clientWithToken(await tokenWithChartRole(ns, 'ironet-controller', 'controller'));
     stop = new AbortController();
-    running = runController(controllerConfig(ns, port++), { version: 'test', env: {}, signal: stop.signal, kube, logger: new RecordingLogger() });
+    metricsPort = port++;
+    running = runController(controllerConfig(ns, metricsPort), { version: 'test', env: {}, signal: stop.signal, kube, logger: new RecordingLogger() });
   });
 
   afterEach(async () => {
@@ -102,6 +104,9 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     expect(readyOf(t)?.status).to.equal('True');
     expect(t.status?.hosts?.[0]).to.include({ name: 'node-0', state: 'Rendered' });
     expect((await eventsOf('BareMetalHost', 'node-0')).map((e) => e.reason)).to.include('NetworkDataRendered');
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).to.contain(`ironet_netdata_hosts{namespace="${ns}",template="ipa",state="Rendered"} 1`);
+    expect(metrics).to.contain('ironet_netdata_secret_writes_total{result="created"} 1');
     // what the ramdisk's cloud-init makes of the Secret the controller wrote
     const np = await netConvert(Buffer.from(secret.data!.networkData!, 'base64').toString('utf8'), { enp1s0: '52:54:00:00:00:10' });
     expect(np.network.ethernets?.enp1s0?.addresses).to.deep.equal([`${nd.networks[0]!.ip_address as string}/24`]);
