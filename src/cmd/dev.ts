@@ -15,6 +15,7 @@ import { ensureApiServerBinaries, startLocalApiServer } from '../host/local-apis
 import { connectWithToken } from '../kube/kube-client.js';
 import { createMissing, installCrds, loadManifests } from '../kube/manifests.js';
 import { RESOURCES } from '../kube/resources.js';
+import type { KubeObject } from '../core/object-meta.js';
 import type { ProvisioningNetworkObject } from '../multus/network.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import type { CapiIpAddressClaimObject, IpClaimObject } from '../ipam/objects.js';
@@ -77,12 +78,14 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
 
     const showSample = async (): Promise<void> => {
       const sample = path.join(repoRoot, 'examples/dev/ipam.yaml');
+      const netdataSample = path.join(repoRoot, 'examples/dev/netdata.yaml');
       await createMissing(kube, await loadManifests(sample), signal);
-      const rows = [...(await waitForSampleClaims(kube, signal)), ...(await waitForSampleNetwork(kube, signal))];
+      await createMissing(kube, await loadManifests(netdataSample), signal);
+      const rows = [...(await waitForSampleClaims(kube, signal)), ...(await waitForSampleNetwork(kube, signal)), ...(await waitForSampleNetworkData(kube, signal))];
       console.log(
         [
           '',
-          `Applied ${path.relative(process.cwd(), sample)}; the controller allocated and generated:`,
+          `Applied ${path.relative(process.cwd(), sample)} and ${path.relative(process.cwd(), netdataSample)}; the controller allocated and generated:`,
           '',
           ...rows.map(([kind, name, result]) => `  ${kind.padEnd(20)} ${name.padEnd(24)} ${result}`),
           '',
@@ -91,6 +94,7 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
           '  kubectl get ippool provisioning -n metal3 -o yaml        # status.indexes',
           `  curl -s http://127.0.0.1:${config.metricsPort}/metrics | grep ironet_ipam_pool_addresses`,
           '  kubectl get provisioningnetworks,network-attachment-definitions -n metal3 -o wide',
+          '  kubectl get networkdatatemplates -n metal3; kubectl get secret dhcpless-0-preprov-networkdata -n metal3 -o jsonpath={.data.networkData} | base64 -d',
           '',
         ].join('\n'),
       );
@@ -143,6 +147,19 @@ async function waitForSampleNetwork(kube: KubeClient, signal: AbortSignal): Prom
     await systemClock.sleep(100, signal);
   }
   throw new Error('the sample ProvisioningNetwork got no NAD within 10 s');
+}
+
+/** Waits for the sample host's network-data Secret; one row with its address. */
+async function waitForSampleNetworkData(kube: KubeClient, signal: AbortSignal): Promise<[string, string, string][]> {
+  const secrets = kube.resource<KubeObject & { data?: Record<string, string> }>(RESOURCES.secret);
+  for (let i = 0; i < 100; i++) {
+    const s = await secrets.tryGet({ namespace: 'metal3', name: 'dhcpless-0-preprov-networkdata' }, signal);
+    const nd = s?.data?.networkData ? (JSON.parse(Buffer.from(s.data.networkData, 'base64').toString('utf8')) as { networks?: { ip_address?: string; netmask?: string }[] }) : undefined;
+    const net = nd?.networks?.[0];
+    if (net?.ip_address) return [['NetworkDataTemplate', 'ipa-static', `host dhcpless-0: Secret ${s?.metadata.name ?? ''} (${net.ip_address}, netmask ${net.netmask ?? ''})`]];
+    await systemClock.sleep(100, signal);
+  }
+  throw new Error('the sample host got no network-data Secret within 10 s');
 }
 
 /** Polls the sample's claims until each has an address or an error; returns [kind, name, result] rows. */
