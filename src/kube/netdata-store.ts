@@ -13,9 +13,20 @@ import type { Logger } from '../core/logger.js';
 import { withFinalizer, type KubeObject } from '../core/object-meta.js';
 import { DHCP_LEASE_LABEL, type IpAddressObject, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
 import { linkOf, type BareMetalHostObject, type HardwareDataObject } from '../netdata/host.js';
-import type { ClaimRelease, EventPlan, HostSnapshot, SecretPlan } from '../netdata/plan.js';
+import type { ClaimRelease, EventPlan, HostSnapshot, SecretPlan, SecretRetirement } from '../netdata/plan.js';
 import type { NetdataStore, SecretOutcome, WriteOutcome } from '../netdata/ports.js';
-import { HOST_LABEL, NETDATA_FINALIZER, referencedPools, parseTemplate, type NetworkDataTemplateObject, type NetworkDataTemplateStatus } from '../netdata/template.js';
+import {
+  ADOPTED_ANNOTATION,
+  HOST_LABEL,
+  NAME_SET_ANNOTATION,
+  NETDATA_FINALIZER,
+  parseTemplate,
+  referencedPools,
+  RETIRED_NETWORK_DATA,
+  TEMPLATE_LABEL,
+  type NetworkDataTemplateObject,
+  type NetworkDataTemplateStatus,
+} from '../netdata/template.js';
 import { hostOwnerReference } from '../netdata/host.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
@@ -225,18 +236,42 @@ export class KubeNetdataStore implements NetdataStore {
     }
   }
 
+  async adoptClaim(namespace: string, name: string, labels: Readonly<Record<string, string>>): Promise<WriteOutcome> {
+    const current = this.claimInformer.get(`${namespace}/${name}`);
+    if (!current) return 'notFound';
+    const finalizers = withFinalizer(current.metadata, NETDATA_FINALIZER, 'add') ?? current.metadata.finalizers;
+    const patch = { metadata: { labels, annotations: { [ADOPTED_ANNOTATION]: 'true' }, finalizers } };
+    return this.claimWrite(() => this.claims.mergePatch({ namespace, name }, patch, { resourceVersion: current.metadata.resourceVersion }));
+  }
+
   async releaseClaim(namespace: string, r: ClaimRelease): Promise<WriteOutcome> {
     const id = { namespace, name: r.name };
     const current = this.claimInformer.get(`${namespace}/${r.name}`);
+    if (!current) return 'notFound';
     try {
-      if (r.delete && !current?.metadata.deletionTimestamp) await this.claims.delete(id);
-      const fresh = r.delete ? await this.claims.tryGet(id) : current;
-      const finalizers = fresh ? withFinalizer(fresh.metadata, NETDATA_FINALIZER, 'remove') : undefined;
-      if (fresh && finalizers) {
-        const labels = r.delete ? {} : { metadata: { labels: { [HOST_LABEL]: null } } };
-        const written = await this.claims.mergePatch(id, { ...labels, metadata: { ...(labels.metadata ?? {}), finalizers } }, { resourceVersion: fresh.metadata.resourceVersion });
-        this.claimInformer.observe(written);
+      // conditional on what was decided from: a claim someone adopted meanwhile is looked at again, not deleted
+      if (r.delete && !current.metadata.deletionTimestamp) await this.claims.delete(id, { preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion } });
+      const fresh = await this.claims.tryGet(id);
+      if (!fresh) {
+        this.claimInformer.observeDeleted(current);
+        return 'ok';
       }
+      const finalizers = withFinalizer(fresh.metadata, NETDATA_FINALIZER, 'remove');
+      // a shared claim keeps living: ironet's labels and annotation go with its finalizer
+      const mine = r.delete ? {} : { labels: { [HOST_LABEL]: null, [TEMPLATE_LABEL]: null }, annotations: { [ADOPTED_ANNOTATION]: null } };
+      if (!finalizers && r.delete) return 'ok';
+      this.claimInformer.observe(await this.claims.mergePatch(id, { metadata: { ...mine, ...(finalizers ? { finalizers } : {}) } }, { resourceVersion: fresh.metadata.resourceVersion }));
+      return 'ok';
+    } catch (err) {
+      if (isNotFound(err)) return 'notFound';
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
+  }
+
+  private async claimWrite(write: () => Promise<IpClaimObject>): Promise<WriteOutcome> {
+    try {
+      this.claimInformer.observe(await write());
       return 'ok';
     } catch (err) {
       if (isNotFound(err)) return 'notFound';
@@ -289,22 +324,29 @@ export class KubeNetdataStore implements NetdataStore {
     }
   }
 
-  async deleteSecret(namespace: string, name: string): Promise<'deleted' | 'absent' | 'notOurs'> {
+  async retireSecret(namespace: string, name: string, how: SecretRetirement): Promise<'retired' | 'absent' | 'notOurs'> {
     const key = `${namespace}/${name}`;
     this.secretHashes.delete(key);
     const existing = await this.secrets.tryGet({ namespace, name });
     if (!existing) return 'absent';
     if (!existing.metadata.labels?.[HOST_LABEL]) return 'notOurs';
-    if (existing.metadata.deletionTimestamp) return 'deleted';
-    // conditional on what was read: a Secret someone took over meanwhile is not ours to delete
-    const gone = await this.secrets.deleteIfExists({ namespace, name }, { preconditions: { uid: existing.metadata.uid, resourceVersion: existing.metadata.resourceVersion } });
-    return gone ? 'deleted' : 'absent';
+    // first it names no address (a finalizer of BMO's may keep a deleted Secret, and BMO may read it meanwhile)
+    const scrubbed = { networkData: Buffer.from(RETIRED_NETWORK_DATA, 'utf8').toString('base64') };
+    let current = existing;
+    if (JSON.stringify(existing.data ?? {}) !== JSON.stringify(scrubbed)) current = await this.secrets.replace({ ...existing, data: scrubbed });
+    // conditional on what was read: a Secret someone took over meanwhile is not deleted
+    if (how === 'delete' && !current.metadata.deletionTimestamp) {
+      await this.secrets.deleteIfExists({ namespace, name }, { preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion } });
+    }
+    return 'retired';
   }
 
   async setNetworkDataName(host: BareMetalHostObject, value: string | null): Promise<WriteOutcome> {
     const id = { namespace: host.metadata.namespace, name: host.metadata.name ?? '' };
     try {
-      this.hostInformer.observe(await this.hosts.mergePatch(id, { spec: { preprovisioningNetworkDataName: value } }, { resourceVersion: host.metadata.resourceVersion }));
+      // the annotation records that ironet set the name: only such a name is ever cleared by ironet
+      const patch = { metadata: { annotations: { [NAME_SET_ANNOTATION]: value } }, spec: { preprovisioningNetworkDataName: value } };
+      this.hostInformer.observe(await this.hosts.mergePatch(id, patch, { resourceVersion: host.metadata.resourceVersion }));
       return 'ok';
     } catch (err) {
       if (isNotFound(err)) return 'notFound';

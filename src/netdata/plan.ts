@@ -26,6 +26,8 @@ import {
   BMO_SECRET_LABEL_VALUE,
   claimNameFor,
   HOST_LABEL,
+  NAME_SET_ANNOTATION,
+  ADOPTED_ANNOTATION,
   NETDATA_FINALIZER,
   parseTemplate,
   referencedPools,
@@ -71,63 +73,75 @@ export interface EventPlan {
 
 export interface ClaimRelease {
   readonly name: string;
-  /** False: someone else (CAPM3 IP reuse) uses the claim too: only our finalizer goes. */
+  /** False: someone else uses the claim too (CAPM3 IP reuse, or ironet adopted it): only ironet's finalizer and labels go. */
   readonly delete: boolean;
 }
+
+/**
+ * What becomes of the host's Secret before claims are released: `scrub`
+ * rewrites it to network data that names no address (the object stays, named
+ * on the host, ready to be rendered again); `delete` scrubs it and deletes it
+ * (a finalizer of BMO's may keep it a while: scrubbed, it names nothing).
+ */
+export type SecretRetirement = 'scrub' | 'delete';
 
 export interface HostPlan {
   /** The template the host is linked to (its summary goes there), if any. */
   readonly template: string | undefined;
-  readonly createClaims: readonly IpClaimObject[];
-  readonly releaseClaims: readonly ClaimRelease[];
-  /** Claims to release only after the Secret is written (the old address leaves the Secret first). */
-  readonly releaseAfterWrite: readonly ClaimRelease[];
-  readonly writeSecret: SecretPlan | undefined;
-  /** Delete the host's Secret (only if ironet wrote it; BMO's finalizer on it is left alone). */
-  readonly deleteSecret: string | undefined;
-  readonly setNetworkDataName: string | undefined;
+  /** spec.preprovisioningNetworkDataName to clear first (only a name ironet set). */
   readonly clearNetworkDataName: string | undefined;
+  /** Claims named `<host>-<pool>` that someone else made: ironet adds its finalizer and labels before using them. */
+  readonly adoptClaims: readonly string[];
+  readonly retireSecret: SecretRetirement | undefined;
+  /** Released only once the Secret no longer names their addresses (retireSecret done). */
+  readonly releaseClaims: readonly ClaimRelease[];
+  readonly createClaims: readonly IpClaimObject[];
+  readonly writeSecret: SecretPlan | undefined;
+  readonly setNetworkDataName: string | undefined;
+  /** Claims to let go only after the Secret is written without their addresses. */
+  readonly releaseAfterWrite: readonly ClaimRelease[];
   readonly summary: HostSummary | undefined;
-  /** Warnings to record when the summary changes; the Normal one after the Secret changed. */
+  /** Warnings to record when the summary changes; the Normal ones when they happened. */
   readonly events: readonly EventPlan[];
 }
 
 const NOTHING: Omit<HostPlan, 'summary' | 'template'> = {
-  createClaims: [],
-  releaseClaims: [],
-  releaseAfterWrite: [],
-  writeSecret: undefined,
-  deleteSecret: undefined,
-  setNetworkDataName: undefined,
   clearNetworkDataName: undefined,
+  adoptClaims: [],
+  retireSecret: undefined,
+  releaseClaims: [],
+  createClaims: [],
+  writeSecret: undefined,
+  setNetworkDataName: undefined,
+  releaseAfterWrite: [],
   events: [],
 };
 
-/** The longest host name whose claims and Secret can carry its name as a label value. */
-const MAX_HOST_NAME = 63;
+/** Label values hold at most 63 characters: host and template names are label values on claims and Secrets. */
+const MAX_LABEL_VALUE = 63;
+/** Object names (the claims `<host>-<pool>`) hold at most 253. */
+const MAX_NAME = 253;
+/** BMO's states in which a deleted host is past deprovisioning: nothing runs with its address any more. */
+const DELETING_STATES = new Set(['deleting', 'powering off before delete']);
 
 export function planHost(snap: HostSnapshot): HostPlan {
   const { host, name } = snap;
   const secretName = secretNameFor(name);
   const release = (claims: readonly IpClaimObject[]): ClaimRelease[] => claims.map((c) => ({ name: c.metadata.name ?? '', delete: !sharedClaim(c) }));
 
-  // gone, being deleted, or no longer linked: take back what ironet made for it
-  const cleanup = (clearName: boolean): HostPlan => {
-    const ownsName = clearName && host?.spec?.preprovisioningNetworkDataName === secretName;
-    if (snap.ownClaims.length === 0 && !ownsName) return { ...NOTHING, template: undefined, summary: undefined };
-    return {
-      ...NOTHING,
-      template: undefined,
-      summary: undefined,
-      deleteSecret: secretName,
-      releaseClaims: release(snap.ownClaims),
-      clearNetworkDataName: ownsName ? secretName : undefined,
-    };
+  // gone, past deprovisioning, or no longer linked: the Secret stops naming the addresses, then the claims go
+  const cleanup = (unlinked: boolean): HostPlan => {
+    const nameIsOurs = unlinked && host?.spec?.preprovisioningNetworkDataName === secretName && host.metadata.annotations?.[NAME_SET_ANNOTATION] === secretName;
+    if (snap.ownClaims.length === 0 && !nameIsOurs) return { ...NOTHING, template: undefined, summary: undefined };
+    return { ...NOTHING, template: undefined, summary: undefined, clearNetworkDataName: nameIsOurs ? secretName : undefined, retireSecret: 'delete', releaseClaims: release(snap.ownClaims) };
   };
   if (!host) return cleanup(false);
-  if (host.metadata.deletionTimestamp) return cleanup(false);
-  const link = linkOf(host, snap.templates);
-  if (link.kind === 'none') return cleanup(true);
+  // BMO keeps a deleted host while it deprovisions (IPA cleans with these addresses): clean up once it is past that
+  const deleting = host.metadata.deletionTimestamp !== undefined;
+  if (deleting && (DELETING_STATES.has(host.status?.provisioning?.state ?? '') || (host.metadata.finalizers ?? []).length === 0)) return cleanup(false);
+  const claimedTemplate = snap.ownClaims.map((c) => c.metadata.labels?.[TEMPLATE_LABEL]).find((t): t is string => !!t);
+  const link = linkOf(host, snap.templates, claimedTemplate);
+  if (link.kind === 'none') return deleting ? { ...NOTHING, template: undefined, summary: undefined } : cleanup(true);
 
   const summary = (state: HostSummary['state'], reason: string, message: string, extra: Partial<HostSummary> = {}): HostSummary => ({ name, state, reason, message, ...extra });
   const fail = (template: string | undefined, reason: string, message: string, plan: Partial<HostPlan> = {}): HostPlan => ({
@@ -143,13 +157,23 @@ export function planHost(snap: HostSnapshot): HostPlan {
   const templateName = link.template;
   const templateObject = snap.templates.find((t) => t.metadata.name === templateName);
   if (!templateObject) {
-    return fail(undefined, 'TemplateNotFound', `NetworkDataTemplate ${templateName} (annotation ${REFERENCE_ANNOTATION}: ${REFERENCE_PREFIX}${templateName}) does not exist in namespace ${snap.namespace}; create it or fix the annotation`);
+    const how = link.by === 'annotation' ? `annotation ${REFERENCE_ANNOTATION}: ${REFERENCE_PREFIX}${templateName}` : `its claims' label ${TEMPLATE_LABEL}`;
+    return fail(
+      undefined,
+      'TemplateNotFound',
+      `NetworkDataTemplate ${templateName} (${how}) does not exist in namespace ${snap.namespace}; create it or fix the link. What ironet wrote for this host stays until it is unlinked`,
+    );
   }
-  if (name.length > MAX_HOST_NAME) {
-    return fail(templateName, 'HostNameTooLong', `the host's name has ${name.length} characters; ironet labels its claims and Secret with it, and a label value holds at most ${MAX_HOST_NAME}`);
+  if (name.length > MAX_LABEL_VALUE) {
+    return fail(templateName, 'NameTooLong', `the host's name has ${name.length} characters; ironet labels its claims and Secret with it, and a label value holds at most ${MAX_LABEL_VALUE}`);
+  }
+  if (templateName.length > MAX_LABEL_VALUE) {
+    return fail(templateName, 'NameTooLong', `NetworkDataTemplate ${templateName} has a name of ${templateName.length} characters; ironet labels claims and Secrets with it, and a label value holds at most ${MAX_LABEL_VALUE}`);
   }
   const { template, problems } = parseTemplate(templateObject);
   if (!template) return fail(templateName, 'InvalidTemplate', `NetworkDataTemplate ${templateName} is invalid: ${problems.join('; ')}`);
+  const tooLong = addressPools(template).find((p) => claimNameFor(name, p).length > MAX_NAME);
+  if (tooLong) return fail(templateName, 'NameTooLong', `IPClaim ${claimNameFor(name, tooLong)} would be longer than ${MAX_NAME} characters; shorten the host or IPPool ${tooLong} name`);
 
   const current = host.spec?.preprovisioningNetworkDataName;
   if (current && current !== secretName) {
@@ -161,23 +185,31 @@ export function planHost(snap: HostSnapshot): HostPlan {
   }
 
   const wanted = addressPools(template);
-  const stale = snap.ownClaims.filter((c) => !wanted.some((p) => c.metadata.name === claimNameFor(name, p) && c.spec?.pool?.name === p));
+  const wantedNames = new Set(wanted.map((p) => claimNameFor(name, p)));
+  // a claim the template no longer uses may still be in use (a running ramdisk or OS): kept until the host is
+  // unlinked, deleted or released; one deleted by hand is let go once the Secret no longer names it
+  const stale = snap.ownClaims.filter((c) => !wantedNames.has(c.metadata.name ?? ''));
+  const staleDeleted = stale.filter((c) => c.metadata.deletionTimestamp);
+  const staleKept = stale.filter((c) => !c.metadata.deletionTimestamp).map((c) => c.metadata.name ?? '');
+
   if (isProvisioned(host)) {
-    const provisionedClaim = template.releasePolicy === 'releaseWhenProvisioned' ? provisionedNetworkClaim(snap, wanted) : undefined;
+    // BMO hands a provisioned host its preprovisioning data when spec.networkData is empty: release only when it has its own
+    const own = host.spec?.networkData?.name;
+    const provisionedClaim = template.releasePolicy === 'releaseWhenProvisioned' && own && own !== secretName ? provisionedNetworkClaim(snap, wanted) : undefined;
+    const again = 'its preprovisioning addresses are claimed again when it is deprovisioned or inspected';
     if (snap.ownClaims.length === 0) {
-      const again = 'its preprovisioning addresses are claimed again when it is deprovisioned or inspected';
       return provisionedClaim
-        ? { ...NOTHING, template: templateName, summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own claim ${provisionedClaim}; ${again}`) }
+        ? { ...NOTHING, template: templateName, summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own network data (${own}) and claim ${provisionedClaim}; ${again}`) }
         : { ...NOTHING, template: templateName, summary: summary('NotNeeded', 'Provisioned', `the host is ${provisioningState(host)}; ${again}`) };
     }
     if (provisionedClaim) {
       return {
         ...NOTHING,
         template: templateName,
-        deleteSecret: secretName,
+        retireSecret: 'scrub',
         releaseClaims: release(snap.ownClaims),
-        summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own claim ${provisionedClaim}: its preprovisioning addresses are released (releasePolicy: releaseWhenProvisioned)`),
-        events: [{ type: 'Normal', reason: 'NetworkDataReleased', note: `preprovisioning addresses released: the host is provisioned with claim ${provisionedClaim}` }],
+        summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own network data (${own}) and claim ${provisionedClaim}: its preprovisioning addresses are released (releasePolicy: releaseWhenProvisioned)`),
+        events: [{ type: 'Normal', reason: 'NetworkDataReleased', note: `preprovisioning addresses released: the host is provisioned with its own network data ${own} and claim ${provisionedClaim}` }],
       };
     }
     // keep: render as before, so the Secret follows template and pool changes
@@ -190,7 +222,8 @@ export function planHost(snap: HostSnapshot): HostPlan {
   }
 
   const createClaims: IpClaimObject[] = [];
-  const releaseNow: ClaimRelease[] = [];
+  const adoptClaims: string[] = [];
+  const deletedUnderUs: IpClaimObject[] = [];
   const addresses = new Map<string, PoolAddress>();
   const waiting: string[] = [];
   for (const pool of wanted) {
@@ -205,15 +238,21 @@ export function planHost(snap: HostSnapshot): HostPlan {
       return fail(templateName, 'ClaimConflict', `IPClaim ${claimName} exists but claims from IPPool ${claim.spec?.pool?.name ?? '(none)'}, not ${pool}; delete or rename it`);
     }
     if (claim.metadata.deletionTimestamp) {
-      // deleted under us: let it go (our finalizer off), then claim again
-      if (claim.metadata.finalizers?.includes(NETDATA_FINALIZER)) releaseNow.push({ name: claimName, delete: false });
+      // deleted under us: the Secret stops naming its address before ironet's finalizer lets it go; then claimed again
+      if (claim.metadata.finalizers?.includes(NETDATA_FINALIZER)) deletedUnderUs.push(claim);
       waiting.push(`IPClaim ${claimName} is being deleted; a new one follows`);
+      continue;
+    }
+    if (claim.metadata.labels?.[HOST_LABEL] !== name) {
+      // someone else's claim of ironet's name (CAPM3 IP reuse): held by ironet's finalizer too before its address is used
+      adoptClaims.push(claimName);
+      waiting.push(`adopting IPClaim ${claimName} (made by someone else: ironet adds its finalizer before using its address)`);
       continue;
     }
     if (claim.status?.errorMessage) {
       const reason = claim.status.errorMessage.startsWith(UPSTREAM.exhausted) ? 'PoolExhausted' : 'AllocationFailed';
       const fix = reason === 'PoolExhausted' ? `; add addresses to IPPool ${pool} or release some` : '';
-      return fail(templateName, reason, `IPClaim ${claimName}: ${claim.status.errorMessage}${fix}`, { createClaims, releaseClaims: releaseNow });
+      return fail(templateName, reason, `IPClaim ${claimName}: ${claim.status.errorMessage}${fix}`, { createClaims });
     }
     const address = claim.status?.address?.name ? snap.addressNamed(claim.status.address.name) : undefined;
     if (!address?.spec?.address) {
@@ -229,7 +268,10 @@ export function planHost(snap: HostSnapshot): HostPlan {
       dnsServers: entry ? entry.dnsServers.map(formatIp) : (address.spec.dnsServers ?? []),
     });
   }
-  if (waiting.length > 0) return wait(templateName, 'WaitingForAddresses', waiting.join('; '), { createClaims, releaseClaims: releaseNow });
+  if (deletedUnderUs.length > 0) {
+    return wait(templateName, 'ClaimDeleted', `${waiting.join('; ')}; until then the Secret names no address`, { retireSecret: 'scrub', releaseClaims: deletedUnderUs.map((c) => ({ name: c.metadata.name ?? '', delete: false })) });
+  }
+  if (waiting.length > 0) return wait(templateName, 'WaitingForAddresses', waiting.join('; '), { createClaims, adoptClaims });
 
   const poolFacts = new Map<string, PoolFacts>();
   for (const [poolName, p] of poolsByName) poolFacts.set(poolName, poolFactsOf(p));
@@ -239,6 +281,7 @@ export function planHost(snap: HostSnapshot): HostPlan {
     return fail(templateName, first.reason, rendered.problems.map((p) => p.message).join('; '));
   }
   const addressText = rendered.addresses.join(', ');
+  const keptText = staleKept.length > 0 ? `; still holds IPClaim ${staleKept.join(', ')} from the template's earlier pools (the host may run with it; released when the host is unlinked, deleted or released — delete it yourself once unused)` : '';
   return {
     ...NOTHING,
     template: templateName,
@@ -249,31 +292,32 @@ export function planHost(snap: HostSnapshot): HostPlan {
       owner: host,
       data: rendered.data,
     },
-    releaseAfterWrite: release(stale),
+    releaseAfterWrite: staleDeleted.map((c) => ({ name: c.metadata.name ?? '', delete: false })),
     setNetworkDataName: current ? undefined : secretName,
-    summary: summary('Rendered', 'Rendered', `Secret ${secretName} holds network data for ${addressText || 'DHCP-only networks'}`, { secret: secretName, addresses: [...rendered.addresses] }),
+    summary: summary('Rendered', 'Rendered', `Secret ${secretName} holds network data for ${addressText || 'DHCP-only networks'}${keptText}`, { secret: secretName, addresses: [...rendered.addresses] }),
     events: [{ type: 'Normal', reason: 'NetworkDataRendered', note: `Secret ${secretName} written from NetworkDataTemplate ${templateName}${addressText ? `: ${addressText}` : ''}` }],
   };
 }
 
-/** A claim that someone besides ironet and the IPAM controller holds (a finalizer of theirs): shared, never deleted by us. */
+/** A claim ironet must not delete: someone besides ironet and the IPAM controller holds it, or ironet adopted it. */
 function sharedClaim(c: IpClaimObject): boolean {
-  return (c.metadata.finalizers ?? []).some((f) => f !== NETDATA_FINALIZER && f !== FINALIZERS.claim);
+  return c.metadata.annotations?.[ADOPTED_ANNOTATION] !== undefined || (c.metadata.finalizers ?? []).some((f) => f !== NETDATA_FINALIZER && f !== FINALIZERS.claim);
 }
 
 /**
  * The host's claim for its provisioned network, if it has one: a claim named
  * `<host>-<pool>` (CAPM3's IP-reuse naming) with an address, for a pool the
- * template does not use; or one of ironet's claims that CAPM3 adopted.
+ * template does not use and not one of ironet's; or one of ironet's claims
+ * that CAPM3 adopted (its finalizer on it).
  */
 function provisionedNetworkClaim(snap: HostSnapshot, templatePools: readonly string[]): string | undefined {
   for (const p of snap.pools) {
     const pool = p.metadata.name ?? '';
     if (templatePools.includes(pool)) continue;
     const c = snap.claimNamed(claimNameFor(snap.name, pool));
-    if (c && !c.metadata.deletionTimestamp && c.status?.address?.name && c.spec?.pool?.name === pool) return c.metadata.name;
+    if (c && !c.metadata.labels?.[HOST_LABEL] && !c.metadata.deletionTimestamp && c.status?.address?.name && c.spec?.pool?.name === pool) return c.metadata.name;
   }
-  return snap.ownClaims.find(sharedClaim)?.metadata.name;
+  return snap.ownClaims.find((c) => (c.metadata.finalizers ?? []).some((f) => f !== NETDATA_FINALIZER && f !== FINALIZERS.claim))?.metadata.name;
 }
 
 function claimObject(namespace: string, name: string, pool: string, host: BareMetalHostObject, template: string): IpClaimObject {

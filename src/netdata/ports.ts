@@ -5,7 +5,7 @@
  */
 import type { IpClaimObject } from '../ipam/objects.js';
 import type { BareMetalHostObject } from './host.js';
-import type { ClaimRelease, EventPlan, HostSnapshot, SecretPlan } from './plan.js';
+import type { ClaimRelease, EventPlan, HostSnapshot, SecretPlan, SecretRetirement } from './plan.js';
 import type { NetworkDataTemplateObject, NetworkDataTemplateStatus } from './template.js';
 
 export type WriteOutcome = 'ok' | 'conflict' | 'notFound';
@@ -22,11 +22,21 @@ export interface NetdataStore {
   /** The keys of the hosts whose link (annotation or hostSelector) names the template. */
   hostsLinkedTo(templateKey: string): string[];
   createClaim(claim: IpClaimObject): Promise<WriteOutcome>;
+  /** Adds ironet's finalizer, labels and adopted annotation to someone else's claim of ironet's name, conditional on its resourceVersion. */
+  adoptClaim(namespace: string, name: string, labels: Readonly<Record<string, string>>): Promise<WriteOutcome>;
   releaseClaim(namespace: string, release: ClaimRelease): Promise<WriteOutcome>;
   writeSecret(secret: SecretPlan): Promise<SecretOutcome>;
-  /** Deletes the Secret if ironet wrote it (its labels say so); 'notOurs' leaves someone else's alone. */
-  deleteSecret(namespace: string, name: string): Promise<'deleted' | 'absent' | 'notOurs'>;
-  /** spec.preprovisioningNetworkDataName = value (null clears it), conditional on the host's resourceVersion. */
+  /**
+   * Makes the host's Secret name no address: if ironet wrote it, rewrites its
+   * data to network data without addresses (`scrub`), and with `delete` also
+   * deletes it. Either way its claims may go afterwards; 'notOurs' and
+   * 'absent' say there was nothing of ironet's to retire.
+   */
+  retireSecret(namespace: string, name: string, how: SecretRetirement): Promise<'retired' | 'absent' | 'notOurs'>;
+  /**
+   * spec.preprovisioningNetworkDataName = value (null clears it), with the
+   * annotation that records ironet set it; conditional on the host's resourceVersion.
+   */
   setNetworkDataName(host: BareMetalHostObject, value: string | null): Promise<WriteOutcome>;
   writeTemplateStatus(template: NetworkDataTemplateObject, status: NetworkDataTemplateStatus): Promise<WriteOutcome>;
   /** Never throw. */

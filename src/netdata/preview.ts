@@ -11,7 +11,7 @@ import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../ipam/objec
 import { parsePool } from '../ipam/pool-spec.js';
 import type { BareMetalHostObject, HardwareDataObject } from './host.js';
 import { planHost, type SecretPlan } from './plan.js';
-import { addressPools, claimNameFor, parseTemplate, REFERENCE_ANNOTATION, REFERENCE_PREFIX, type NetworkDataTemplateObject } from './template.js';
+import { addressPools, claimNameFor, HOST_LABEL, parseTemplate, REFERENCE_ANNOTATION, REFERENCE_PREFIX, TEMPLATE_LABEL, type NetworkDataTemplateObject } from './template.js';
 
 export interface PreviewInput {
   readonly template: NetworkDataTemplateObject;
@@ -69,7 +69,7 @@ export function previewHost(input: PreviewInput): Preview {
   const addresses = new Map<string, IpAddressObject>();
   for (const [pool, a] of addressByPool) {
     const name = claimNameFor(hostName, pool);
-    claims.set(name, { metadata: { name, namespace }, spec: { pool: { name: pool } }, status: { address: { name: `${pool}-preview` } } });
+    claims.set(name, { metadata: { name, namespace, labels: { [HOST_LABEL]: hostName, [TEMPLATE_LABEL]: templateName } }, spec: { pool: { name: pool } }, status: { address: { name: `${pool}-preview` } } });
     addresses.set(`${pool}-preview`, { metadata: { name: `${pool}-preview`, namespace }, spec: { address: a.address, ...(a.prefix !== undefined ? { prefix: a.prefix } : {}) } });
   }
   const plan = planHost({

@@ -13,7 +13,8 @@ import type { WorkOutcome } from '../core/work-queue.js';
 import { planHost, planTemplateStatus, sameTemplateStatus, type HostPlan } from './plan.js';
 import type { NetdataStore, WriteOutcome } from './ports.js';
 import type { NetdataMetrics } from './metrics.js';
-import { HOST_LABEL, type HostSummary } from './template.js';
+import { describeError } from '../core/errors.js';
+import { HOST_LABEL, secretNameFor, TEMPLATE_LABEL, type HostSummary } from './template.js';
 
 export interface NetdataReconcilerOptions {
   readonly store: NetdataStore;
@@ -27,6 +28,8 @@ export interface NetdataReconcilerOptions {
 }
 
 const HOST_PREFIX = 'host/';
+/** How long a template's status waits for hosts the controller has not looked at yet before listing them as such. */
+const UNSEEN_WAIT_MS = 10_000;
 const TEMPLATE_PREFIX = 'template/';
 
 export const hostWorkKey = (key: string): string => `${HOST_PREFIX}${key}`;
@@ -36,6 +39,7 @@ export class NetdataReconciler {
   /** Each host's last summary and the template it belongs to. */
   private readonly summaries = new Map<string, { template: string | undefined; summary: HostSummary }>();
   private readonly statusWritten = new Map<string, number>();
+  private readonly unseenSince = new Map<string, number>();
 
   constructor(private readonly o: NetdataReconcilerOptions) {}
 
@@ -65,36 +69,45 @@ export class NetdataReconciler {
     };
     let summary = plan.summary;
     let wrote: 'created' | 'updated' | undefined;
+    let retried: WorkOutcome | undefined;
 
-    // a Secret leaves before the claims whose addresses it names
-    if (plan.deleteSecret) {
-      const outcome = await store.deleteSecret(ns, plan.deleteSecret);
-      if (outcome === 'notOurs') log.warn({ secret: plan.deleteSecret }, 'left Secret alone: ironet did not write it');
-      if (outcome === 'deleted') this.o.metrics?.secretWrites.labels('deleted').inc();
-    }
-    for (const r of plan.releaseClaims) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
-    for (const c of plan.createClaims) {
-      const outcome = await store.createClaim(c);
-      // created meanwhile (by us on an earlier pass, or by CAPM3 IP reuse): the next pass reads it
-      if (outcome !== 'ok' && outcome !== 'conflict') check(`create IPClaim ${c.metadata.name}`, outcome);
-    }
-    if (plan.writeSecret) {
-      const outcome = await store.writeSecret(plan.writeSecret);
-      if (outcome === 'notOurs') {
-        summary = this.errorSummary(plan, 'SecretConflict', `Secret ${plan.writeSecret.name} exists and ironet did not write it (no ${HOST_LABEL} label); ironet never overwrites it. Delete it, or set spec.preprovisioningNetworkDataName to use it and remove the annotation`);
-      } else if (outcome === 'terminating') {
-        summary = { ...plan.summary!, state: 'Waiting', reason: 'SecretTerminating', message: `Secret ${plan.writeSecret.name} is being deleted (a finalizer holds it); ironet writes it again once it is gone` };
-        lost.push('the Secret is still terminating');
-      } else {
-        if (outcome === 'created' || outcome === 'updated') {
-          wrote = outcome;
-          this.o.metrics?.secretWrites.labels(outcome).inc();
-        }
-        if (plan.setNetworkDataName && snap.host) check('set spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, plan.setNetworkDataName));
-        if (lost.length === 0) for (const r of plan.releaseAfterWrite) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
+    try {
+      // a name ironet set goes first: nothing points at a Secret that is about to go
+      if (plan.clearNetworkDataName && snap.host) check('clear spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, null));
+      for (const name of plan.adoptClaims) check(`adopt IPClaim ${name}`, await store.adoptClaim(ns, name, { [HOST_LABEL]: snap.name, ...(plan.template ? { [TEMPLATE_LABEL]: plan.template } : {}) }));
+      // claims go only once the Secret names none of their addresses
+      if (plan.releaseClaims.length > 0 || plan.retireSecret) {
+        const retired = lost.length === 0 && plan.retireSecret ? await store.retireSecret(ns, secretNameFor(snap.name), plan.retireSecret) : undefined;
+        if (retired === 'retired' && plan.retireSecret === 'delete') this.o.metrics?.secretWrites.labels('deleted').inc();
+        if (retired === 'notOurs') log.warn({ secret: secretNameFor(snap.name) }, 'left Secret alone: ironet did not write it');
+        if (retired !== undefined || !plan.retireSecret) for (const r of plan.releaseClaims) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
       }
+      for (const c of plan.createClaims) {
+        const outcome = await store.createClaim(c);
+        // created meanwhile (by us on an earlier pass, or by CAPM3 IP reuse): the next pass reads it
+        if (outcome !== 'ok' && outcome !== 'conflict') check(`create IPClaim ${c.metadata.name}`, outcome);
+      }
+      if (plan.writeSecret) {
+        const outcome = await store.writeSecret(plan.writeSecret);
+        if (outcome === 'notOurs') {
+          summary = this.errorSummary(plan, 'SecretConflict', `Secret ${plan.writeSecret.name} exists and ironet did not write it (no ${HOST_LABEL} label); ironet never overwrites it. Delete it, or set spec.preprovisioningNetworkDataName to use it and remove the annotation`);
+        } else if (outcome === 'terminating') {
+          summary = { ...plan.summary!, state: 'Waiting', reason: 'SecretTerminating', message: `Secret ${plan.writeSecret.name} is being deleted (a finalizer holds it); ironet writes it again once it is gone` };
+          retried = { kind: 'requeueAfter', delayMs: 5000 };
+        } else {
+          if (outcome === 'created' || outcome === 'updated') {
+            wrote = outcome;
+            this.o.metrics?.secretWrites.labels(outcome).inc();
+          }
+          if (plan.setNetworkDataName && snap.host) check('set spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, plan.setNetworkDataName));
+          if (lost.length === 0) for (const r of plan.releaseAfterWrite) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
+        }
+      }
+    } catch (err) {
+      // a write the API server refused for good (invalid, forbidden): said on the host, retried with backoff
+      summary = this.errorSummary(plan, 'WriteFailed', `ironet could not write what this host needs: ${describeError(err)}`);
+      lost.push(describeError(err));
     }
-    if (plan.clearNetworkDataName && snap.host) check('clear spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, null));
 
     // summaries and Events: warnings once per change, the Normal ones when they happened
     const before = this.summaries.get(key);
@@ -103,7 +116,7 @@ export class NetdataReconciler {
     else this.summaries.delete(key);
     if (snap.host) {
       if (changed && summary?.state === 'Error') await store.recordHostEvent(snap.host, { type: 'Warning', reason: summary.reason, note: summary.message });
-      else if (changed) for (const e of plan.events) if (e.type === 'Warning' || e.reason !== 'NetworkDataRendered') await store.recordHostEvent(snap.host, e);
+      else if (changed) for (const e of plan.events) if (e.type === 'Normal' && e.reason !== 'NetworkDataRendered') await store.recordHostEvent(snap.host, e);
       if (wrote) {
         const e = plan.events.find((x) => x.reason === 'NetworkDataRendered');
         if (e) await store.recordHostEvent(snap.host, wrote === 'updated' ? { ...e, note: e.note.replace(' written ', ' updated ') } : e);
@@ -117,7 +130,8 @@ export class NetdataReconciler {
       else log.info(fields, 'host network data');
       for (const t of new Set([before?.template, plan.template])) if (t) this.o.onTemplateChanged(`${ns}/${t}`);
     }
-    return lost.length > 0 ? { kind: 'retry', reason: lost.join('; ') } : { kind: 'done' };
+    if (lost.length > 0) return { kind: 'retry', reason: lost.join('; ') };
+    return retried ?? { kind: 'done' };
   }
 
   /** The hosts gauge for the templates a change touched. */
@@ -144,12 +158,19 @@ export class NetdataReconciler {
     }
     const linked = this.o.store.hostsLinkedTo(key);
     const hosts: HostSummary[] = [];
+    const unseen: string[] = [];
     for (const h of linked) {
       const s = this.summaries.get(h);
-      // a host not reconciled yet (after a restart): wait for it rather than write a short list
-      if (!s) return { kind: 'requeueAfter', delayMs: 500 };
-      if (s.template === template.metadata.name) hosts.push(s.summary);
+      if (!s) unseen.push(h);
+      else if (s.template === template.metadata.name) hosts.push(s.summary);
     }
+    // a host not reconciled yet (after a restart) is waited for a while rather than left off a short list
+    if (unseen.length > 0) {
+      const since = this.unseenSince.get(key) ?? this.o.clock.monotonicMs();
+      this.unseenSince.set(key, since);
+      if (this.o.clock.monotonicMs() - since < UNSEEN_WAIT_MS) return { kind: 'requeueAfter', delayMs: 500 };
+      for (const h of unseen) hosts.push({ name: h.slice(h.indexOf('/') + 1), state: 'Waiting', reason: 'NotReconciledYet', message: 'the controller has not looked at this host yet' });
+    } else this.unseenSince.delete(key);
     const status = planTemplateStatus({ template, hosts, nowIso: new Date(this.o.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z') });
     if (sameTemplateStatus(template.status, status)) return { kind: 'done' };
     const wait = (this.statusWritten.get(key) ?? -Infinity) + (this.o.statusEveryMs ?? 2000) - this.o.clock.monotonicMs();

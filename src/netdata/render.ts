@@ -42,7 +42,7 @@ export interface RenderInput {
   readonly pools: ReadonlyMap<string, PoolFacts>;
 }
 
-export type RenderProblemReason = 'MACUnresolvable' | 'InvalidRoute' | 'AddressMissing' | 'PoolNotFound';
+export type RenderProblemReason = 'MACUnresolvable' | 'InvalidRoute' | 'InvalidPool' | 'AddressMissing' | 'PoolNotFound';
 
 export interface RenderProblem {
   readonly reason: RenderProblemReason;
@@ -71,8 +71,9 @@ export function renderNetworkData(input: RenderInput): Rendered {
     if (macs.has(l.id)) return macs.get(l.id);
     let mac: string | undefined;
     if (l.mac) mac = resolveMac(l.mac, host, l.field, problems);
-    else if (l.kind === 'vlan' && !seen.has(l.id)) {
-      const base = byId.get(l.vlanLink ?? '');
+    else if (!seen.has(l.id)) {
+      // a VLAN takes its link's MAC (cloud-init needs vlan_mac_address), a bond its first member's (Glean needs one)
+      const base = byId.get(l.kind === 'vlan' ? (l.vlanLink ?? '') : l.kind === 'bond' ? (l.bondLinks?.[0] ?? '') : '');
       mac = base ? macOf(base, seen.add(l.id)) : undefined;
     }
     macs.set(l.id, mac);
@@ -103,7 +104,7 @@ export function renderNetworkData(input: RenderInput): Rendered {
         id: l.id,
         type: 'bond',
         ...mtu,
-        ...(mac ? { ethernet_mac_address: mac } : {}),
+        ethernet_mac_address: mac ?? '',
         bond_mode: l.bondMode,
         ...(l.bondXmitHashPolicy ? { bond_xmit_hash_policy: l.bondXmitHashPolicy } : {}),
         bond_links: [...(l.bondLinks ?? [])],
@@ -112,8 +113,9 @@ export function renderNetworkData(input: RenderInput): Rendered {
     return { id: l.id, type: 'vlan', ...mtu, vlan_mac_address: mac ?? '', vlan_id: l.vlanId, vlan_link: l.vlanLink };
   });
   for (const l of template.links) {
-    if (l.kind === 'vlan' && !macs.get(l.id) && !l.mac) {
-      problems.push({ reason: 'MACUnresolvable', message: `${l.field}: the VLAN has no macAddress and its link ${l.vlanLink} has none to lend; set macAddress` });
+    if (l.kind !== 'ethernet' && !macs.get(l.id) && !l.mac) {
+      const under = l.kind === 'vlan' ? `its link ${l.vlanLink ?? ''}` : `its first member ${l.bondLinks?.[0] ?? ''}`;
+      problems.push({ reason: 'MACUnresolvable', message: `${l.field}: the ${l.kind} has no macAddress and ${under} has none to lend; set macAddress` });
     }
   }
 
@@ -126,7 +128,9 @@ export function renderNetworkData(input: RenderInput): Rendered {
       const ip = a ? tryParseIp(a.address) : undefined;
       if (!a || !ip) problems.push({ reason: 'AddressMissing', message: `${n.field}: no address from IPPool ${n.pool} yet` });
       else if (ip.family !== family) problems.push({ reason: 'InvalidRoute', message: `${n.field}: IPPool ${n.pool} gave ${a.address}, not an IPv${family} address; use an IPv${family} pool for ${n.kind}` });
-      else {
+      else if (!Number.isInteger(a.prefix) || a.prefix < 1 || a.prefix > (family === 4 ? 32 : 128)) {
+        problems.push({ reason: 'InvalidPool', message: `${n.field}: IPPool ${n.pool} gives ${a.address} no usable prefix (${a.prefix}); set spec.prefix (or the entry's prefix) on the pool` });
+      } else {
         subnet = { address: formatIp(ip), prefix: a.prefix };
         summary.push(`${n.pool}=${subnet.address}/${a.prefix}`);
       }
@@ -145,7 +149,9 @@ export function renderNetworkData(input: RenderInput): Rendered {
     return { id: n.id, type: n.kind, link: n.link, routes };
   });
 
-  const services = [...template.dns, ...dnsFromPool(template.dnsFromPool, 'spec.networkData.services.dnsFromIPPool')];
+  // route-level DNS (CAPM3's routes[].services) is read by neither cloud-init nor Glean: its servers are listed at the top too
+  const routeDns = networks.flatMap((n) => (n.routes as { services: { address: string }[] }[]).flatMap((r) => r.services.map((x) => x.address)));
+  const services = [...template.dns, ...dnsFromPool(template.dnsFromPool, 'spec.networkData.services.dnsFromIPPool'), ...routeDns];
   if (problems.length > 0) return { ok: false, problems: dedupe(problems) };
   const networkData: NetworkDataJson = { links, networks, services: [...new Set(services)].map((address) => ({ type: 'dns', address })) };
   const data: Record<string, string> = { networkData: `${JSON.stringify(networkData, null, 2)}\n` };

@@ -22,11 +22,18 @@ export const NETDATA_FINALIZER = 'ironet.io/network-data';
 /** Labels on the claims and Secret ironet writes for a host: the host's and the template's name. */
 export const HOST_LABEL = 'ironet.io/network-data-host';
 export const TEMPLATE_LABEL = 'ironet.io/network-data-template';
+/** On a host whose spec.preprovisioningNetworkDataName ironet set (the value): only such a name is ever cleared by ironet. */
+export const NAME_SET_ANNOTATION = 'ironet.io/preprovisioning-network-data-name';
+/** On a claim of ironet's name that someone else made and ironet adopted: never deleted by ironet. */
+export const ADOPTED_ANNOTATION = 'ironet.io/adopted';
 /** BMO watches Secrets with this label (and only those) for changes. */
 export const BMO_SECRET_LABEL = 'environment.metal3.io';
 export const BMO_SECRET_LABEL_VALUE = 'baremetal';
 /** BMO's finalizer on the Secrets a host uses: never removed by ironet. */
 export const BMO_SECRET_FINALIZER = 'baremetalhost.metal3.io/secret';
+
+/** What a retired Secret holds: whole network data that configures nothing and names no address. */
+export const RETIRED_NETWORK_DATA = `${JSON.stringify({ links: [], networks: [], services: [] })}\n`;
 
 export function secretNameFor(host: string): string {
   return `${host}-preprov-networkdata`;
@@ -221,6 +228,9 @@ export function referencedPools(t: NetworkDataTemplate): string[] {
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const ETHERNET_TYPES = ['bridge', 'dvs', 'hw_veb', 'hyperv', 'ovs', 'tap', 'vhostuser', 'vif', 'phy'];
+const XMIT_HASH_POLICIES = ['layer2', 'layer3+4', 'layer2+3', 'encap2+3', 'encap3+4'];
+/** The CRD's MAC pattern: six hex pairs separated by ':' or '-'. */
+const MAC_TEXT = /^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$/;
 const BOND_MODES = ['802.3ad', 'balance-rr', 'active-backup', 'balance-xor', 'broadcast', 'balance-tlb', 'balance-alb'];
 
 /**
@@ -236,6 +246,7 @@ export function parseTemplate(obj: NetworkDataTemplateObject): { template: Netwo
 
   const linkId = (id: string | undefined, field: string): string => {
     if (!id) problems.push(`${field}.id is empty; give the interface a name (e.g. "enp1s0")`);
+    else if (id.length > 15) problems.push(`${field}.id ${JSON.stringify(id)} is longer than 15 characters, the kernel's limit for an interface name`);
     else if (ids.has(id)) problems.push(`${field}.id ${JSON.stringify(id)} is used by another link; link ids must be unique`);
     else ids.add(id);
     return id ?? '';
@@ -256,7 +267,7 @@ export function parseTemplate(obj: NetworkDataTemplateObject): { template: Netwo
       return undefined;
     }
     if (m.string !== undefined) {
-      const mac = tryParseMac(m.string);
+      const mac = MAC_TEXT.test(m.string) ? tryParseMac(m.string) : undefined;
       if (!mac) problems.push(`${f}.string ${JSON.stringify(m.string)} is not a MAC address (aa:bb:cc:dd:ee:ff)`);
       return { kind: 'string', mac: mac ?? '' };
     }
@@ -266,7 +277,7 @@ export function parseTemplate(obj: NetworkDataTemplateObject): { template: Netwo
     }
     if (m.fromBootMACAddress === true) return { kind: 'bootMAC' };
     const a = m.fromAnnotation!;
-    const object = (a.object ?? 'baremetalhost').toLowerCase();
+    const object = a.object ?? 'baremetalhost';
     if (object !== 'baremetalhost') {
       problems.push(`${f}.fromAnnotation.object ${JSON.stringify(a.object)}: before provisioning only the BareMetalHost exists; use object: baremetalhost`);
     }
@@ -285,6 +296,7 @@ export function parseTemplate(obj: NetworkDataTemplateObject): { template: Netwo
     const mode = b.bondMode ?? 'active-backup';
     if (!BOND_MODES.includes(mode)) problems.push(`${field}.bondMode ${JSON.stringify(mode)} is not one of ${BOND_MODES.join(', ')}`);
     if ((b.bondLinks ?? []).length === 0) problems.push(`${field}.bondLinks is empty; list the ethernet ids the bond aggregates`);
+    if (b.bondXmitHashPolicy !== undefined && !XMIT_HASH_POLICIES.includes(b.bondXmitHashPolicy)) problems.push(`${field}.bondXmitHashPolicy ${JSON.stringify(b.bondXmitHashPolicy)} is not one of ${XMIT_HASH_POLICIES.join(', ')}`);
     links.push({
       kind: 'bond',
       id: linkId(b.id, field),
@@ -302,6 +314,7 @@ export function parseTemplate(obj: NetworkDataTemplateObject): { template: Netwo
     const id = v.vlanID;
     if (id === undefined || !Number.isInteger(id) || id < 0 || id > 4094) problems.push(`${field}.vlanID ${id === undefined ? 'is missing' : id}; a VLAN id is 0–4094`);
     if (!v.vlanLink) problems.push(`${field}.vlanLink is empty; name the link the VLAN rides on`);
+    else if (`${v.vlanLink}.${id ?? 0}`.length > 15) problems.push(`${field}: cloud-init and Glean name this VLAN ${v.vlanLink}.${id ?? 0}, longer than the kernel's 15 characters; give link ${v.vlanLink} a shorter id`);
     links.push({ kind: 'vlan', id: linkId(v.id, field), type: 'vlan', mtu: mtuOf(v.mtu, field), mac: macOf(v.macAddress, field, false), field, vlanId: id ?? 0, vlanLink: v.vlanLink ?? '' });
   }
   // references between links
@@ -395,6 +408,11 @@ export function parseTemplate(obj: NetworkDataTemplateObject): { template: Netwo
   if (policy !== 'keep' && policy !== 'releaseWhenProvisioned') problems.push(`spec.releasePolicy ${JSON.stringify(policy)} is not keep or releaseWhenProvisioned`);
   const selectorWhy = spec.hostSelector ? selectorProblem(spec.hostSelector, 'spec.hostSelector') : undefined;
   if (selectorWhy) problems.push(selectorWhy);
+  const selector = spec.hostSelector;
+  if (selector && Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0) {
+    problems.push('spec.hostSelector is empty and would match every host in the namespace; give it matchLabels or matchExpressions, or leave it out');
+  }
+  const dnsFromPool = poolName(nd.services?.dnsFromIPPool, 'spec.networkData.services.dnsFromIPPool');
 
   if (problems.length > 0) return { template: undefined, problems };
   return {
@@ -403,7 +421,7 @@ export function parseTemplate(obj: NetworkDataTemplateObject): { template: Netwo
       links,
       networks,
       dns,
-      dnsFromPool: poolName(nd.services?.dnsFromIPPool, 'spec.networkData.services.dnsFromIPPool'),
+      dnsFromPool,
       formats,
       releasePolicy: policy as ReleasePolicy,
       hostSelector: spec.hostSelector,

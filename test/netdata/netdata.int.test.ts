@@ -139,11 +139,28 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     await templateReady('ipa', 'Ready');
   });
 
+  it('the CRD refuses at the API server what its schema can check, naming the field', async () => {
+    const refused = async (spec: object): Promise<string> => {
+      try {
+        await templates().create(templateObject(ns, 'bad', spec));
+      } catch (err) {
+        return err instanceof Error ? err.message : String(err);
+      }
+      throw new Error('the API server accepted it');
+    };
+    expect(await refused({ networkData: singleNic('prov'), hostSelector: {} })).to.contain('hostSelector is empty and would match every host');
+    expect(await refused({ networkData: { ...singleNic('prov'), links: {} } })).to.contain('links.ethernets is empty');
+    const twoMacs = singleNic('prov');
+    twoMacs.links!.ethernets![0]!.macAddress = { string: '52:54:00:00:00:01', fromBootMACAddress: true };
+    expect(await refused({ networkData: twoMacs })).to.contain('set exactly one of string, fromHostInterface, fromBootMACAddress: true, fromAnnotation');
+    expect(await refused({ networkData: singleNic('prov'), formats: ['nmstate'] })).to.contain('formats must include networkData');
+  });
+
   describe('errors: an Event on the host, a condition on the template, never a Secret', () => {
     it('template missing', async () => {
       await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'nope' }));
       const e = await waitEvent('BareMetalHost', 'node-0', 'TemplateNotFound');
-      expect(e.note).to.contain('NetworkDataTemplate nope').and.contain('create it or fix the annotation');
+      expect(e.note).to.contain('NetworkDataTemplate nope').and.contain('create it or fix the link');
       await nothingWrittenFor('node-0');
     });
 
@@ -224,7 +241,7 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     expect((await hosts().get({ namespace: ns, name: 'node-1' })).spec?.preprovisioningNetworkDataName).to.equal(undefined);
   });
 
-  it('follows the host\'s state: keeps the claim until provisioned, releases it only under releaseWhenProvisioned with a provisioned claim, claims again on deprovisioning', async () => {
+  it('follows the host\'s state: keeps the claim until provisioned, releases it only under releaseWhenProvisioned with the host\'s own network data and claim, claims again on deprovisioning', async () => {
     await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
     await pools().create(poolObject(ns, 'prod', '10.10.0.10', '10.10.0.99', { gateway: '10.10.0.1' }));
     await templates().create(templateObject(ns, 'keep', { networkData: singleNic('prov') }));
@@ -232,52 +249,88 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     await hosts().create(hostObject(ns, 'kept', { mac: '52:54:00:00:00:10', template: 'keep' }));
     await hosts().create(hostObject(ns, 'freed', { mac: '52:54:00:00:00:11', template: 'release' }));
     for (const h of ['kept', 'freed']) await eventually(() => networkDataOf(h), `${h}'s Secret`);
-    for (const state of ['inspecting', 'available', 'provisioning']) {
+    for (const state of ['inspecting', 'available', 'provisioning', 'provisioned']) {
       await setState('kept', state);
       await setState('freed', state);
     }
-    await setState('kept', 'provisioned');
-    await setState('freed', 'provisioned');
-    await new Promise((r) => setTimeout(r, 700));
-    // keep: and releaseWhenProvisioned without a claim of its own for the provisioned network
-    expect(await claimNames()).to.include.members(['kept-prov', 'freed-prov']);
-    expect(await secretOf('kept')).to.not.equal(undefined);
-    expect(await secretOf('freed')).to.not.equal(undefined);
-
-    // the provisioned network's claim (CAPM3 IP-reuse naming <bmh>-<pool>) appears: the preprovisioning one goes, Secret first
+    // the provisioned network's claims (CAPM3 IP-reuse naming <bmh>-<pool>) appear, but the instances have no network data of their own yet
     await claims().create({ metadata: { name: 'freed-prod', namespace: ns }, spec: { pool: { name: 'prod', namespace: ns } } });
+    await claims().create({ metadata: { name: 'kept-prod', namespace: ns }, spec: { pool: { name: 'prod', namespace: ns } } });
+    await eventually(async () => (await claims().get({ namespace: ns, name: 'freed-prod' })).status?.address?.name, 'freed-prod bound');
+    await new Promise((r) => setTimeout(r, 700));
+    // keep: kept; releaseWhenProvisioned: kept too, since BMO gives an instance without spec.networkData the preprovisioning data
+    expect(await claimNames()).to.include.members(['kept-prov', 'freed-prov']);
+    expect((await networkDataOf('freed'))?.networks).to.have.length(1);
+
+    await hosts().mergePatch({ namespace: ns, name: 'freed' }, { spec: { networkData: { name: 'freed-networkdata' } } });
+    await hosts().mergePatch({ namespace: ns, name: 'kept' }, { spec: { networkData: { name: 'kept-networkdata' } } });
     await eventually(async () => !(await claimNames()).includes('freed-prov'), 'freed-prov released');
-    expect(await secretOf('freed')).to.equal(undefined);
+    // the Secret stays (named on the host), scrubbed: it names no address any more
+    expect(await networkDataOf('freed')).to.deep.equal({ links: [], networks: [], services: [] });
     expect(await claimNames()).to.include('kept-prov');
+    expect((await networkDataOf('kept'))?.networks).to.have.length(1);
     await waitEvent('BareMetalHost', 'freed', 'NetworkDataReleased');
     const t = await templateReady('release', 'Ready');
     expect(t.status?.hosts?.[0]).to.include({ name: 'freed', state: 'Released' });
 
-    // back to deprovisioning: claimed and rendered again
+    // back to deprovisioning: claimed and rendered again, in the same Secret
     await setState('freed', 'deprovisioning');
-    const nd = await eventually(() => networkDataOf('freed'), 'the Secret again');
+    const nd = await eventually(async () => {
+      const x = await networkDataOf('freed');
+      return x && x.networks.length > 0 ? x : undefined;
+    }, 'the Secret rendered again');
     expect(nd.networks[0]!.ip_address).to.match(/^172\.22\.0\./);
     expect(await claimNames()).to.include('freed-prov');
   });
 
-  it('cleans up when the host is deleted, leaving BMO\'s finalizer on the Secret to BMO', async () => {
+  it('adopts a claim of its name that CAPM3 made (IP reuse), and scrubs the Secret before letting a claim deleted by hand go', async () => {
+    await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+    await claims().create({ metadata: { name: 'node-0-prov', namespace: ns, finalizers: ['metal3data.infrastructure.cluster.x-k8s.io'] }, spec: { pool: { name: 'prov', namespace: ns } } });
+    const reused = await eventually(async () => (await claims().get({ namespace: ns, name: 'node-0-prov' })).status?.address?.name, 'the CAPM3 claim bound');
+    await templates().create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
+    await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' }));
+    const nd = await eventually(() => networkDataOf('node-0'), 'the Secret from the reused claim');
+    const adopted = await claims().get({ namespace: ns, name: 'node-0-prov' });
+    expect(adopted.metadata.finalizers).to.include.members([NETDATA_FINALIZER, 'metal3data.infrastructure.cluster.x-k8s.io']);
+    expect(adopted.metadata.annotations?.['ironet.io/adopted']).to.equal('true');
+    expect(adopted.status?.address?.name).to.equal(reused);
+    expect(reused).to.contain((nd.networks[0]!.ip_address as string).replaceAll('.', '-'));
+
+    // CAPM3 lets go and deletes it: the Secret names no address before ironet's finalizer lets it go; then a claim of ironet's own
+    await claims().mergePatch({ namespace: ns, name: 'node-0-prov' }, { metadata: { finalizers: [NETDATA_FINALIZER, 'ipclaim.ipam.metal3.io'] } });
+    await claims().delete({ namespace: ns, name: 'node-0-prov' });
+    const again = await eventually(async () => {
+      const c = await claims().tryGet({ namespace: ns, name: 'node-0-prov' });
+      return c && !c.metadata.deletionTimestamp && c.metadata.labels?.['ironet.io/network-data-host'] === 'node-0' && !c.metadata.annotations?.['ironet.io/adopted'] ? c : undefined;
+    }, 'a new claim of ironet\'s own');
+    expect(again.metadata.uid).to.not.equal(adopted.metadata.uid);
+    await eventually(async () => ((await networkDataOf('node-0'))?.networks.length ?? 0) > 0, 'rendered again from the new claim');
+  });
+
+  it('cleans up a deleted host once BMO is past deprovisioning, leaving BMO\'s finalizer on the Secret to BMO', async () => {
     await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
     await templates().create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
     const host = hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' });
     host.metadata.finalizers = ['baremetalhost.metal3.io']; // BMO's own, as it deprovisions before letting go
     await hosts().create(host);
     await eventually(() => networkDataOf('node-0'), 'the Secret');
+    await setState('node-0', 'provisioned');
     // BMO takes the Secret into use
     const s = (await secretOf('node-0'))!;
     await secrets().mergePatch({ namespace: ns, name: s.metadata.name! }, { metadata: { finalizers: ['baremetalhost.metal3.io/secret'] } });
 
     await hosts().delete({ namespace: ns, name: 'node-0' });
+    await setState('node-0', 'deprovisioning');
+    await new Promise((r) => setTimeout(r, 700));
+    expect(await claimNames(), 'kept while IPA cleans with it').to.include('node-0-prov');
+    expect((await networkDataOf('node-0'))?.networks).to.have.length(1);
+
+    await setState('node-0', 'deleting');
     await eventually(async () => !(await claimNames()).includes('node-0-prov'), 'the claim released');
-    const terminating = await eventually(async () => {
-      const x = await secretOf('node-0');
-      return x?.metadata.deletionTimestamp ? x : undefined;
-    }, 'the Secret deleted');
+    const terminating = (await secretOf('node-0'))!;
+    expect(terminating.metadata.deletionTimestamp).to.be.a('string');
     expect(terminating.metadata.finalizers).to.deep.equal(['baremetalhost.metal3.io/secret']);
+    expect(await networkDataOf('node-0'), 'held by BMO, it names no address').to.deep.equal({ links: [], networks: [], services: [] });
     // BMO lets go of both
     await secrets().mergePatch({ namespace: ns, name: s.metadata.name! }, { metadata: { finalizers: null } });
     await hosts().mergePatch({ namespace: ns, name: 'node-0' }, { metadata: { finalizers: null } });

@@ -82,17 +82,29 @@ describe('network data: the host plan', () => {
     expect(plan.events[0]).to.include({ type: 'Warning', reason: 'NetworkDataNameInUse' });
   });
 
-  it('releases a claim the template stopped using only after the new Secret is written', () => {
-    const plan = planHost(
-      snap({
-        templates: [templateObject(NS, 'ipa', { networkData: singleNic('prod') })],
-        claims: [claim('node-0-prov', 'prov', { address: 'x' }), claim('node-0-prod', 'prod', { address: 'y' })],
-        addresses: { 'node-0-prod': '10.0.0.20' },
-      }),
-    );
-    expect(plan.releaseClaims).to.deep.equal([]);
-    expect(plan.releaseAfterWrite).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
-    expect(plan.writeSecret).to.not.equal(undefined);
+  it('keeps a claim the template stopped using (the host may run with it), and says so; one deleted by hand goes after the new Secret', () => {
+    const moved = (old: IpClaimObject) =>
+      planHost(
+        snap({
+          templates: [templateObject(NS, 'ipa', { networkData: singleNic('prod') })],
+          claims: [old, claim('node-0-prod', 'prod', { address: 'y' })],
+          addresses: { 'node-0-prod': '10.0.0.20' },
+        }),
+      );
+    const kept = moved(claim('node-0-prov', 'prov', { address: 'x' }));
+    expect(kept.releaseClaims).to.deep.equal([]);
+    expect(kept.releaseAfterWrite).to.deep.equal([]);
+    expect(kept.writeSecret).to.not.equal(undefined);
+    expect(kept.summary?.message).to.contain('still holds IPClaim node-0-prov');
+    const deleted = moved(claim('node-0-prov', 'prov', { address: 'x', deleting: true }));
+    expect(deleted.releaseAfterWrite).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
+  });
+
+  it('adopts a claim of its name that someone else made (CAPM3 IP reuse) before using its address', () => {
+    const plan = planHost(snap({ claims: [claim('node-0-prov', 'prov', { address: 'x', own: false })] }));
+    expect(plan.adoptClaims).to.deep.equal(['node-0-prov']);
+    expect(plan.writeSecret).to.equal(undefined);
+    expect(plan.summary).to.include({ state: 'Waiting' });
   });
 
   describe('the host\'s provisioning state', () => {
@@ -103,7 +115,7 @@ describe('network data: the host plan', () => {
     it('keep: a provisioned host keeps its claim and Secret', () => {
       const plan = planHost(snap({ host: provisioned(baseHost()), claims: [...held, prodClaim] }));
       expect(plan.releaseClaims).to.deep.equal([]);
-      expect(plan.deleteSecret).to.equal(undefined);
+      expect(plan.retireSecret).to.equal(undefined);
       expect(plan.writeSecret).to.not.equal(undefined);
     });
 
@@ -113,16 +125,29 @@ describe('network data: the host plan', () => {
       expect(plan.summary?.state).to.equal('Rendered');
     });
 
-    it('releaseWhenProvisioned with the host\'s claim <host>-<pool> on another pool: Secret and claim go', () => {
-      const plan = planHost(snap({ host: provisioned(baseHost()), templates: releasing, claims: [...held, prodClaim] }));
-      expect(plan.deleteSecret).to.equal('node-0-preprov-networkdata');
+    const withOwnData = (h: BareMetalHostObject): BareMetalHostObject => ({ ...h, spec: { ...h.spec, networkData: { name: 'node-0-networkdata' } } });
+
+    it('releaseWhenProvisioned with its own network data and claim <host>-<pool> on another pool: the Secret is scrubbed, then the claim goes', () => {
+      const plan = planHost(snap({ host: withOwnData(provisioned(baseHost())), templates: releasing, claims: [...held, prodClaim] }));
+      expect(plan.retireSecret).to.equal('scrub');
       expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
       expect(plan.summary).to.include({ state: 'Released', reason: 'ReleasedWhenProvisioned' });
     });
 
+    it('releaseWhenProvisioned without spec.networkData: kept (BMO gives the instance the preprovisioning data then)', () => {
+      const plan = planHost(snap({ host: provisioned(baseHost()), templates: releasing, claims: [...held, prodClaim] }));
+      expect(plan.retireSecret).to.equal(undefined);
+      expect(plan.releaseClaims).to.deep.equal([]);
+    });
+
+    it('ironet\'s own claim on another pool is not a provisioned-network claim', () => {
+      const plan = planHost(snap({ host: withOwnData(provisioned(baseHost())), templates: releasing, claims: [...held, claim('node-0-prod', 'prod', { address: 'z' })] }));
+      expect(plan.releaseClaims).to.deep.equal([]);
+    });
+
     it('a claim CAPM3 adopted (its finalizer too) counts as provisioned and is never deleted: only ironet\'s finalizer goes', () => {
       const adopted = claim('node-0-prov', 'prov', { address: 'x', finalizers: [NETDATA_FINALIZER, 'metal3data.infrastructure.cluster.x-k8s.io'] });
-      const plan = planHost(snap({ host: provisioned(baseHost()), templates: releasing, claims: [adopted] }));
+      const plan = planHost(snap({ host: withOwnData(provisioned(baseHost())), templates: releasing, claims: [adopted] }));
       expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
     });
 
@@ -135,26 +160,54 @@ describe('network data: the host plan', () => {
   });
 
   describe('cleanup', () => {
-    it('a deleted host: the Secret and every claim of ironet\'s', () => {
-      const host = { ...baseHost(), metadata: { ...baseHost().metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } };
-      const plan = planHost(snap({ host, claims: [claim('node-0-prov', 'prov', { address: 'x' })] }));
-      expect(plan.deleteSecret).to.equal('node-0-preprov-networkdata');
-      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
-      expect(plan.summary).to.equal(undefined);
+    const deleted = (state: string, finalizers = ['baremetalhost.metal3.io']): BareMetalHostObject => {
+      const h = provisioned(baseHost(), state);
+      return { ...h, metadata: { ...h.metadata, finalizers, deletionTimestamp: '2026-11-30T00:00:00Z' } };
+    };
+
+    it('a deleted host: kept while BMO deprovisions it (IPA cleans with the address), then the Secret goes and every claim', () => {
+      const claims = [claim('node-0-prov', 'prov', { address: 'x' })];
+      const during = planHost(snap({ host: deleted('deprovisioning'), claims }));
+      expect(during.retireSecret).to.equal(undefined);
+      expect(during.releaseClaims).to.deep.equal([]);
+      for (const host of [deleted('deleting'), deleted('powering off before delete'), deleted('deprovisioning', [])]) {
+        const plan = planHost(snap({ host, claims }));
+        expect(plan.retireSecret, host.status?.provisioning?.state).to.equal('delete');
+        expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
+        expect(plan.summary).to.equal(undefined);
+      }
     });
 
     it('a host gone from the cache (its claims remain)', () => {
       const plan = planHost(snap({ host: undefined, claims: [claim('node-0-prov', 'prov')] }));
       expect(plan.releaseClaims).to.have.length(1);
-      expect(plan.deleteSecret).to.equal('node-0-preprov-networkdata');
+      expect(plan.retireSecret).to.equal('delete');
     });
 
-    it('an unlinked host: ironet\'s name cleared; a host ironet never touched: nothing at all', () => {
-      const ours = hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', networkDataName: 'node-0-preprov-networkdata' });
+    it('an unlinked host: only a name ironet set is cleared; a host ironet never touched: nothing at all', () => {
+      const ours = hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', networkDataName: 'node-0-preprov-networkdata', annotations: { 'ironet.io/preprovisioning-network-data-name': 'node-0-preprov-networkdata' } });
       expect(planHost(snap({ host: ours })).clearNetworkDataName).to.equal('node-0-preprov-networkdata');
+      const typedByHand = hostObject(NS, 'node-0', { networkDataName: 'node-0-preprov-networkdata' });
+      expect(planHost(snap({ host: typedByHand })).clearNetworkDataName).to.equal(undefined);
       const untouched = planHost(snap({ host: hostObject(NS, 'node-0', { networkDataName: 'user-data' }) }));
-      expect(untouched).to.deep.include({ deleteSecret: undefined, clearNetworkDataName: undefined, summary: undefined });
+      expect(untouched).to.deep.include({ retireSecret: undefined, clearNetworkDataName: undefined, summary: undefined });
       expect(untouched.releaseClaims).to.deep.equal([]);
+    });
+
+    it('an invalid or vanished selecting template never tears a host down: it is reported', () => {
+      const claims = [claim('node-0-prov', 'prov', { address: 'x' })];
+      claims[0]!.metadata.labels!['ironet.io/network-data-template'] = 'workers';
+      const host = hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', labels: { role: 'w' } });
+      const broken = singleNic('prov');
+      broken.networks!.ipv4![0]!.routes = [{ network: '0.0.0.0', gateway: { string: '172.22.0.1.' } }];
+      const invalid = planHost(snap({ host, claims, templates: [templateObject(NS, 'workers', { networkData: broken, hostSelector: { matchLabels: { role: 'w' } } })] }));
+      expect(invalid.summary?.reason).to.equal('InvalidTemplate');
+      expect(invalid.releaseClaims).to.deep.equal([]);
+      const gone = planHost(snap({ host, claims, templates: [] }));
+      expect(gone.summary?.reason).to.equal('TemplateNotFound');
+      expect(gone.retireSecret).to.equal(undefined);
+      // the selector stops matching while the template lives: unlinked for real
+      expect(planHost(snap({ host: hostObject(NS, 'node-0', {}), claims, templates: [templateObject(NS, 'workers', { networkData: singleNic('prov'), hostSelector: { matchLabels: { role: 'w' } } })] })).retireSecret).to.equal('delete');
     });
   });
 
@@ -166,15 +219,16 @@ describe('network data: the host plan', () => {
       expect(reason({ claims: [claim('node-0-prov', 'other')] })).to.equal('ClaimConflict');
       expect(reason({ claims: [claim('node-0-prov', 'prov', { error: 'Exhausted IP Pools' })] })).to.equal('PoolExhausted');
       expect(reason({ host: hostObject(NS, 'node-0', { template: 'ipa' }), claims: [claim('node-0-prov', 'prov', { address: 'x' })] })).to.equal('MACUnresolvable');
-      expect(reason({ host: hostObject(NS, 'n'.repeat(64), { template: 'ipa' }) })).to.equal('HostNameTooLong');
+      expect(reason({ host: hostObject(NS, 'n'.repeat(64), { template: 'ipa' }) })).to.equal('NameTooLong');
       const selecting = (name: string) => templateObject(NS, name, { networkData: singleNic('prov'), hostSelector: { matchLabels: { role: 'w' } } });
       expect(reason({ host: hostObject(NS, 'node-0', { labels: { role: 'w' } }), templates: [selecting('a'), selecting('b')] })).to.equal('AmbiguousTemplates');
     });
 
-    it('a claim deleted under a host: ironet lets it go and claims again', () => {
+    it('a claim deleted under a host: the Secret is scrubbed before ironet lets the claim go, then it claims again', () => {
       const plan = planHost(snap({ claims: [claim('node-0-prov', 'prov', { address: 'x', deleting: true })] }));
+      expect(plan.retireSecret).to.equal('scrub');
       expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
-      expect(plan.summary?.state).to.equal('Waiting');
+      expect(plan.summary).to.include({ state: 'Waiting', reason: 'ClaimDeleted' });
       expect(plan.writeSecret).to.equal(undefined);
     });
   });

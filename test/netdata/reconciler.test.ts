@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { silentLogger } from '../../src/core/logger.js';
 import type { IpClaimObject } from '../../src/ipam/objects.js';
 import type { BareMetalHostObject } from '../../src/netdata/host.js';
-import type { ClaimRelease, EventPlan, HostSnapshot, SecretPlan } from '../../src/netdata/plan.js';
+import type { ClaimRelease, EventPlan, HostSnapshot, SecretPlan, SecretRetirement } from '../../src/netdata/plan.js';
 import type { NetdataStore, SecretOutcome, WriteOutcome } from '../../src/netdata/ports.js';
 import { NetdataReconciler } from '../../src/netdata/reconciler.js';
 import { NETDATA_FINALIZER, type NetworkDataTemplateObject, type NetworkDataTemplateStatus } from '../../src/netdata/template.js';
@@ -49,6 +49,10 @@ class Store implements NetdataStore {
     this.writes.push(`create ${c.metadata.name}`);
     return Promise.resolve('ok');
   }
+  adoptClaim(_ns: string, name: string): Promise<WriteOutcome> {
+    this.writes.push(`adopt ${name}`);
+    return Promise.resolve('ok');
+  }
   releaseClaim(_ns: string, r: ClaimRelease): Promise<WriteOutcome> {
     this.writes.push(`release ${r.name}`);
     return Promise.resolve('ok');
@@ -57,9 +61,9 @@ class Store implements NetdataStore {
     this.writes.push(`write ${s.name}`);
     return Promise.resolve(this.secretOutcome);
   }
-  deleteSecret(_ns: string, name: string): Promise<'deleted'> {
-    this.writes.push(`delete ${name}`);
-    return Promise.resolve('deleted');
+  retireSecret(_ns: string, name: string, how: SecretRetirement): Promise<'retired'> {
+    this.writes.push(`${how} ${name}`);
+    return Promise.resolve('retired');
   }
   setNetworkDataName(_h: BareMetalHostObject, value: string | null): Promise<WriteOutcome> {
     this.writes.push(`name ${value}`);
@@ -109,12 +113,23 @@ describe('network data reconciler', () => {
     expect(store.events, 'no repeat when nothing changed').to.have.length(1);
   });
 
-  it('cleans up in order: the Secret before the claims its addresses came from', async () => {
+  it('cleans up in order: the name ironet set, then the Secret, then the claims its addresses came from', async () => {
     const { store, r } = setup();
     store.claims = [claimed(true)];
-    store.host = { ...store.host!, metadata: { ...store.host!.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } };
+    const h = store.host!;
+    store.host = { ...h, metadata: { ...h.metadata, annotations: { 'ironet.io/preprovisioning-network-data-name': 'node-0-preprov-networkdata' } }, spec: { ...h.spec, preprovisioningNetworkDataName: 'node-0-preprov-networkdata' } };
     await r.reconcileHost(`${NS}/node-0`);
-    expect(store.writes).to.deep.equal(['delete node-0-preprov-networkdata', 'release node-0-prov']);
+    expect(store.writes).to.deep.equal(['name null', 'delete node-0-preprov-networkdata', 'release node-0-prov']);
+  });
+
+  it('a write the API server refuses for good: WriteFailed on the host, said once, retried', async () => {
+    const { store, r } = setup();
+    store.writeSecret = () => Promise.reject(new Error('Secret "x" is invalid: data: Too long'));
+    store.claims = [claimed(true)];
+    expect((await r.reconcileHost(`${NS}/node-0`)).kind).to.equal('retry');
+    expect((await r.reconcileHost(`${NS}/node-0`)).kind).to.equal('retry');
+    expect(r.summaryOf(`${NS}/node-0`)).to.include({ state: 'Error', reason: 'WriteFailed' });
+    expect(store.events.map((e) => e.reason)).to.deep.equal(['WriteFailed']);
   });
 
   it('a Secret of that name that is not ironet\'s: SecretConflict, no name set, a Warning once', async () => {

@@ -50,6 +50,23 @@ describe('network data render', () => {
     expect(r.networkData.links[1]).to.deep.equal({ id: 'v100', type: 'vlan', vlan_mac_address: '52:54:00:00:00:01', vlan_id: 100, vlan_link: 'enp1s0' });
   });
 
+  it('gives a bond without a MAC its first member\'s (Glean reads ethernet_mac_address of every bond)', () => {
+    const nd = singleNic('prov');
+    nd.links!.bonds = [{ id: 'bond0', bondLinks: ['enp1s0'] }];
+    nd.networks!.ipv4![0]!.link = 'bond0';
+    const r = render({ networkData: nd });
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    expect(r.networkData.links[1]).to.include({ id: 'bond0', type: 'bond', ethernet_mac_address: '52:54:00:00:00:01' });
+  });
+
+  it('lists route-level DNS servers at the top too (cloud-init and Glean read only those)', () => {
+    const nd = singleNic('prov');
+    nd.networks!.ipv4![0]!.routes![0]!.services = { dns: ['1.1.1.1'] };
+    const r = render({ networkData: nd });
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    expect(r.networkData.services.map((x) => x.address)).to.deep.equal(['172.22.0.5', '1.1.1.1']);
+  });
+
   it('renders nmstate with the same addresses, routes and DNS when asked', () => {
     const r = render({ networkData: singleNic('prov'), formats: ['networkData', 'nmstate'] });
     if (!r.ok) throw new Error(JSON.stringify(r.problems));
@@ -81,6 +98,11 @@ describe('network data render', () => {
       expect(problemsOf(render({ networkData: off }))[0]).to.equal('InvalidRoute: spec.networkData.networks.ipv4[0].routes[0].gateway: 10.9.9.9 is not on network provisioning (172.22.0.0/24); the host could not reach it');
       expect(problemsOf(render({ networkData: singleNic('prov') }, { addresses: { prov: { ...prov, gateway: undefined } } }))[0]).to.contain('IPPool prov has no gateway; set spec.gateway on the pool or use gateway.string');
       expect(problemsOf(render({ networkData: singleNic('prov') }, { addresses: { prov: { ...prov, gateway: '172.22.0.50' } } }))[0]).to.contain("is the host's own address");
+    });
+
+    it('an address without a usable prefix (a pool with none would make it a /0)', () => {
+      expect(problemsOf(render({ networkData: singleNic('prov') }, { addresses: { prov: { ...prov, prefix: 0 } } }))[0]).to.contain('InvalidPool: spec.networkData.networks.ipv4[0]: IPPool prov gives 172.22.0.50 no usable prefix (0); set spec.prefix');
+      expect(problemsOf(render({ networkData: singleNic('prov') }, { addresses: { prov: { ...prov, prefix: 64 } } }))[0]).to.contain('no usable prefix (64)');
     });
 
     it('an address missing, or of the wrong family', () => {

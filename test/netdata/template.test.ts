@@ -37,6 +37,24 @@ describe('NetworkDataTemplate parse', () => {
     ['a VLAN id out of range', (nd) => (nd.links!.vlans = [{ id: 'v', vlanID: 5000, vlanLink: 'enp1s0' }]), 'spec.networkData.links.vlans[0].vlanID 5000; a VLAN id is 0–4094'],
     ['a static network without a pool', (nd) => delete nd.networks!.ipv4![0]!.ipAddressFromIPPool, 'spec.networkData.networks.ipv4[0].ipAddressFromIPPool is empty'],
     ['no networks', (nd) => (nd.networks = {}), 'spec.networkData.networks is empty'],
+    [
+      'a VLAN whose name cloud-init would make too long',
+      (nd) => {
+        nd.links!.ethernets![0]!.id = 'enp1s0f0np0xx';
+        nd.links!.vlans = [{ id: 'v', vlanID: 4000, vlanLink: 'enp1s0f0np0xx' }];
+        nd.networks!.ipv4![0]!.link = 'v';
+      },
+      "cloud-init and Glean name this VLAN enp1s0f0np0xx.4000, longer than the kernel's 15 characters",
+    ],
+    [
+      'an interface name over 15 characters',
+      (nd) => {
+        nd.links!.ethernets![0]!.id = 'a-very-long-nic-name';
+        nd.networks!.ipv4![0]!.link = 'a-very-long-nic-name';
+      },
+      'is longer than 15 characters',
+    ],
+    ['a bad services.dnsFromIPPool name', (nd) => (nd.services = { dnsFromIPPool: 'Bad_Pool' }), 'spec.networkData.services.dnsFromIPPool "Bad_Pool" is not an IPPool name'],
     ['a MAC from a Machine annotation', (nd) => (nd.links!.ethernets![0]!.macAddress = { fromAnnotation: { object: 'machine', annotation: 'mac' } }), 'before provisioning only the BareMetalHost exists; use object: baremetalhost'],
   ];
   for (const [what, mutate, message] of cases) {
@@ -53,6 +71,7 @@ describe('NetworkDataTemplate parse', () => {
     expect(parse({ networkData: singleNic('p'), formats: ['nmstate'] }).problems).to.deep.equal(['spec.formats must include networkData: BMO passes the Secret key networkData to the ramdisk']);
     expect(parse({ networkData: singleNic('p'), releasePolicy: 'never' }).problems[0]).to.contain('spec.releasePolicy "never" is not keep or releaseWhenProvisioned');
     expect(parse({ networkData: singleNic('p'), hostSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] } }).problems[0]).to.contain('spec.hostSelector.matchExpressions[0].values is empty');
+    expect(parse({ networkData: singleNic('p'), hostSelector: {} }).problems[0]).to.contain('spec.hostSelector is empty and would match every host');
   });
 });
 
