@@ -15,6 +15,7 @@ import { createNetdataMetrics } from '../netdata/metrics.js';
 import { hostWorkKey, NetdataReconciler, templateWorkKey } from '../netdata/reconciler.js';
 import { untilAnswered } from './ipam.js';
 import { servesResource } from './networks.js';
+import { OFF, runQueued, type QueuedRuntime } from './queued.js';
 
 export interface NetdataRuntimeOptions {
   readonly kube: KubeClient;
@@ -28,12 +29,7 @@ export interface NetdataRuntimeOptions {
   readonly resyncMs?: number;
 }
 
-export interface NetdataRuntime {
-  readonly enabled: boolean;
-  readonly synced: Promise<void>;
-  readonly done: Promise<void>;
-  notReadyReason(): string | undefined;
-}
+export type NetdataRuntime = QueuedRuntime;
 
 export async function startNetdata(options: NetdataRuntimeOptions, signal: AbortSignal): Promise<NetdataRuntime> {
   const { kube, clock } = options;
@@ -41,7 +37,7 @@ export async function startNetdata(options: NetdataRuntimeOptions, signal: Abort
   const missing = await untilAnswered(() => missingApis(kube), clock, logger, signal);
   if (missing.length > 0) {
     logger.warn({ missing }, 'network data is off: the cluster does not serve what it needs');
-    return { enabled: false, synced: Promise.resolve(), done: Promise.resolve(), notReadyReason: () => undefined };
+    return OFF;
   }
   let queue: WorkQueue | undefined = undefined;
   const store = new KubeNetdataStore(kube, {
@@ -55,34 +51,22 @@ export async function startNetdata(options: NetdataRuntimeOptions, signal: Abort
   const reconciler = new NetdataReconciler({ store, clock, logger, metrics: createNetdataMetrics(options.registry), onTemplateChanged: (key) => queue?.add(templateWorkKey(key)) });
   queue = new WorkQueue({ name: 'network-data', clock, logger, concurrency: options.concurrency ?? 8, process: (key) => reconciler.reconcile(key) });
   const work = queue;
-  const everything = (): void => {
-    for (const key of store.hostKeys()) work.add(hostWorkKey(key));
-    for (const key of store.templateKeys()) work.add(templateWorkKey(key));
-  };
-  const informers = store.run(signal);
-  const synced = informers.synced.then(() => {
-    logger.info({ templates: store.templateKeys().length, hosts: store.hostKeys().length }, 'network data caches synced');
-    everything();
-  });
-  const resync = async (): Promise<void> => {
-    for (;;) {
-      await clock.sleep(options.resyncMs ?? 10 * 60_000, signal);
-      store.forgetSecrets(); // a Secret deleted by hand is written again
-      everything();
-    }
-  };
-  const processing = synced.then(
-    () => work.run(signal),
-    () => undefined,
+  return runQueued(
+    {
+      store,
+      queue: work,
+      clock,
+      resyncMs: options.resyncMs ?? 10 * 60_000,
+      everything: () => {
+        for (const key of store.hostKeys()) work.add(hostWorkKey(key));
+        for (const key of store.templateKeys()) work.add(templateWorkKey(key));
+      },
+      onSynced: () => logger.info({ templates: store.templateKeys().length, hosts: store.hostKeys().length }, 'network data caches synced'),
+      // a Secret deleted by hand is written again
+      beforeResync: () => store.forgetSecrets(),
+    },
+    signal,
   );
-  let isSynced = false;
-  void synced.then(() => (isSynced = true), () => {});
-  return {
-    enabled: true,
-    synced,
-    done: Promise.all([informers.done, processing, resync().catch(() => undefined)]).then(() => undefined),
-    notReadyReason: () => (isSynced ? undefined : (store.notSyncedReason() ?? 'starting')),
-  };
 }
 
 async function missingApis(kube: KubeClient): Promise<string[]> {

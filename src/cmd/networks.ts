@@ -12,6 +12,7 @@ import type { KubeClient } from '../kube/kube-client.js';
 import { KubeNetworkStore } from '../kube/network-store.js';
 import { NetworkReconciler } from '../multus/reconciler.js';
 import { untilAnswered } from './ipam.js';
+import { OFF, runQueued, type QueuedRuntime } from './queued.js';
 
 export interface NetworksRuntimeOptions {
   readonly kube: KubeClient;
@@ -22,13 +23,7 @@ export interface NetworksRuntimeOptions {
   readonly resyncMs?: number;
 }
 
-export interface NetworksRuntime {
-  /** False when the APIs it needs are not served (then it does nothing). */
-  readonly enabled: boolean;
-  readonly synced: Promise<void>;
-  readonly done: Promise<void>;
-  notReadyReason(): string | undefined;
-}
+export type NetworksRuntime = QueuedRuntime;
 
 export async function startNetworks(options: NetworksRuntimeOptions, signal: AbortSignal): Promise<NetworksRuntime> {
   const { kube, clock } = options;
@@ -36,36 +31,26 @@ export async function startNetworks(options: NetworksRuntimeOptions, signal: Abo
   const missing = await untilAnswered(() => missingApis(kube), clock, logger, signal);
   if (missing.length > 0) {
     logger.warn({ missing }, 'provisioning networks are off: the cluster does not serve what they need');
-    return { enabled: false, synced: Promise.resolve(), done: Promise.resolve(), notReadyReason: () => undefined };
+    return OFF;
   }
   let queue: WorkQueue | undefined = undefined;
   const store = new KubeNetworkStore(kube, { namespace: options.namespace, clock, logger, events: options.events, onChanged: (key) => queue?.add(key) });
   const reconciler = new NetworkReconciler({ store, clock, logger });
   queue = new WorkQueue({ name: 'provisioning-networks', clock, logger, concurrency: 1, process: (key) => reconciler.reconcile(key) });
   const work = queue;
-  const informers = store.run(signal);
-  const synced = informers.synced.then(() => {
-    logger.info({ networks: store.networkKeys().length }, 'provisioning network caches synced');
-    for (const key of store.networkKeys()) work.add(key);
-  });
-  const resync = async (): Promise<void> => {
-    for (;;) {
-      await clock.sleep(options.resyncMs ?? 10 * 60_000, signal);
-      for (const key of store.networkKeys()) work.add(key);
-    }
-  };
-  const processing = synced.then(
-    () => work.run(signal),
-    () => undefined,
+  return runQueued(
+    {
+      store,
+      queue: work,
+      clock,
+      resyncMs: options.resyncMs ?? 10 * 60_000,
+      everything: () => {
+        for (const key of store.networkKeys()) work.add(key);
+      },
+      onSynced: () => logger.info({ networks: store.networkKeys().length }, 'provisioning network caches synced'),
+    },
+    signal,
   );
-  let isSynced = false;
-  void synced.then(() => (isSynced = true), () => {});
-  return {
-    enabled: true,
-    synced,
-    done: Promise.all([informers.done, processing, resync().catch(() => undefined)]).then(() => undefined),
-    notReadyReason: () => (isSynced ? undefined : (store.notSyncedReason() ?? 'starting')),
-  };
 }
 
 async function missingApis(kube: KubeClient): Promise<string[]> {

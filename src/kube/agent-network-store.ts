@@ -8,13 +8,14 @@
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { KubeObject } from '../core/object-meta.js';
 import type { Condition, IpAddressObject, IpClaimObject } from '../ipam/objects.js';
 import type { HolderReport } from '../multus/agent-runner.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from '../multus/network.js';
 import { claimedAddress, podClaim, type ClaimedAddress, type PodObject } from '../multus/pods.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
-import { informerFor, type Informer } from './informer.js';
+import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
 import { RESOURCES } from './resources.js';
@@ -77,16 +78,11 @@ export class KubeAgentNetworkStore {
   }
 
   run(signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
-    const informers = [this.networkInformer, this.podInformer];
-    return {
-      done: Promise.all(informers.map((i) => i.run(signal))).then(() => undefined),
-      synced: Promise.all(informers.map((i) => i.waitForSync(signal))).then(() => undefined),
-    };
+    return runInformers([this.networkInformer, this.podInformer] as Informer<KubeObject>[], signal);
   }
 
   notSyncedReason(): string | undefined {
-    for (const i of [this.networkInformer, this.podInformer]) if (!i.hasSynced) return i.lastError ?? 'listing';
-    return undefined;
+    return notSyncedReason([this.networkInformer, this.podInformer] as Informer<KubeObject>[]);
   }
 
   networkKeys(): string[] {

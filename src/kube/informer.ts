@@ -294,3 +294,17 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
   const { managedFields: _dropped, ...metadata } = obj.metadata as KubeObject['metadata'] & { managedFields?: unknown };
   return { ...obj, metadata };
 }
+
+/** Runs a store's informers together until `signal` aborts; `synced` resolves once every one has listed. */
+export function runInformers(informers: readonly Informer<KubeObject>[], signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
+  return {
+    done: Promise.all(informers.map((i) => i.run(signal))).then(() => undefined),
+    synced: Promise.all(informers.map((i) => i.waitForSync(signal))).then(() => undefined),
+  };
+}
+
+/** Why a store's informers are not synced yet (the first unsynced one's last error, else "listing"), or undefined. */
+export function notSyncedReason(informers: readonly Informer<KubeObject>[]): string | undefined {
+  for (const i of informers) if (!i.hasSynced) return i.lastError ?? 'listing';
+  return undefined;
+}

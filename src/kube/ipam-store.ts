@@ -38,8 +38,7 @@ import type { CreateResult, EventTarget, IpamEvent, IpamStore, WriteResult } fro
 import type { AddressState, ClaimKind, ClaimState, DesiredAddress, FailureReason, PoolKey, PoolSnapshot, PoolState } from '../ipam/types.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
-import type { Informer} from './informer.js';
-import { informerFor } from './informer.js';
+import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
 import { RESOURCES } from './resources.js';
@@ -181,16 +180,12 @@ export class KubeIpamStore implements IpamStore {
 
   /** Why the caches are not synced yet (the first failing informer's error), or undefined. */
   notSyncedReason(): string | undefined {
-    for (const i of this.informers()) if (!i.hasSynced) return i.lastError ?? 'listing';
-    return undefined;
+    return notSyncedReason(this.informers());
   }
 
   /** Runs the informers until `signal` aborts; `synced` resolves once all have listed. */
   run(signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
-    const informers = this.informers();
-    const done = Promise.all(informers.map((i) => i.run(signal))).then(() => undefined);
-    const synced = Promise.all(informers.map((i) => i.waitForSync(signal))).then(() => undefined);
-    return { done, synced };
+    return runInformers(this.informers(), signal);
   }
 
   private onClaim(state: ClaimState, deleted: boolean): void {

@@ -30,7 +30,7 @@ import {
 import { hostOwnerReference } from '../netdata/host.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
-import { informerFor, type Informer } from './informer.js';
+import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
 import { RESOURCES } from './resources.js';
@@ -146,16 +146,11 @@ export class KubeNetdataStore implements NetdataStore {
   }
 
   run(signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
-    const informers = this.informers();
-    return {
-      done: Promise.all(informers.map((i) => i.run(signal))).then(() => undefined),
-      synced: Promise.all(informers.map((i) => i.waitForSync(signal))).then(() => undefined),
-    };
+    return runInformers(this.informers(), signal);
   }
 
   notSyncedReason(): string | undefined {
-    for (const i of this.informers()) if (!i.hasSynced) return i.lastError ?? 'listing';
-    return undefined;
+    return notSyncedReason(this.informers());
   }
 
   /** Forget what was written: the next pass over each host reads its Secret again (a resync, so a deleted Secret comes back). */

@@ -17,7 +17,7 @@ import { NETWORK_FINALIZER, type EventPlan, type Reservation, type StatusPlan } 
 import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../multus/ports.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
-import { informerFor, type Informer } from './informer.js';
+import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
 import type { LeaseObject } from './lease-store.js';
@@ -121,16 +121,11 @@ export class KubeNetworkStore implements NetworkStore {
   }
 
   run(signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
-    const informers = this.informers();
-    return {
-      done: Promise.all(informers.map((i) => i.run(signal))).then(() => undefined),
-      synced: Promise.all(informers.map((i) => i.waitForSync(signal))).then(() => undefined),
-    };
+    return runInformers(this.informers(), signal);
   }
 
   notSyncedReason(): string | undefined {
-    for (const i of this.informers()) if (!i.hasSynced) return i.lastError ?? 'listing';
-    return undefined;
+    return notSyncedReason(this.informers());
   }
 
   networkKeys(): string[] {
