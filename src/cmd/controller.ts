@@ -18,6 +18,8 @@ import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { startIpam } from './ipam.js';
+import { validateTimings } from '../vip/election.js';
+import { runAsLeader } from './leader.js';
 import { startNetdata } from './netdata.js';
 import { startNetworks } from './networks.js';
 import { shutdownSignal } from './shutdown.js';
@@ -55,6 +57,8 @@ export async function connectComponent(component: string, config: { kubeconfig: 
 }
 
 export async function runController(config: ControllerConfig, ctx: RunContext): Promise<number> {
+  // timings the elector refuses are a configuration error: before anything starts
+  if (config.leaderElection) validateTimings(config.leaderElection, 'leader-election');
   const logger = ctx.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, component: 'controller' });
   const signal = ctx.signal ?? shutdownSignal();
   const clock = systemClock;
@@ -100,34 +104,47 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
     clock,
     logger,
   });
-  const ipam = await startIpam(
-    {
-      kube,
-      registry,
-      events,
-      clock,
-      logger,
-      namespace: config.namespace,
-      maxClaimsPerPass: config.ipamBatchSize,
-      writeConcurrency: config.ipamWriteConcurrency,
-    },
-    signal,
-  );
-  readiness.ipam = () => ipam.notReadyReason();
-  const networks = await startNetworks({ kube, events, clock, logger, namespace: config.namespace }, signal);
-  readiness.networks = () => networks.notReadyReason();
-  const netdata = await startNetdata({ kube, registry, events, clock, logger, namespace: config.namespace }, signal);
-  readiness.netdata = () => netdata.notReadyReason();
-  Promise.all([ipam.synced, networks.synced, netdata.synced]).then(
-    () => {
-      const capabilities = ['ipam', ...(networks.enabled ? ['provisioning-networks'] : []), ...(netdata.enabled ? ['network-data'] : [])];
-      logger.info({ capabilities, capi: ipam.capi }, 'controller ready');
-      ctx.onReady?.();
-    },
-    () => {},
-  );
-  await Promise.all([ipam.done, networks.done, netdata.done]);
-  logger.info({ reason: describeError(signal.reason) }, 'shutting down');
+  // the controller's work: run at once, or while this replica holds the controller Lease
+  const work = async (workSignal: AbortSignal): Promise<void> => {
+    const ipam = await startIpam(
+      {
+        kube,
+        registry,
+        events,
+        clock,
+        logger,
+        namespace: config.namespace,
+        maxClaimsPerPass: config.ipamBatchSize,
+        writeConcurrency: config.ipamWriteConcurrency,
+      },
+      workSignal,
+    );
+    readiness.ipam = () => ipam.notReadyReason();
+    const networks = await startNetworks({ kube, events, clock, logger, namespace: config.namespace }, workSignal);
+    readiness.networks = () => networks.notReadyReason();
+    const netdata = await startNetdata({ kube, registry, events, clock, logger, namespace: config.namespace }, workSignal);
+    readiness.netdata = () => netdata.notReadyReason();
+    Promise.all([ipam.synced, networks.synced, netdata.synced]).then(
+      () => {
+        const capabilities = ['ipam', ...(networks.enabled ? ['provisioning-networks'] : []), ...(netdata.enabled ? ['network-data'] : [])];
+        logger.info({ capabilities, capi: ipam.capi }, 'controller ready');
+        ctx.onReady?.();
+      },
+      () => {},
+    );
+    await Promise.all([ipam.done, networks.done, netdata.done]);
+  };
+  let code = 0;
+  if (config.leaderElection) {
+    // a standby is Ready (a rollout must not wait for it); its checks start with its work
+    readiness.ipam = readiness.networks = readiness.netdata = () => undefined;
+    const outcome = await runAsLeader({ kube, election: config.leaderElection, identity: config.podName, clock, logger, registry }, signal, work);
+    if (outcome === 'lostLease') code = 1;
+  } else {
+    await work(signal);
+  }
+  if (code === 0) logger.info({ reason: describeError(signal.reason) }, 'shutting down');
+  else logger.warn({}, 'exiting: this replica lost the controller Lease (a restart rejoins as a standby)');
   await cleanup();
-  return 0;
+  return code;
 }

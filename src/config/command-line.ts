@@ -31,6 +31,16 @@ export interface ControllerConfig extends CommonConfig, KubeConnectionConfig {
   readonly ipamBatchSize: number;
   /** API writes in flight at once within an IPAM pass. */
   readonly ipamWriteConcurrency: number;
+  /** One active controller among replicas, by a Lease (undefined: this one is always active). */
+  readonly leaderElection?: ControllerLeaderElection;
+}
+
+export interface ControllerLeaderElection {
+  readonly namespace: string;
+  readonly leaseName: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
 }
 
 export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
@@ -153,6 +163,12 @@ controller flags:
   --pod-name NAME        [POD_NAME]             reported on Events and Leases; default the host name
   --ipam-batch-size N    [IRONET_IPAM_BATCH_SIZE]        new addresses per pool per pass; default 500
   --ipam-write-concurrency N [IRONET_IPAM_WRITE_CONCURRENCY] API writes in flight per pass; default 32
+  --leader-elect         [IRONET_LEADER_ELECT=true]  one active controller among replicas, by a Lease (the others stand by)
+  --leader-election-namespace NS [POD_NAMESPACE] where the Lease is; default "default"
+  --leader-election-lease NAME                 default ironet-controller
+  --lease-duration-ms N (15000) --renew-deadline-ms N (10000) --retry-period-ms N (2000)
+                         a standby takes over this long after the last renew it saw; the active one stops
+                         writing when it could not renew for renew-deadline
 
 agent flags, ProvisioningNetwork mode (the agent plumbs the Ironic pods on its node and holds each network's VIP):
   --node-name NAME       [NODE_NAME]            required; this node (the pods' spec.nodeName); use the downward API
@@ -252,8 +268,27 @@ function parseController(args: readonly string[], ctx: ParseContext): Command {
     'pod-name': { type: 'string' },
     'ipam-batch-size': { type: 'string' },
     'ipam-write-concurrency': { type: 'string' },
+    'leader-elect': { type: 'boolean' },
+    'leader-election-namespace': { type: 'string' },
+    'leader-election-lease': { type: 'string' },
+    'lease-duration-ms': { type: 'string' },
+    'renew-deadline-ms': { type: 'string' },
+    'retry-period-ms': { type: 'string' },
   });
   if (values.help) return { command: 'help', topic: 'controller' };
+  const elect = values['leader-elect'] ?? ctx.env.IRONET_LEADER_ELECT === 'true';
+  for (const flag of ['leader-election-namespace', 'leader-election-lease', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const) {
+    if (!elect && values[flag] !== undefined) throw new ConfigError(`--${flag}`, 'takes effect only with --leader-elect; add it or drop this flag');
+  }
+  const leaderElection: ControllerLeaderElection | undefined = elect
+    ? {
+        namespace: values['leader-election-namespace'] ?? nonEmpty(ctx.env.POD_NAMESPACE) ?? 'default',
+        leaseName: values['leader-election-lease'] ?? 'ironet-controller',
+        leaseDurationMs: int('--lease-duration-ms', values['lease-duration-ms'], 1000, 3_600_000, 15_000),
+        renewDeadlineMs: int('--renew-deadline-ms', values['renew-deadline-ms'], 60, 3_600_000, 10_000),
+        retryPeriodMs: int('--retry-period-ms', values['retry-period-ms'], 50, 3_600_000, 2000),
+      }
+    : undefined;
   return {
     command: 'controller',
     ...common(values, ctx),
@@ -265,6 +300,7 @@ function parseController(args: readonly string[], ctx: ParseContext): Command {
     podName: values['pod-name'] ?? nonEmpty(ctx.env.POD_NAME) ?? ctx.hostname,
     ipamBatchSize: positiveInt('--ipam-batch-size', values['ipam-batch-size'] ?? nonEmpty(ctx.env.IRONET_IPAM_BATCH_SIZE), 500),
     ipamWriteConcurrency: positiveInt('--ipam-write-concurrency', values['ipam-write-concurrency'] ?? nonEmpty(ctx.env.IRONET_IPAM_WRITE_CONCURRENCY), 32),
+    ...(leaderElection ? { leaderElection } : {}),
   };
 }
 

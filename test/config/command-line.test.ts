@@ -31,6 +31,14 @@ describe('parseCommandLine', () => {
     });
   });
 
+  it('controller leader election: defaults, the environment switch, and timings only with it', () => {
+    expect(parseCommandLine(['controller', '--leader-elect'], ctx({ POD_NAMESPACE: 'ironet' }))).to.deep.include({
+      leaderElection: { namespace: 'ironet', leaseName: 'ironet-controller', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 },
+    });
+    expect(parseCommandLine(['controller'], ctx({ IRONET_LEADER_ELECT: 'true' }))).to.have.nested.property('leaderElection.namespace', 'default');
+    expect(configError(() => parseCommandLine(['controller', '--lease-duration-ms', '5000'], ctx())).message).to.equal('--lease-duration-ms: takes effect only with --leader-elect; add it or drop this flag');
+  });
+
   it('uses text logs on a terminal, JSON otherwise', () => {
     expect(parseCommandLine(['dev'], ctx({}, true))).to.include({ logFormat: 'text' });
     expect(parseCommandLine(['dev'], ctx({}, false))).to.include({ logFormat: 'json' });

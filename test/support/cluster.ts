@@ -130,6 +130,16 @@ export async function tokenWithChartRole(namespace: string, serviceAccount: stri
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
     subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
   } as KubeObject);
+  // the rules the chart grants in the component's own namespace only (a Role there)
+  const own = path.join(repoRoot, `charts/ironet/rbac/${component}-namespace-rules.yaml`);
+  if (existsSync(own)) {
+    await admin.resource(RESOURCES.role).create({ metadata: { name: `${serviceAccount}-${component}-own`, namespace }, rules: parseYaml(readFileSync(own, 'utf8')) as object[] } as KubeObject);
+    await admin.resource(RESOURCES.roleBinding).create({
+      metadata: { name: `${serviceAccount}-${component}-own`, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${serviceAccount}-${component}-own` },
+      subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
+    } as KubeObject);
+  }
   return token;
 }
 

@@ -1,0 +1,92 @@
+/**
+ * One active controller among replicas: the VIP's Lease elector (src/vip/)
+ * without a VIP. The active one runs the controller's work under a signal that
+ * is aborted when it steps down — on shutdown, or when it could not renew for
+ * renewDeadline (fenced by its own clock, before any standby may take over).
+ * A controller that lost the Lease returns, and its process exits so that a
+ * fresh start (empty caches) rejoins the election as a standby.
+ */
+import type { Registry } from 'prom-client';
+import { Gauge } from 'prom-client';
+import type { ControllerLeaderElection } from '../config/command-line.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { oncePer } from '../core/once-per.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { LeaseStore, type LeaseObject } from '../kube/lease-store.js';
+import { RESOURCES } from '../kube/resources.js';
+import { validateTimings } from '../vip/election.js';
+import { Elector } from '../vip/elector.js';
+
+const leaderGauge = oncePer(
+  (registry: Registry) =>
+    new Gauge({ name: 'ironet_controller_leader', help: '1 while this controller holds the controller Lease and does the work; 0 while it stands by.', registers: [registry] }),
+);
+const transitions = oncePer(
+  (registry: Registry) =>
+    new Gauge({ name: 'ironet_controller_leader_transitions', help: 'The controller Lease\'s spec.leaseTransitions as this replica last wrote or saw it (rising fast: leaders flapping).', registers: [registry] }),
+);
+
+export interface LeaderOptions {
+  readonly kube: KubeClient;
+  readonly election: ControllerLeaderElection;
+  readonly identity: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly registry: Registry;
+}
+
+/** Runs `work` while this replica leads; resolves with why it stopped. */
+export async function runAsLeader(o: LeaderOptions, signal: AbortSignal, work: (leading: AbortSignal) => Promise<void>): Promise<'shutdown' | 'lostLease'> {
+  const { election, clock } = o;
+  const timings = validateTimings({ leaseDurationMs: election.leaseDurationMs, renewDeadlineMs: election.renewDeadlineMs, retryPeriodMs: election.retryPeriodMs }, 'leader-election');
+  const logger = o.logger.child({ component: 'leader-election', lease: `${election.namespace}/${election.leaseName}` });
+  const gauge = leaderGauge(o.registry);
+  const transitionGauge = transitions(o.registry);
+  gauge.set(0);
+  const leases = new LeaseStore(o.kube.resource<LeaseObject>(RESOURCES.lease), { namespace: election.namespace, name: election.leaseName }, { 'app.kubernetes.io/component': 'controller' }, { clock, logger });
+  const elector = new AbortController();
+  const stopElector = (): void => elector.abort(signal.reason);
+  signal.addEventListener('abort', stopElector, { once: true });
+  let running: { abort: AbortController; done: Promise<void> } | undefined;
+  let lost = false;
+  const e = new Elector({
+    leases,
+    identity: o.identity,
+    timings,
+    clock,
+    logger,
+    name: 'controller',
+    hooks: {
+      onLeading: async () => {
+        gauge.set(1);
+        const lease = await leases.get().catch(() => undefined);
+        if (lease?.record.leaseTransitions !== undefined) transitionGauge.set(lease.record.leaseTransitions);
+        logger.info({ identity: o.identity }, 'holding the controller Lease: starting work');
+        const abort = new AbortController();
+        // not awaited: renewing must not wait for the work
+        running = { abort, done: work(abort.signal).catch((err: unknown) => logger.error({ err }, 'controller work failed')) };
+      },
+      onRenewed: () => Promise.resolve(),
+      onStopLeading: async (reason) => {
+        const r = running;
+        running = undefined;
+        gauge.set(0);
+        if (!r) return;
+        r.abort.abort(new Error(`stepped down: ${reason}`));
+        await r.done;
+        if (reason !== 'shutdown') {
+          lost = true;
+          logger.warn({ reason }, 'lost the controller Lease: stopped work; exiting so a fresh start rejoins as a standby');
+          stopElector();
+        } else logger.info({}, 'stepped down: work stopped, releasing the controller Lease');
+      },
+    },
+  });
+  try {
+    await e.run(elector.signal);
+  } finally {
+    signal.removeEventListener('abort', stopElector);
+  }
+  return lost ? 'lostLease' : 'shutdown';
+}
