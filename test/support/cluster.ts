@@ -4,12 +4,11 @@
  * ../shared/upstream/crds installed unmodified plus the project's own, and
  * helpers for a fresh namespace per test and ServiceAccount-bound clients.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock.js';
-import { parse as parseYaml } from 'yaml';
 import {
   ensureApiServerBinaries,
   kubeconfigYaml,
@@ -22,6 +21,7 @@ import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import type { ControllerConfig } from '../../src/config/command-line.js';
+import { renderChart, renderedRules } from './helm.js';
 
 export const repoRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -106,37 +106,59 @@ export function clientWithToken(token: string): KubeClient {
 
 export type ChartComponent = 'controller' | 'agent';
 
-const clusterRolesCreated = new Set<string>();
+/** What a component is granted by the chart as `helm template` renders it: its cluster rules and the rules of its namespace Role. */
+export interface ChartRules {
+  readonly cluster: readonly object[];
+  readonly namespace: readonly object[];
+}
+
+let rendered: Promise<Record<ChartComponent, ChartRules>> | undefined;
+
+/** The roles of the chart rendered with its default values (once per test run). */
+export function chartRules(): Promise<Record<ChartComponent, ChartRules>> {
+  rendered ??= renderChart().then((objects) => ({
+    controller: { cluster: renderedRules(objects, 'ClusterRole', '-controller'), namespace: renderedRules(objects, 'Role', '-controller-leader') },
+    agent: { cluster: renderedRules(objects, 'ClusterRole', '-agent'), namespace: [] },
+  }));
+  return rendered;
+}
+
+const rolesCreated = new Map<string, Promise<void>>();
 
 /**
- * Grants a ServiceAccount exactly the rules the chart ships for `component`
- * (charts/ironet/rbac/<component>-rules.yaml), bound in `namespace` (the code
- * under test then watches that namespace only), and returns its token.
+ * Grants a ServiceAccount exactly the roles that `helm template` renders for
+ * `component` (its ClusterRole, bound in `namespace` — the code under test
+ * then watches that namespace only — and its namespace Role), and returns its
+ * token. `edit` changes the rules first (to prove a rule is needed).
  */
-export async function tokenWithChartRole(namespace: string, serviceAccount: string, component: ChartComponent): Promise<string> {
+export async function tokenWithChartRole(namespace: string, serviceAccount: string, component: ChartComponent, edit?: (rules: ChartRules) => ChartRules): Promise<string> {
   const { admin } = testCluster();
-  const roleName = `ironet-${component}-test`;
-  if (!clusterRolesCreated.has(roleName)) {
-    const rules = parseYaml(readFileSync(path.join(repoRoot, `charts/ironet/rbac/${component}-rules.yaml`), 'utf8')) as object[];
-    const roles = admin.resource(RESOURCES.clusterRole);
-    const existing = await roles.tryGet({ name: roleName });
-    const body = { metadata: { name: roleName, resourceVersion: existing?.metadata.resourceVersion }, rules } as KubeObject;
-    await (existing ? roles.replace(body) : roles.create(body));
-    clusterRolesCreated.add(roleName);
+  const rules = edit ? edit((await chartRules())[component]) : (await chartRules())[component];
+  const roleName = `ironet-${component}-test${edit ? `-${namespace}` : ''}`;
+  if (!rolesCreated.has(roleName)) {
+    rolesCreated.set(
+      roleName,
+      (async () => {
+        const roles = admin.resource(RESOURCES.clusterRole);
+        const existing = await roles.tryGet({ name: roleName });
+        const body = { metadata: { name: roleName, resourceVersion: existing?.metadata.resourceVersion }, rules: rules.cluster } as KubeObject;
+        await (existing ? roles.replace(body) : roles.create(body));
+      })(),
+    );
   }
+  await rolesCreated.get(roleName);
   const token = await tokenFor(namespace, serviceAccount);
   await admin.resource(RESOURCES.roleBinding).create({
     metadata: { name: `${serviceAccount}-${component}`, namespace },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
     subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
   } as KubeObject);
-  // the rules the chart grants in the component's own namespace only (a Role there)
-  const own = path.join(repoRoot, `charts/ironet/rbac/${component}-namespace-rules.yaml`);
-  if (existsSync(own)) {
-    await admin.resource(RESOURCES.role).create({ metadata: { name: `${serviceAccount}-${component}-own`, namespace }, rules: parseYaml(readFileSync(own, 'utf8')) as object[] } as KubeObject);
+  if (rules.namespace.length > 0) {
+    const own = `${serviceAccount}-${component}-own`;
+    await admin.resource(RESOURCES.role).create({ metadata: { name: own, namespace }, rules: rules.namespace } as KubeObject);
     await admin.resource(RESOURCES.roleBinding).create({
-      metadata: { name: `${serviceAccount}-${component}-own`, namespace },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${serviceAccount}-${component}-own` },
+      metadata: { name: own, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: own },
       subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
     } as KubeObject);
   }

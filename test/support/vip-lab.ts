@@ -8,12 +8,11 @@
  * namespace (netlink), so "two holders at once" is measured, not guessed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { parse as parseYaml } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
 import { formatIp } from '../../src/core/ip.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
@@ -27,7 +26,7 @@ import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { ElectionTimings } from '../../src/vip/election.js';
 import { installCrds } from '../../src/kube/manifests.js';
-import { crdManifests, repoRoot } from './cluster.js';
+import { chartRules, crdManifests, repoRoot } from './cluster.js';
 import { ip, requireRoot, run, sweepStale, TestNet } from './netns.js';
 
 export const VIP = '172.22.0.2';
@@ -142,7 +141,8 @@ export class VipLab {
       await installCrds(this.admin, await crdManifests(), { clock: systemClock });
       await this.admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'dhcp', namespace: this.ns }, spec: this.options.dhcp.pool } as KubeObject);
     }
-    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/agent-rules.yaml'), 'utf8')) as object[];
+    // the agent's rules as `helm template` renders the chart's agent ClusterRole
+    const rules = (await chartRules()).agent.cluster;
     await this.admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-agent', namespace: this.ns }, rules } as KubeObject);
     for (let i = 0; i < n; i++) {
       const sa = `agent-${i}`;
