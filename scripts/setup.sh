@@ -6,6 +6,7 @@
 #   3. the native addon (scripts/build-native.sh, skipped when up to date)
 #   4. etcd, kube-apiserver and kubectl built from Go modules (tools/apiserver/build.sh, cached)
 #   5. the Multus CNI thin plugin built from its Go module (tools/multus/build.sh, cached)
+#   6. helm built from its Go module (tools/helm/build.sh, cached), and the chart's copy of the upstream IPAM CRDs
 set -eu
 cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -49,3 +50,7 @@ tools/apiserver/build.sh >/dev/null
 
 # 6. Multus (thin plugin) for the system tests, with Debian's reference CNI plugins
 tools/multus/build.sh >/dev/null
+
+# 7. helm for the chart tests (lint, template), and the upstream CRDs the chart can install
+tools/helm/build.sh >/dev/null
+sh scripts/chart-prepare.sh

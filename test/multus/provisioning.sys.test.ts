@@ -8,6 +8,7 @@
  * the VIP, DHCP and the next PXE boot to another pod, never two holders.
  */
 import { expect } from 'chai';
+import { checkMetrics } from '../support/promtool.js';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -197,6 +198,12 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     await eventually(async () => (holders6().length === 1 && !holders6().includes(holder!) ? true : undefined), 'the IPv6 VIP on one live pod', 15_000);
     const lease2 = await bootsThrough('52:54:00:60:00:02', ironic[next!.node]!.netns);
     expect(lease2).to.not.equal(lease1);
+    // the holder's live /metrics (VIP, DHCP, TFTP, API requests, process) passes Prometheus' own lint
+    const scrape = await lab.metrics(next!.node);
+    expect(scrape).to.match(/^ironet_vip_owned\{vip="172\.22\.0\.2"\} 1$/m).and.match(/^ironet_dhcp_packets_total\{/m);
+    const lint = await checkMetrics(scrape);
+    expect(lint.output.trim(), 'promtool check metrics findings').to.equal('');
+    expect(lint.code).to.equal(0);
     const pn = await eventually(async () => {
       const got = await network();
       return got.status?.vipHolder?.pod === ironic[next!.node]!.name ? got : undefined;

@@ -1,0 +1,230 @@
+/**
+ * The Helm chart with the real `helm` (built from its Go module) and the real
+ * API server: lint and render with the default and the full values, every
+ * rendered object applied with a server-side dry run, values.schema.json
+ * refusing bad values, the Metal3 IPAM CRDs shipped unmodified, the alerts
+ * checked and unit-tested by promtool, and a live /metrics scrape linted by
+ * promtool. The other integration tests run the controller and agents with
+ * exactly the roles rendered here (test/support/cluster.ts); the last tests
+ * prove a rule taken out of the rendered role makes the matching behaviour fail.
+ */
+import { expect } from 'chai';
+import { mkdtemp, readFile, writeFile, copyFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { runController } from '../../src/cmd/controller.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import { freePort } from '../../src/host/local-apiserver.js';
+import { clientWithToken, controllerConfig, freshNamespace, repoRoot, testCluster, tokenWithChartRole, type ChartRules } from '../support/cluster.js';
+import { chartDir, renderChart, runHelm } from '../support/helm.js';
+import { eventually } from '../support/ipam-fixture.js';
+import { checkMetrics, promtool } from '../support/promtool.js';
+import { RecordingLogger } from '../support/recording-logger.js';
+import { hostObject, poolObject, singleNic, templateObject } from '../netdata/fixtures.js';
+
+const FULL = path.join(chartDir, 'ci/full-values.yaml');
+
+/** The API path of a rendered object, for the kinds the chart renders. */
+function pathOf(o: KubeObject, namespace: string): string {
+  const plural: Record<string, string> = {
+    ServiceAccount: 'serviceaccounts',
+    Service: 'services',
+    ClusterRole: 'clusterroles',
+    ClusterRoleBinding: 'clusterrolebindings',
+    Role: 'roles',
+    RoleBinding: 'rolebindings',
+    Deployment: 'deployments',
+    DaemonSet: 'daemonsets',
+    CustomResourceDefinition: 'customresourcedefinitions',
+  };
+  const kind = o.kind ?? '';
+  const p = plural[kind];
+  if (!p) throw new Error(`the chart renders a ${kind}, which this test does not know how to dry-run`);
+  const gv = o.apiVersion ?? '';
+  const base = gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`;
+  const namespaced = !['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition'].includes(kind);
+  return `${base}${namespaced ? `/namespaces/${o.metadata.namespace ?? namespace}` : ''}/${p}/${o.metadata.name ?? ''}`;
+}
+
+/** Kinds of the Prometheus Operator: its CRDs are not served here (not in the Go module proxy); PrometheusRule is checked by promtool instead. */
+const OPERATOR_KINDS = ['ServiceMonitor', 'PrometheusRule'];
+
+async function dryRunApply(objects: KubeObject[], namespace: string): Promise<string[]> {
+  const { admin } = testCluster();
+  const skipped: string[] = [];
+  for (const o of objects) {
+    if (OPERATOR_KINDS.includes(o.kind ?? '')) {
+      skipped.push(o.kind ?? '');
+      continue;
+    }
+    await admin.rest.request({
+      method: 'PATCH',
+      path: pathOf(o, namespace),
+      query: { fieldManager: 'helm', dryRun: 'All', force: true },
+      body: o,
+      contentType: 'application/apply-patch+yaml',
+    });
+  }
+  return skipped;
+}
+
+describe('the Helm chart (real helm, real API server)', function () {
+  this.timeout(300_000);
+
+  it('lints clean with the default and the full values', async () => {
+    for (const values of [[], ['-f', FULL]]) {
+      const r = await runHelm(['lint', chartDir, ...values]);
+      expect(r.code, r.stdout + r.stderr).to.equal(0);
+      expect(r.stdout).to.contain('1 chart(s) linted, 0 chart(s) failed');
+      expect(r.stdout).to.not.match(/\[(WARNING|ERROR)\]/);
+    }
+  });
+
+  it('renders objects the API server accepts (server-side dry run), with the default and the full values', async () => {
+    const { admin } = testCluster();
+    for (const ns of ['ironet-system', 'metal3']) {
+      try {
+        await admin.resource(RESOURCES.namespace).create({ metadata: { name: ns } });
+      } catch (err) {
+        if (!(err instanceof Error) || !/already exists/.test(err.message)) throw err;
+      }
+    }
+    const defaults = await renderChart();
+    expect(defaults.map((o) => o.kind).sort()).to.include.members(['Deployment', 'DaemonSet', 'ClusterRole', 'Role', 'ServiceAccount', 'Service']);
+    expect(await dryRunApply(defaults, 'ironet-system')).to.deep.equal([]);
+    const full = await renderChart({ values: [FULL] });
+    expect((await dryRunApply(full, 'ironet-system')).sort()).to.deep.equal(['PrometheusRule', 'ServiceMonitor']);
+
+    const deployment = defaults.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { replicas: number; template: { spec: { hostNetwork?: boolean; containers: { args: string[]; securityContext: object }[] } } } };
+    expect(deployment.spec.replicas).to.equal(2);
+    expect(deployment.spec.template.spec.containers[0]!.args).to.include('--leader-elect');
+    const agent = defaults.find((o) => o.kind === 'DaemonSet') as KubeObject & { spec: { template: { spec: { hostNetwork?: boolean; hostPID: boolean; nodeSelector: object; containers: { securityContext: { capabilities: { add: string[]; drop: string[] }; privileged?: boolean } }[] } } } };
+    const pod = agent.spec.template.spec;
+    expect(pod.hostNetwork, 'no hostNetwork').to.equal(undefined);
+    expect(pod.hostPID).to.equal(true);
+    expect(pod.nodeSelector).to.deep.equal({ 'node-role.kubernetes.io/control-plane': '' });
+    expect(pod.containers[0]!.securityContext.capabilities).to.deep.equal({ drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW', 'NET_BIND_SERVICE', 'SYS_ADMIN', 'SYS_PTRACE'] });
+    expect(pod.containers[0]!.securityContext.privileged).to.equal(undefined);
+    for (const o of [...defaults, ...full]) expect(JSON.stringify(o), `${o.kind}/${o.metadata.name ?? ''}`).to.not.contain('hostNetwork');
+  });
+
+  it('ships the Metal3 IPAM CRDs unmodified, only when asked', async () => {
+    expect((await renderChart()).filter((o) => o.kind === 'CustomResourceDefinition')).to.deep.equal([]);
+    const crds = (await renderChart({ values: [FULL] })).filter((o) => o.kind === 'CustomResourceDefinition');
+    expect(crds.map((c) => c.metadata.name).sort()).to.deep.equal(['ipaddresses.ipam.metal3.io', 'ipclaims.ipam.metal3.io', 'ippools.ipam.metal3.io']);
+    // the upstream files, object for object
+    for (const file of ['ipam.metal3.io_ippools.yaml', 'ipam.metal3.io_ipclaims.yaml', 'ipam.metal3.io_ipaddresses.yaml']) {
+      const upstream = parseYaml(readFileSync(path.join(repoRoot, '../shared/upstream/crds', file), 'utf8')) as KubeObject;
+      expect(crds.find((c) => c.metadata.name === upstream.metadata.name), file).to.deep.equal(upstream);
+    }
+  });
+
+  it('values.schema.json refuses a misspelt or out-of-range value, naming it', async () => {
+    const typo = await runHelm(['template', 'ironet', chartDir, '--set', 'controller.replica=3']);
+    expect(typo.code).to.not.equal(0);
+    expect(typo.stderr).to.contain('replica').and.match(/additional propert/i);
+    const range = await runHelm(['template', 'ironet', chartDir, '--set', 'metrics.prometheusRule.poolUsageThreshold=5']);
+    expect(range.code).to.not.equal(0);
+    expect(range.stderr).to.contain('poolUsageThreshold');
+  });
+
+  it('the alerts: promtool check rules, and a firing and a quiet unit test for each (promtool test rules)', async () => {
+    const rule = (await renderChart({ values: [FULL] })).find((o) => o.kind === 'PrometheusRule') as KubeObject & { spec: { groups: { rules: { alert: string }[] }[] } };
+    const dir = await mkdtemp(path.join(tmpdir(), 'ironet-alerts-'));
+    await writeFile(path.join(dir, 'rules.yaml'), toYaml(rule.spec, { lineWidth: 0 }));
+    await copyFile(path.join(repoRoot, 'test/chart/alerts.test.yaml'), path.join(dir, 'alerts.test.yaml'));
+    const check = await promtool(['check', 'rules', path.join(dir, 'rules.yaml')]);
+    expect(check.code, check.output).to.equal(0);
+    const alerts = rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)).sort();
+    expect(alerts).to.deep.equal(['IronetDHCPErrorsRising', 'IronetIPPoolNearlyFull', 'IronetLeaderFlapping', 'IronetVIPMultipleHolders', 'IronetVIPNoHolder']);
+    const tests = await readFile(path.join(dir, 'alerts.test.yaml'), 'utf8');
+    for (const a of alerts) expect(tests, `a unit test of ${a}`).to.contain(`alertname: ${a}`);
+    const run = await promtool(['test', 'rules', path.join(dir, 'alerts.test.yaml')]);
+    expect(run.code, run.output).to.equal(0);
+    expect(run.output).to.contain('SUCCESS');
+  });
+
+  it('a live /metrics scrape of the controller passes promtool check metrics', async () => {
+    const ns = await freshNamespace('chart');
+    const kube = clientWithToken(await tokenWithChartRole(ns, 'ironet-controller', 'controller'));
+    const port = await freePort();
+    const stop = new AbortController();
+    let ready = (): void => {};
+    const isReady = new Promise<void>((r) => (ready = r));
+    const running = runController(controllerConfig(ns, port), { version: 'test', env: {}, signal: stop.signal, kube, logger: new RecordingLogger(), onReady: () => ready() });
+    try {
+      await Promise.race([isReady, running.then((code) => Promise.reject(new Error(`the controller exited with ${code} before it was ready`)))]);
+      await testCluster().admin.resource(RESOURCES.ipPool).create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+      const scrape = await eventually(async () => {
+        const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return text.includes('ironet_ipam_pool_addresses{') ? text : undefined;
+      }, 'pool metrics on the scrape');
+      for (const m of ['ironet_build_info', 'ironet_process_resident_memory_bytes', 'ironet_ipam_reconcile_duration_seconds', 'ironet_ipam_pool_addresses']) expect(scrape).to.contain(m);
+      const lint = await checkMetrics(scrape);
+      expect(lint.output.trim(), 'promtool check metrics findings').to.equal('');
+      expect(lint.code).to.equal(0);
+    } finally {
+      stop.abort();
+      await running;
+      kube.close();
+    }
+  });
+
+  describe('a rule taken out of the rendered role makes the matching behaviour fail', () => {
+    const without = (resource: string) => (r: ChartRules): ChartRules => ({
+      ...r,
+      cluster: r.cluster.filter((rule) => !((rule as { resources?: string[] }).resources ?? []).includes(resource)),
+    });
+
+    it('without the secrets rule the host\'s network data Secret is never written (WriteFailed, 403); with it, it is', async () => {
+      for (const strip of [true, false]) {
+        const ns = await freshNamespace('rbac');
+        const { admin } = testCluster();
+        const kube = clientWithToken(await tokenWithChartRole(ns, 'ironet-controller', 'controller', strip ? without('secrets') : undefined));
+        const stop = new AbortController();
+        const running = runController(controllerConfig(ns, await freePort()), { version: 'test', env: {}, signal: stop.signal, kube, logger: new RecordingLogger() });
+        try {
+          await admin.resource(RESOURCES.ipPool).create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
+          await admin.resource(RESOURCES.networkDataTemplate).create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
+          await admin.resource(RESOURCES.bareMetalHost).create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' }));
+          const secrets = admin.resource(RESOURCES.secret);
+          if (strip) {
+            const e = await eventually(async () => (await admin.resource<KubeObject & { reason?: string; note?: string }>(RESOURCES.event).list(ns)).items.find((x) => x.reason === 'WriteFailed'), 'a WriteFailed Event');
+            expect(e.note).to.match(/forbidden|403/i).and.contain('secrets');
+            expect(await secrets.tryGet({ namespace: ns, name: 'node-0-preprov-networkdata' })).to.equal(undefined);
+          } else {
+            await eventually(() => secrets.tryGet({ namespace: ns, name: 'node-0-preprov-networkdata' }), 'the Secret, with the whole role');
+          }
+        } finally {
+          stop.abort();
+          await running;
+          kube.close();
+        }
+      }
+    });
+
+    it('without the ipclaims rule the controller never becomes ready, and /readyz names what it may not list', async () => {
+      const ns = await freshNamespace('rbac');
+      const kube = clientWithToken(await tokenWithChartRole(ns, 'ironet-controller', 'controller', without('ipclaims')));
+      const port = await freePort();
+      const stop = new AbortController();
+      const running = runController(controllerConfig(ns, port), { version: 'test', env: {}, signal: stop.signal, kube, logger: new RecordingLogger() });
+      try {
+        const body = await eventually(async () => {
+          const r = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+          const text = r ? await r.text() : '';
+          return r?.status === 503 && /ipclaims/.test(text) ? text : undefined;
+        }, '/readyz naming ipclaims');
+        expect(body).to.match(/403|forbidden/i);
+      } finally {
+        stop.abort();
+        await running;
+        kube.close();
+      }
+    });
+  });
+});
+
