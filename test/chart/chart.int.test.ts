@@ -39,6 +39,8 @@ function pathOf(o: KubeObject, namespace: string): string {
     Deployment: 'deployments',
     DaemonSet: 'daemonsets',
     CustomResourceDefinition: 'customresourcedefinitions',
+    IPPool: 'ippools',
+    ProvisioningNetwork: 'provisioningnetworks',
   };
   const kind = o.kind ?? '';
   const p = plural[kind];
@@ -85,7 +87,7 @@ describe('the Helm chart (real helm, real API server)', function () {
 
   it('renders objects the API server accepts (server-side dry run), with the default and the full values', async () => {
     const { admin } = testCluster();
-    for (const ns of ['ironet-system', 'metal3']) {
+    for (const ns of ['ironet-system', 'metal3', 'baremetal-operator-system']) {
       try {
         await admin.resource(RESOURCES.namespace).create({ metadata: { name: ns } });
       } catch (err) {
@@ -97,6 +99,12 @@ describe('the Helm chart (real helm, real API server)', function () {
     expect(await dryRunApply(defaults, 'ironet-system')).to.deep.equal([]);
     const full = await renderChart({ values: [FULL] });
     expect((await dryRunApply(full, 'ironet-system')).sort()).to.deep.equal(['PrometheusRule', 'ServiceMonitor']);
+    // the sample values for a metal3-dev-env-like network: its ProvisioningNetwork and pools too
+    const sample = await renderChart({ values: [path.join(repoRoot, 'examples/helm/metal3-dev-env-values.yaml')] });
+    const network = sample.find((o) => o.kind === 'ProvisioningNetwork') as KubeObject & { spec: { cidr: string; vip: { ipv4: string } } };
+    expect(network.spec).to.deep.include({ cidr: '172.22.0.0/24', vip: { ipv4: '172.22.0.2' } });
+    expect(sample.filter((o) => o.kind === 'IPPool').map((o) => o.metadata.name)).to.deep.equal(['provisioning-pods', 'provisioning-dhcp']);
+    expect((await dryRunApply(sample, 'ironet-system')).sort()).to.deep.equal(['PrometheusRule', 'ServiceMonitor']);
 
     const deployment = defaults.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { replicas: number; template: { spec: { hostNetwork?: boolean; containers: { args: string[]; securityContext: object }[] } } } };
     expect(deployment.spec.replicas).to.equal(2);
