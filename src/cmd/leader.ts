@@ -22,11 +22,6 @@ const leaderGauge = oncePer(
   (registry: Registry) =>
     new Gauge({ name: 'ironet_controller_leader', help: '1 while this controller holds the controller Lease and does the work; 0 while it stands by.', registers: [registry] }),
 );
-const transitions = oncePer(
-  (registry: Registry) =>
-    new Gauge({ name: 'ironet_controller_leader_transitions', help: 'The controller Lease\'s spec.leaseTransitions as this replica last wrote or saw it (rising fast: leaders flapping).', registers: [registry] }),
-);
-
 export interface LeaderOptions {
   readonly kube: KubeClient;
   readonly election: ControllerLeaderElection;
@@ -42,7 +37,6 @@ export async function runAsLeader(o: LeaderOptions, signal: AbortSignal, work: (
   const timings = validateTimings({ leaseDurationMs: election.leaseDurationMs, renewDeadlineMs: election.renewDeadlineMs, retryPeriodMs: election.retryPeriodMs }, 'leader-election');
   const logger = o.logger.child({ component: 'leader-election', lease: `${election.namespace}/${election.leaseName}` });
   const gauge = leaderGauge(o.registry);
-  const transitionGauge = transitions(o.registry);
   gauge.set(0);
   const leases = new LeaseStore(o.kube.resource<LeaseObject>(RESOURCES.lease), { namespace: election.namespace, name: election.leaseName }, { 'app.kubernetes.io/component': 'controller' }, { clock, logger });
   const elector = new AbortController();
@@ -60,8 +54,6 @@ export async function runAsLeader(o: LeaderOptions, signal: AbortSignal, work: (
     hooks: {
       onLeading: async () => {
         gauge.set(1);
-        const lease = await leases.get().catch(() => undefined);
-        if (lease?.record.leaseTransitions !== undefined) transitionGauge.set(lease.record.leaseTransitions);
         logger.info({ identity: o.identity }, 'holding the controller Lease: starting work');
         const abort = new AbortController();
         // not awaited: renewing must not wait for the work
