@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
 import type { ControllerLeaderElection } from '../config/command-line.js';
 import type { Clock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { oncePer } from '../core/once-per.js';
 import type { KubeClient } from '../kube/kube-client.js';
@@ -52,12 +53,13 @@ export async function runAsLeader(o: LeaderOptions, signal: AbortSignal, work: (
     logger,
     name: 'controller',
     hooks: {
-      onLeading: async () => {
+      onLeading: () => {
         gauge.set(1);
         logger.info({ identity: o.identity }, 'holding the controller Lease: starting work');
         const abort = new AbortController();
         // not awaited: renewing must not wait for the work
-        running = { abort, done: work(abort.signal).catch((err: unknown) => logger.error({ err }, 'controller work failed')) };
+        running = { abort, done: work(abort.signal).catch((err: unknown) => logger.error({ err: describeError(err) }, 'controller work failed')) };
+        return Promise.resolve();
       },
       onRenewed: () => Promise.resolve(),
       onStopLeading: async (reason) => {
