@@ -7,6 +7,7 @@
 #   4. etcd, kube-apiserver and kubectl built from Go modules (tools/apiserver/build.sh, cached)
 #   5. the Multus CNI thin plugin built from its Go module (tools/multus/build.sh, cached)
 #   6. helm built from its Go module (tools/helm/build.sh, cached), and the chart's copy of the upstream IPAM CRDs
+#   7. the Prometheus Operator CRDs generated from its Go API types (tools/prometheus-operator-crds/build.sh, cached)
 set -eu
 cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -54,3 +55,6 @@ tools/multus/build.sh >/dev/null
 # 7. helm for the chart tests (lint, template), and the upstream CRDs the chart can install
 tools/helm/build.sh >/dev/null
 sh scripts/chart-prepare.sh
+
+# 8. the Prometheus Operator's CRDs, generated from its API types, for the chart test's dry run of the ServiceMonitor and PrometheusRule
+tools/prometheus-operator-crds/build.sh >/dev/null

@@ -1,7 +1,9 @@
 /**
  * The Helm chart with the real `helm` (built from its Go module) and the real
  * API server: lint and render with the default and the full values, every
- * rendered object applied with a server-side dry run, values.schema.json
+ * rendered object applied with a server-side dry run (the ServiceMonitor and
+ * PrometheusRule against the Prometheus Operator's CRDs, generated from its
+ * API types), values.schema.json
  * refusing bad values, the Metal3 IPAM CRDs shipped unmodified, the alerts
  * checked and unit-tested by promtool, and a live /metrics scrape linted by
  * promtool. The other integration tests run the controller and agents with
@@ -11,12 +13,16 @@
 import { expect } from 'chai';
 import { mkdtemp, readFile, writeFile, copyFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { runController } from '../../src/cmd/controller.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import { RESOURCES } from '../../src/kube/resources.js';
+import { installCrds, loadManifests } from '../../src/kube/manifests.js';
+import { systemClock } from '../../src/core/clock.js';
 import { freePort } from '../../src/host/local-apiserver.js';
 import { clientWithToken, controllerConfig, freshNamespace, repoRoot, testCluster, tokenWithChartRole, type ChartRules } from '../support/cluster.js';
 import { chartDir, renderChart, runHelm } from '../support/helm.js';
@@ -39,6 +45,8 @@ function pathOf(o: KubeObject, namespace: string): string {
     Deployment: 'deployments',
     DaemonSet: 'daemonsets',
     CustomResourceDefinition: 'customresourcedefinitions',
+    ServiceMonitor: 'servicemonitors',
+    PrometheusRule: 'prometheusrules',
     IPPool: 'ippools',
     ProvisioningNetwork: 'provisioningnetworks',
   };
@@ -51,17 +59,27 @@ function pathOf(o: KubeObject, namespace: string): string {
   return `${base}${namespaced ? `/namespaces/${o.metadata.namespace ?? namespace}` : ''}/${p}/${o.metadata.name ?? ''}`;
 }
 
-/** Kinds of the Prometheus Operator: its CRDs are not served here (not in the Go module proxy); PrometheusRule is checked by promtool instead. */
-const OPERATOR_KINDS = ['ServiceMonitor', 'PrometheusRule'];
+/**
+ * The Prometheus Operator's ServiceMonitor and PrometheusRule CRDs, generated
+ * from its own API types by controller-gen (tools/prometheus-operator-crds),
+ * installed once so the chart's objects of those kinds get a real dry run.
+ */
+let operatorCrds: Promise<void> | undefined;
+function installOperatorCrds(): Promise<void> {
+  operatorCrds ??= (async () => {
+    const { stdout } = await promisify(execFile)(path.join(repoRoot, 'tools/prometheus-operator-crds/build.sh'), [], { maxBuffer: 16 * 1024 * 1024 });
+    const dir = stdout.trim().split('\n').pop() ?? '';
+    const manifests = [...(await loadManifests(path.join(dir, 'monitoring.coreos.com_servicemonitors.yaml'))), ...(await loadManifests(path.join(dir, 'monitoring.coreos.com_prometheusrules.yaml')))];
+    await installCrds(testCluster().admin, manifests, { clock: systemClock });
+  })();
+  return operatorCrds;
+}
 
 async function dryRunApply(objects: KubeObject[], namespace: string): Promise<string[]> {
   const { admin } = testCluster();
-  const skipped: string[] = [];
+  await installOperatorCrds();
+  const applied: string[] = [];
   for (const o of objects) {
-    if (OPERATOR_KINDS.includes(o.kind ?? '')) {
-      skipped.push(o.kind ?? '');
-      continue;
-    }
     await admin.rest.request({
       method: 'PATCH',
       path: pathOf(o, namespace),
@@ -69,8 +87,9 @@ async function dryRunApply(objects: KubeObject[], namespace: string): Promise<st
       body: o,
       contentType: 'application/apply-patch+yaml',
     });
+    applied.push(o.kind ?? '');
   }
-  return skipped;
+  return applied;
 }
 
 describe('the Helm chart (real helm, real API server)', function () {
@@ -96,15 +115,15 @@ describe('the Helm chart (real helm, real API server)', function () {
     }
     const defaults = await renderChart();
     expect(defaults.map((o) => o.kind).sort()).to.include.members(['Deployment', 'DaemonSet', 'ClusterRole', 'Role', 'ServiceAccount', 'Service']);
-    expect(await dryRunApply(defaults, 'ironet-system')).to.deep.equal([]);
+    expect(await dryRunApply(defaults, 'ironet-system')).to.have.length(defaults.length);
     const full = await renderChart({ values: [FULL] });
-    expect((await dryRunApply(full, 'ironet-system')).sort()).to.deep.equal(['PrometheusRule', 'ServiceMonitor']);
+    expect(await dryRunApply(full, 'ironet-system')).to.include.members(['PrometheusRule', 'ServiceMonitor', 'CustomResourceDefinition']);
     // the sample values for a metal3-dev-env-like network: its ProvisioningNetwork and pools too
     const sample = await renderChart({ values: [path.join(repoRoot, 'examples/helm/metal3-dev-env-values.yaml')] });
     const network = sample.find((o) => o.kind === 'ProvisioningNetwork') as KubeObject & { spec: { cidr: string; vip: { ipv4: string } } };
     expect(network.spec).to.deep.include({ cidr: '172.22.0.0/24', vip: { ipv4: '172.22.0.2' } });
     expect(sample.filter((o) => o.kind === 'IPPool').map((o) => o.metadata.name)).to.deep.equal(['provisioning-pods', 'provisioning-dhcp']);
-    expect((await dryRunApply(sample, 'ironet-system')).sort()).to.deep.equal(['PrometheusRule', 'ServiceMonitor']);
+    expect(await dryRunApply(sample, 'ironet-system')).to.include.members(['ProvisioningNetwork', 'IPPool', 'PrometheusRule', 'ServiceMonitor']);
 
     const deployment = defaults.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { replicas: number; template: { spec: { hostNetwork?: boolean; containers: { args: string[]; securityContext: object }[] } } } };
     expect(deployment.spec.replicas).to.equal(2);
