@@ -16,6 +16,7 @@ export const LAYER_OF = {
   dhcp: 'capability',
   multus: 'capability',
   tftp: 'capability',
+  status: 'capability',
   config: 'config',
   kube: 'adapter',
   host: 'adapter',

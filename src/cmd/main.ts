@@ -13,6 +13,7 @@ import { runAgent } from './agent.js';
 import { runNetworkAgent } from './network-agent.js';
 import { runDev } from './dev.js';
 import { runNetdataRender } from './netdata-render.js';
+import { runStatus } from './status.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -45,6 +46,8 @@ async function main(): Promise<number> {
       return runAgent(command, { version: version(), env: process.env });
     case 'agent-networks':
       return runNetworkAgent(command, { version: version(), env: process.env });
+    case 'status':
+      return runStatus(command, { env: process.env }, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), isTty: process.stdout.isTTY, columns: process.stdout.columns });
     case 'netdata-render':
       return runNetdataRender(command, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
   }

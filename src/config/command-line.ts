@@ -129,7 +129,15 @@ export interface NetdataRenderConfig {
   readonly key: string | undefined;
 }
 
+export interface StatusConfig extends KubeConnectionConfig {
+  readonly command: 'status';
+  readonly namespace: string | undefined;
+  /** Redraw every N seconds (0: print once). */
+  readonly watchSeconds: number;
+}
+
 export type Command =
+  | StatusConfig
   | ControllerConfig
   | NetdataRenderConfig
   | AgentConfig
@@ -147,6 +155,7 @@ Commands:
   agent        hold the provisioning VIP (Lease election) on a node
   dev          start a local API server with the CRDs and run the controller against it
   netdata render  print the network-data Secret the controller would write for a host (no cluster needed)
+  status       one screen: VIP holders, DHCP leases, pool usage, hosts waiting for network data
   version      print the version
   help         show this text
 
@@ -208,6 +217,11 @@ agent flags, VIP mode (one VIP on a configured interface; one Lease per VIP):
 dev flags:
   --metrics-port PORT    [IRONET_METRICS_PORT]  default 8080
 
+status flags:
+  --kubeconfig PATH, --context NAME          as for controller
+  --namespace NS                             one namespace (default: all)
+  --watch SECONDS                            redraw every SECONDS (in place on a terminal)
+
 netdata render flags (files are YAML or JSON manifests; a file may hold several documents):
   --template FILE        required; the NetworkDataTemplate
   --host FILE            required; the BareMetalHost
@@ -249,6 +263,8 @@ export function parseCommandLine(argv: readonly string[], ctx: ParseContext): Co
       return parseDev(rest, ctx);
     case 'agent':
       return parseAgent(rest, ctx);
+    case 'status':
+      return parseStatus(rest, ctx);
     case 'netdata':
       if (rest[0] === 'render') return parseNetdataRender(rest.slice(1));
       throw new ConfigError('command', `unknown netdata command ${JSON.stringify(rest[0] ?? '')}; the one there is: ironet netdata render`);
@@ -438,6 +454,24 @@ function int(flag: string, value: string | undefined, min: number, max: number, 
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < min || n > max) throw new ConfigError(flag, `${JSON.stringify(value)} is not a whole number from ${min} to ${max}`);
   return n;
+}
+
+function parseStatus(args: readonly string[], ctx: ParseContext): Command {
+  const { values } = strictParse(args, {
+    help: { type: 'boolean', short: 'h' },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+    namespace: { type: 'string' },
+    watch: { type: 'string' },
+  });
+  if (values.help) return { command: 'help', topic: 'status' };
+  return {
+    command: 'status',
+    kubeconfig: values.kubeconfig ?? nonEmpty(ctx.env.KUBECONFIG),
+    context: values.context,
+    namespace: values.namespace ?? nonEmpty(ctx.env.IRONET_NAMESPACE),
+    watchSeconds: values.watch === undefined ? 0 : int('--watch', values.watch, 1, 3600),
+  };
 }
 
 function parseNetdataRender(args: readonly string[]): Command {

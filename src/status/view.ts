@@ -1,0 +1,172 @@
+/**
+ * `ironet status`: one screen from a snapshot of the cluster — each
+ * ProvisioningNetwork's VIP holder and how fresh its Lease is, the controller
+ * Lease, DHCP leases (MAC, IP, expiry), pool usage, and hosts waiting for
+ * network data and why. Pure: the snapshot in, lines (at most `width`
+ * columns) out.
+ */
+import { parsePool, poolCapacity } from '../ipam/pool-spec.js';
+import { indexEntryAddresses, isReservationKey, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
+import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
+import { LEASE_ANNOTATIONS, macOfKey } from '../dhcp/objects.js';
+import type { ProvisioningNetworkObject } from '../multus/network.js';
+import type { NetworkDataTemplateObject } from '../netdata/template.js';
+
+export interface LeaseFacts {
+  readonly namespace: string;
+  readonly name: string;
+  readonly holder: string | undefined;
+  readonly renewTimeMs: number | undefined;
+  readonly durationSeconds: number | undefined;
+}
+
+export interface StatusSnapshot {
+  readonly server: string;
+  readonly nowMs: number;
+  readonly networks: readonly ProvisioningNetworkObject[];
+  /** The VIP Leases (labelled with their network) and the controller Lease. */
+  readonly leases: readonly LeaseFacts[];
+  readonly pools: readonly IpPoolObject[];
+  readonly blocks: readonly DhcpLeaseBlockObject[];
+  /** The DHCP leases' IPClaims (label ironet.io/dhcp-lease): expiry and hostname. */
+  readonly leaseClaims: readonly IpClaimObject[];
+  readonly templates: readonly NetworkDataTemplateObject[];
+  /** APIs the cluster does not serve (or this user may not read), said once at the end. */
+  readonly unavailable: readonly string[];
+}
+
+/** At most this many DHCP leases and waiting hosts are listed (the counts cover all). */
+const MAX_ROWS = 20;
+
+export function statusLines(s: StatusSnapshot, width = 80): string[] {
+  const out: string[] = [];
+  out.push(fit(`ironet status — ${s.server} — ${new Date(s.nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z')}`, width), '');
+
+  // provisioning networks: VIP holder and the age of the Lease's last renew
+  out.push('PROVISIONING NETWORKS');
+  const leaseOf = (ns: string, name: string) => s.leases.find((l) => l.namespace === ns && l.name === name);
+  const rows = s.networks.map((n) => {
+    const ns = n.metadata.namespace ?? '';
+    const name = n.metadata.name ?? '';
+    const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+    const lease = leaseOf(ns, `ironet-vip-${name}`);
+    const holder = n.status?.vipHolder?.pod ? `${n.status.vipHolder.pod}@${n.status.vipHolder.node ?? '?'}` : '—';
+    return [`${ns}/${name}`, n.spec?.vip?.ipv4 ?? n.spec?.vip?.ipv6 ?? '—', holder, leaseAge(lease, s.nowMs), `${ready?.status ?? '?'} ${ready?.reason ?? ''}`.trim()];
+  });
+  out.push(...table(['NETWORK', 'VIP', 'HOLDER POD@NODE', 'LEASE', 'READY'], rows, width, 'none (kubectl apply a ProvisioningNetwork: docs/provisioning-network.md)'));
+  const controller = s.leases.find((l) => l.name === 'ironet-controller');
+  out.push('', fit(controller ? `CONTROLLER (Lease ${controller.namespace}/ironet-controller)` : 'CONTROLLER', width));
+  out.push(fit(controller ? `  ${controller.holder ?? 'nobody'}, renewed ${leaseAge(controller, s.nowMs)}` : '  no controller Lease (one controller without --leader-elect, or none)', width));
+
+  // DHCP leases: address → MAC from the lease blocks, expiry and hostname from the lease claims
+  out.push('', 'DHCP LEASES');
+  const byMac = new Map<string, IpClaimObject>();
+  for (const c of s.leaseClaims) {
+    const mac = c.metadata.annotations?.[LEASE_ANNOTATIONS.mac];
+    if (mac) byMac.set(mac.toLowerCase(), c);
+  }
+  const leases: string[][] = [];
+  for (const b of s.blocks) {
+    for (const [ip, mac] of Object.entries(b.spec?.leases ?? {})) {
+      const claim = byMac.get(mac.toLowerCase());
+      const expires = Date.parse(claim?.metadata.annotations?.[LEASE_ANNOTATIONS.expires] ?? '');
+      leases.push([mac, ip, Number.isNaN(expires) ? 'pending' : relative(expires - s.nowMs), claim?.metadata.annotations?.[LEASE_ANNOTATIONS.hostname] ?? '', `${b.metadata.namespace ?? ''}/${b.metadata.labels?.[BLOCK_POOL_LABEL] ?? b.spec?.pool ?? ''}`]);
+    }
+  }
+  for (const p of s.pools) {
+    for (const [key, ip] of Object.entries(p.status?.indexes ?? {})) {
+      const mac = macOfKey(key);
+      if (mac) leases.push([mac, ip, 'static', '', `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`]);
+    }
+  }
+  leases.sort((a, b) => compareIpText(a[1]!, b[1]!));
+  out.push(...table(['MAC', 'IP', 'EXPIRES', 'HOSTNAME', 'POOL'], leases.slice(0, MAX_ROWS), width, 'none'));
+  if (leases.length > MAX_ROWS) out.push(`… and ${leases.length - MAX_ROWS} more (${leases.length} leases)`);
+
+  // pools: used (allocations, leases, blocks) and reserved (reserved-* keys) of what they can hand out
+  out.push('', 'IP POOLS');
+  const poolRows = s.pools.map((p) => {
+    const parsed = parsePool(p);
+    const spec = parsed.spec;
+    const name = `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
+    if (!spec) return [name, '—', '—', '—', `invalid: ${parsed.problems.find((x) => x.severity === 'blocking')?.field ?? 'spec'}`];
+    const indexes = Object.entries(p.status?.indexes ?? {});
+    const reservedIps = Object.entries(p.spec?.preAllocations ?? {}).filter(([k]) => isReservationKey(k)).map(([, v]) => v);
+    const taken = indexes.flatMap(([k, v]) => indexEntryAddresses(k, v));
+    const all = poolCapacity(spec, [...taken, ...reservedIps.flatMap((ip) => indexEntryAddresses('reserved', ip))]);
+    const used = poolCapacity(spec, taken).taken;
+    const capacity = Number(all.capacity);
+    const share = capacity > 0 ? `${Math.round((all.taken / capacity) * 100)}%` : '—';
+    return [name, String(used), String(all.taken - used), String(capacity - all.taken), share];
+  });
+  out.push(...table(['POOL', 'USED', 'RESERVED', 'FREE', 'IN USE'], poolRows, width, 'none'));
+
+  // hosts waiting for network data, and why
+  out.push('', 'HOSTS WAITING FOR NETWORK DATA');
+  const waiting: string[][] = [];
+  let rendered = 0;
+  for (const t of s.templates) {
+    for (const h of t.status?.hosts ?? []) {
+      if (h.state === 'Rendered' || h.state === 'NotNeeded' || h.state === 'Released') rendered++;
+      else waiting.push([`${t.metadata.namespace ?? ''}/${h.name}`, t.metadata.name ?? '', h.state, h.reason, h.message]);
+    }
+  }
+  out.push(...table(['HOST', 'TEMPLATE', 'STATE', 'REASON', 'WHY'], waiting.slice(0, MAX_ROWS), width, rendered > 0 ? `none (${rendered} rendered)` : 'none'));
+  if (waiting.length > MAX_ROWS) out.push(`… and ${waiting.length - MAX_ROWS} more`);
+  if (s.unavailable.length > 0) out.push('', 'NOT SHOWN (not served, or not readable)', ...s.unavailable.map((u) => fit(`  ${u}`, width)));
+  return out;
+}
+
+function leaseAge(l: LeaseFacts | undefined, nowMs: number): string {
+  if (!l) return 'no Lease';
+  if (!l.holder) return 'released';
+  if (l.renewTimeMs === undefined) return 'held';
+  const age = nowMs - l.renewTimeMs;
+  const stale = l.durationSeconds !== undefined && age > l.durationSeconds * 1000;
+  return `${relative(-age).replace(/^in /, '').replace(/ ago$/, '')} ago${stale ? ' STALE' : ''}`;
+}
+
+/** "in 59m", "3s ago". */
+function relative(ms: number): string {
+  const abs = Math.abs(ms);
+  const text = abs < 10_000 ? `${(abs / 1000).toFixed(1)}s` : abs < 120_000 ? `${Math.round(abs / 1000)}s` : abs < 7_200_000 ? `${Math.round(abs / 60_000)}m` : `${Math.round(abs / 3_600_000)}h`;
+  return ms >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+function compareIpText(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function fit(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+/** Columns sized to their content; the last one takes what is left of `width` (truncated with …). */
+function table(header: string[], rows: string[][], width: number, empty: string): string[] {
+  if (rows.length === 0) return [fit(`  ${empty}`, width)];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  // shrink the widest columns (but the last) until the line fits
+  const total = (): number => 2 + widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
+  while (total() > width) {
+    const i = widths.slice(0, -1).reduce((best, w, k) => (w > widths[best]! ? k : best), 0);
+    const last = widths.length - 1;
+    if (widths[last]! > 12) widths[last]!--;
+    else if (widths[i]! > 8) widths[i]!--;
+    else break;
+  }
+  const line = (cells: string[]): string =>
+    fit(
+      `  ${cells
+        .map((c, i) => {
+          const w = widths[i]!;
+          const v = c.length > w ? `${c.slice(0, Math.max(0, w - 1))}…` : c;
+          return i === cells.length - 1 ? v : v.padEnd(w);
+        })
+        .join('  ')}`,
+      width,
+    );
+  return [line(header), ...rows.map(line)];
+}
