@@ -52,6 +52,12 @@ export async function runAsLeader(o: LeaderOptions, signal: AbortSignal, work: (
     clock,
     logger,
     name: 'controller',
+    wording: {
+      thing: "the controller's work",
+      starting: "starting the controller's work",
+      stopping: "stopping the controller's work",
+      stopFailed: "stopping the controller's work failed; the Lease is left to expire",
+    },
     hooks: {
       onLeading: () => {
         gauge.set(1);

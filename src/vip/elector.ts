@@ -55,8 +55,24 @@ export interface ElectorOptions {
   readonly metrics?: VipMetrics;
   /** Label for metrics and logs (the VIP). */
   readonly name: string;
+  /** What holding the Lease guards, for log lines (default: the VIP). */
+  readonly wording?: ElectorWording;
   readonly initialCandidate?: boolean;
 }
+
+export interface ElectorWording {
+  readonly thing: string;
+  readonly starting: string;
+  readonly stopping: string;
+  readonly stopFailed: string;
+}
+
+const VIP_WORDING: ElectorWording = {
+  thing: 'the VIP',
+  starting: 'installing the VIP',
+  stopping: 'removing the VIP',
+  stopFailed: 'removing the VIP failed; its kernel lifetime will, and the Lease is left to expire',
+};
 
 export class Elector {
   private state: ElectorState;
@@ -68,11 +84,13 @@ export class Elector {
   /** Monotonic time the Lease was first seen free (released or expired), for the takeover metric. */
   private freeSinceMs: number | undefined;
   private readonly log: Logger;
+  private readonly words: ElectorWording;
 
   constructor(private readonly options: ElectorOptions) {
     // vipMayBeUp: after a restart we cannot know; the first release removes it first.
     this.state = { lease: undefined, leading: false, lastRenewSentMs: undefined, candidate: options.initialCandidate ?? true, stopping: false, vipMayBeUp: true };
     this.log = options.logger.child({ component: 'vip', vip: options.name });
+    this.words = options.wording ?? VIP_WORDING;
   }
 
   get leading(): boolean {
@@ -215,7 +233,7 @@ export class Elector {
       return true;
     } catch (err) {
       this.removalFailed = true;
-      this.log.error({ err: describeError(err), reason }, 'could not make sure the VIP is gone; the Lease will run out instead of being released');
+      this.log.error({ err: describeError(err), reason }, `could not make sure ${this.words.thing} is gone; the Lease will run out instead of being released`);
       if (!this.state.stopping) await this.sleepUntil(this.options.clock.monotonicMs() + this.options.timings.retryPeriodMs);
       return false;
     }
@@ -228,7 +246,7 @@ export class Elector {
     this.options.metrics?.transitions.labels(this.options.name, 'acquired', reason).inc();
     if (this.freeSinceMs !== undefined) this.options.metrics?.takeover.labels(this.options.name).observe((now - this.freeSinceMs) / 1000);
     this.freeSinceMs = undefined;
-    this.log.info({ reason }, 'acquired the Lease: installing the VIP');
+    this.log.info({ reason }, `acquired the Lease: ${this.words.starting}`);
     await this.options.hooks.onLeading({ sentMs });
     this.options.metrics?.owned.labels(this.options.name).set(this.state.leading ? 1 : 0);
   }
@@ -239,7 +257,7 @@ export class Elector {
     if (!this.state.leading) return Promise.resolve();
     this.state = { ...this.state, leading: false };
     this.fenceTimer?.abort();
-    this.log.info({ reason }, 'stepping down: removing the VIP');
+    this.log.info({ reason }, `stepping down: ${this.words.stopping}`);
     this.options.metrics?.transitions.labels(this.options.name, 'lost', reason).inc();
     this.fencing = Promise.resolve()
       .then(() => this.options.hooks.onStopLeading(reason))
@@ -251,7 +269,7 @@ export class Elector {
         (err: unknown) => {
           this.removalFailed = true;
           // vipMayBeUp stays true: no release; the Lease runs out, the kernel lifetime removes the VIP
-          this.log.error({ err: describeError(err), reason }, 'removing the VIP failed; its kernel lifetime will, and the Lease is left to expire');
+          this.log.error({ err: describeError(err), reason }, this.words.stopFailed);
         },
       )
       .finally(() => {
