@@ -5,28 +5,19 @@
  * cluster does not serve NetworkDataTemplates or BareMetalHosts.
  */
 import type { Registry } from 'prom-client';
-import type { Clock } from '../core/clock.js';
-import type { Logger } from '../core/logger.js';
 import { WorkQueue } from '../core/work-queue.js';
-import type { EventRecorder } from '../kube/event-recorder.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { KubeNetdataStore } from '../kube/netdata-store.js';
 import { createNetdataMetrics } from '../netdata/metrics.js';
 import { hostWorkKey, NetdataReconciler, templateWorkKey } from '../netdata/reconciler.js';
 import { untilAnswered } from './ipam.js';
 import { servesResource } from './networks.js';
-import { OFF, runQueued, type QueuedRuntime } from './queued.js';
+import { OFF, runQueued, type QueuedCapabilityOptions, type QueuedRuntime } from './queued.js';
 
-export interface NetdataRuntimeOptions {
-  readonly kube: KubeClient;
+export interface NetdataRuntimeOptions extends QueuedCapabilityOptions {
   readonly registry: Registry;
-  readonly events: EventRecorder;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly namespace: string | undefined;
   /** Parallel host passes (each is a few API writes). */
   readonly concurrency?: number;
-  readonly resyncMs?: number;
 }
 
 export type NetdataRuntime = QueuedRuntime;

@@ -4,24 +4,14 @@
  * by network. Off (with a log line saying why) when the cluster does not serve
  * the ProvisioningNetwork or NetworkAttachmentDefinition APIs.
  */
-import type { Clock } from '../core/clock.js';
-import type { Logger } from '../core/logger.js';
 import { WorkQueue } from '../core/work-queue.js';
-import type { EventRecorder } from '../kube/event-recorder.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { KubeNetworkStore } from '../kube/network-store.js';
 import { NetworkReconciler } from '../multus/reconciler.js';
 import { untilAnswered } from './ipam.js';
-import { OFF, runQueued, type QueuedRuntime } from './queued.js';
+import { OFF, runQueued, type QueuedCapabilityOptions, type QueuedRuntime } from './queued.js';
 
-export interface NetworksRuntimeOptions {
-  readonly kube: KubeClient;
-  readonly events: EventRecorder;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly namespace: string | undefined;
-  readonly resyncMs?: number;
-}
+export type NetworksRuntimeOptions = QueuedCapabilityOptions;
 
 export type NetworksRuntime = QueuedRuntime;
 

@@ -4,7 +4,21 @@
  * queue runs until shutdown, and every key is queued again each resync.
  */
 import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
 import type { WorkQueue } from '../core/work-queue.js';
+import type { EventRecorder } from '../kube/event-recorder.js';
+import type { KubeClient } from '../kube/kube-client.js';
+
+/** What a queued capability is started with. */
+export interface QueuedCapabilityOptions {
+  readonly kube: KubeClient;
+  readonly events: EventRecorder;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Watch one namespace, or all when undefined. */
+  readonly namespace: string | undefined;
+  readonly resyncMs?: number;
+}
 
 export interface QueuedRuntime {
   /** False when the APIs it needs are not served (then it does nothing). */

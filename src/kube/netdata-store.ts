@@ -285,23 +285,22 @@ export class KubeNetdataStore implements NetdataStore {
       type: 'Opaque',
       data,
     };
-    // create first: a new host's Secret (the common case) costs one request, not a read and a write
-    if (!this.secretHashes.has(key)) {
-      try {
-        await this.secrets.create(body);
-        this.secretHashes.set(key, hash);
-        return 'created';
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-      }
-    }
-    const existing = await this.secrets.tryGet({ namespace: s.namespace, name: s.name });
+    const create = async (): Promise<'created'> => {
+      await this.secrets.create(body);
+      this.secretHashes.set(key, hash);
+      return 'created';
+    };
     try {
-      if (!existing) {
-        await this.secrets.create(body);
-        this.secretHashes.set(key, hash);
-        return 'created';
+      // create first: a new host's Secret (the common case) costs one request, not a read and a write
+      if (!this.secretHashes.has(key)) {
+        try {
+          return await create();
+        } catch (err) {
+          if (!isAlreadyExists(err)) throw err;
+        }
       }
+      const existing = await this.secrets.tryGet({ namespace: s.namespace, name: s.name });
+      if (!existing) return await create();
       if (existing.metadata.labels?.[HOST_LABEL] !== s.labels[HOST_LABEL]) return 'notOurs';
       if (existing.metadata.deletionTimestamp) return 'terminating';
       const same = hashOf(existing.metadata.labels ?? {}, existing.data ?? {}, existing.metadata.ownerReferences?.find((r) => r.kind === 'BareMetalHost')?.uid ?? '') === hash;

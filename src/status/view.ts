@@ -5,6 +5,7 @@
  * network data and why. Pure: the snapshot in, lines (at most `width`
  * columns) out.
  */
+import { compareIp, tryParseIp } from '../core/ip.js';
 import { parsePool, poolCapacity } from '../ipam/pool-spec.js';
 import { indexEntryAddresses, isReservationKey, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
@@ -79,7 +80,7 @@ export function statusLines(s: StatusSnapshot, width = 80): string[] {
       if (mac) leases.push([mac, ip, 'static', '', `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`]);
     }
   }
-  leases.sort((a, b) => compareIpText(a[1]!, b[1]!));
+  leases.sort((a, b) => byAddress(a[1]!, b[1]!));
   out.push(...table(['MAC', 'IP', 'EXPIRES', 'HOSTNAME', 'POOL'], leases.slice(0, MAX_ROWS), width, 'none'));
   if (leases.length > MAX_ROWS) out.push(`… and ${leases.length - MAX_ROWS} more (${leases.length} leases)`);
 
@@ -123,21 +124,26 @@ function leaseAge(l: LeaseFacts | undefined, nowMs: number): string {
   if (l.renewTimeMs === undefined) return 'held';
   const age = nowMs - l.renewTimeMs;
   const stale = l.durationSeconds !== undefined && age > l.durationSeconds * 1000;
-  return `${relative(-age).replace(/^in /, '').replace(/ ago$/, '')} ago${stale ? ' STALE' : ''}`;
+  return `${duration(age)} ago${stale ? ' STALE' : ''}`;
 }
 
 /** "in 59m", "3s ago". */
 function relative(ms: number): string {
-  const abs = Math.abs(ms);
-  const text = abs < 10_000 ? `${(abs / 1000).toFixed(1)}s` : abs < 120_000 ? `${Math.round(abs / 1000)}s` : abs < 7_200_000 ? `${Math.round(abs / 60_000)}m` : `${Math.round(abs / 3_600_000)}h`;
-  return ms >= 0 ? `in ${text}` : `${text} ago`;
+  return ms >= 0 ? `in ${duration(ms)}` : `${duration(ms)} ago`;
 }
 
-function compareIpText(a: string, b: string): number {
-  const pa = a.split('.').map(Number);
-  const pb = b.split('.').map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
-  return a < b ? -1 : a > b ? 1 : 0;
+/** |ms| as "1.2s", "40s", "59m", "3h". */
+function duration(ms: number): string {
+  const abs = Math.abs(ms);
+  return abs < 10_000 ? `${(abs / 1000).toFixed(1)}s` : abs < 120_000 ? `${Math.round(abs / 1000)}s` : abs < 7_200_000 ? `${Math.round(abs / 60_000)}m` : `${Math.round(abs / 3_600_000)}h`;
+}
+
+/** Addresses in address order (IPv4 before IPv6); text that is no address last. */
+function byAddress(a: string, b: string): number {
+  const x = tryParseIp(a);
+  const y = tryParseIp(b);
+  if (x && y) return compareIp(x, y);
+  return x ? -1 : y ? 1 : a < b ? -1 : a > b ? 1 : 0;
 }
 
 function fit(text: string, width: number): string {
