@@ -17,6 +17,7 @@ export const LAYER_OF = {
   multus: 'capability',
   tftp: 'capability',
   status: 'capability',
+  lab: 'capability',
   config: 'config',
   kube: 'adapter',
   host: 'adapter',

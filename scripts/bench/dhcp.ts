@@ -39,7 +39,7 @@ import { DHCP_LEASE_LABEL } from '../../src/ipam/objects.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { dhcpLeasesInApi } from '../../test/support/dhcp-leases.js';
-import { ip } from '../../test/support/netns.js';
+import { ip } from '../../src/host/netns-set.js';
 import { VIP, VipLab } from '../../test/support/vip-lab.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');

@@ -14,6 +14,7 @@ import { runNetworkAgent } from './network-agent.js';
 import { runDev } from './dev.js';
 import { runNetdataRender } from './netdata-render.js';
 import { runStatus } from './status.js';
+import { runLab } from './lab.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -48,6 +49,8 @@ async function main(): Promise<number> {
       return runNetworkAgent(command, { version: version(), env: process.env });
     case 'status':
       return runStatus(command, { env: process.env }, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), isTty: process.stdout.isTTY, columns: process.stdout.columns });
+    case 'lab':
+      return runLab(command, { version: version(), env: process.env }, { out: (t) => process.stdout.write(t), isTty: process.stdout.isTTY, columns: process.stdout.columns, rows: process.stdout.rows, stdin: process.stdin });
     case 'netdata-render':
       return runNetdataRender(command, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
   }

@@ -136,7 +136,20 @@ export interface StatusConfig extends KubeConnectionConfig {
   readonly watchSeconds: number;
 }
 
+export interface LabConfig {
+  readonly command: 'lab';
+  /** interactive: the live view and its keys; smoke: bring up, boot two, kill the holder, boot one more, tear down. */
+  readonly scenario: 'interactive' | 'smoke';
+  /** An append-only log instead of a screen redrawn in place. */
+  readonly plain: boolean;
+  /** PXE clients booted at the start of the interactive lab. */
+  readonly clients: number;
+  /** Where logs, the kubeconfig and the API server's files go; default ~/.cache/ironet/lab/<pid>. */
+  readonly dir: string | undefined;
+}
+
 export type Command =
+  | LabConfig
   | StatusConfig
   | ControllerConfig
   | NetdataRenderConfig
@@ -153,6 +166,8 @@ Usage: ironet <command> [flags]
 Commands:
   controller   run the controller (IPAM, network data, provisioning networks)
   agent        hold the provisioning VIP (Lease election) on a node
+  lab          the whole picture on one machine (root): API server, controller, three nodes with
+               Multus-attached Ironic pods and agents, QEMU PXE clients, a live view
   dev          start a local API server with the CRDs and run the controller against it
   netdata render  print the network-data Secret the controller would write for a host (no cluster needed)
   status       one screen: VIP holders, DHCP leases, pool usage, hosts waiting for network data
@@ -214,6 +229,15 @@ agent flags, VIP mode (one VIP on a configured interface; one Lease per VIP):
   --http-boot-url URL    UEFI HTTP boot (option 93 = 16); default: not answered
   --tftp-root DIR        [IRONET_TFTP_ROOT]     serve DIR read-only by TFTP on the VIP
 
+lab flags (root; run from an ironet checkout after sh scripts/setup.sh):
+  --scenario smoke       non-interactive: boot two clients, SIGKILL the VIP holder's agent, boot a third,
+                         tear down; prints a timeline and, last, one JSON line (exit 0 only when ok)
+  --plain                an append-only log instead of the screen redrawn in place
+  --clients N            PXE clients booted at the start of the interactive lab; default 2 (0-3)
+  --dir DIR              logs and the kubeconfig; default ~/.cache/ironet/lab/<pid>
+  keys in the interactive lab: k kill the VIP holder's agent, p pause/resume the API server,
+                         h add a host (BareMetalHost + PXE client), q or Ctrl-C quit and remove everything
+
 dev flags:
   --metrics-port PORT    [IRONET_METRICS_PORT]  default 8080
 
@@ -265,6 +289,8 @@ export function parseCommandLine(argv: readonly string[], ctx: ParseContext): Co
       return parseAgent(rest, ctx);
     case 'status':
       return parseStatus(rest, ctx);
+    case 'lab':
+      return parseLab(rest);
     case 'netdata':
       if (rest[0] === 'render') return parseNetdataRender(rest.slice(1));
       throw new ConfigError('command', `unknown netdata command ${JSON.stringify(rest[0] ?? '')}; the one there is: ironet netdata render`);
@@ -454,6 +480,25 @@ function int(flag: string, value: string | undefined, min: number, max: number, 
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < min || n > max) throw new ConfigError(flag, `${JSON.stringify(value)} is not a whole number from ${min} to ${max}`);
   return n;
+}
+
+function parseLab(args: readonly string[]): Command {
+  const { values } = strictParse(args, {
+    help: { type: 'boolean', short: 'h' },
+    scenario: { type: 'string' },
+    plain: { type: 'boolean' },
+    clients: { type: 'string' },
+    dir: { type: 'string' },
+  });
+  if (values.help) return { command: 'help', topic: 'lab' };
+  if (values.scenario !== undefined && values.scenario !== 'smoke') throw new ConfigError('--scenario', `${JSON.stringify(values.scenario)} is not a scenario: the one there is is "smoke" (leave it out for the interactive lab)`);
+  return {
+    command: 'lab',
+    scenario: values.scenario === 'smoke' ? 'smoke' : 'interactive',
+    plain: values.plain ?? false,
+    clients: int('--clients', values.clients, 0, 3, 2),
+    dir: values.dir,
+  };
 }
 
 function parseStatus(args: readonly string[], ctx: ParseContext): Command {

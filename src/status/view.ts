@@ -12,6 +12,7 @@ import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
 import { LEASE_ANNOTATIONS, macOfKey } from '../dhcp/objects.js';
 import type { ProvisioningNetworkObject } from '../multus/network.js';
 import type { NetworkDataTemplateObject } from '../netdata/template.js';
+import { duration, fit, relative, table } from './text.js';
 
 export interface LeaseFacts {
   readonly namespace: string;
@@ -84,21 +85,11 @@ export function statusLines(s: StatusSnapshot, width = 80): string[] {
   out.push(...table(['MAC', 'IP', 'EXPIRES', 'HOSTNAME', 'POOL'], leases.slice(0, MAX_ROWS), width, 'none'));
   if (leases.length > MAX_ROWS) out.push(`… and ${leases.length - MAX_ROWS} more (${leases.length} leases)`);
 
-  // pools: used (allocations, leases, blocks) and reserved (reserved-* keys) of what they can hand out
+  // pools: used and reserved of what they can hand out
   out.push('', 'IP POOLS');
   const poolRows = s.pools.map((p) => {
-    const parsed = parsePool(p);
-    const spec = parsed.spec;
-    const name = `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
-    if (!spec) return [name, '—', '—', '—', `invalid: ${parsed.problems.find((x) => x.severity === 'blocking')?.field ?? 'spec'}`];
-    const indexes = Object.entries(p.status?.indexes ?? {});
-    const reservedIps = Object.entries(p.spec?.preAllocations ?? {}).filter(([k]) => isReservationKey(k)).map(([, v]) => v);
-    const taken = indexes.flatMap(([k, v]) => indexEntryAddresses(k, v));
-    const all = poolCapacity(spec, [...taken, ...reservedIps.flatMap((ip) => indexEntryAddresses('reserved', ip))]);
-    const used = poolCapacity(spec, taken).taken;
-    const capacity = Number(all.capacity);
-    const share = capacity > 0 ? `${Math.round((all.taken / capacity) * 100)}%` : '—';
-    return [name, String(used), String(all.taken - used), String(capacity - all.taken), share];
+    const u = poolUsage(p);
+    return [u.name, ...(u.invalid ? ['—', '—', '—', `invalid: ${u.invalid}`] : [String(u.used), String(u.reserved), String(u.free), u.share])];
   });
   out.push(...table(['POOL', 'USED', 'RESERVED', 'FREE', 'IN USE'], poolRows, width, 'none'));
 
@@ -118,6 +109,35 @@ export function statusLines(s: StatusSnapshot, width = 80): string[] {
   return out;
 }
 
+export interface PoolUsage {
+  /** namespace/name */
+  readonly name: string;
+  readonly used: number;
+  readonly reserved: number;
+  readonly free: number;
+  readonly capacity: number;
+  /** "42%", or "—" for an empty pool. */
+  readonly share: string;
+  /** The blocking problem's field when the pool's spec is invalid. */
+  readonly invalid?: string;
+}
+
+/** A pool's usage: used (allocations, leases, blocks) and reserved (reserved-* keys) of what it can hand out. */
+export function poolUsage(p: IpPoolObject): PoolUsage {
+  const parsed = parsePool(p);
+  const spec = parsed.spec;
+  const name = `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
+  if (!spec) return { name, used: 0, reserved: 0, free: 0, capacity: 0, share: '—', invalid: parsed.problems.find((x) => x.severity === 'blocking')?.field ?? 'spec' };
+  const indexes = Object.entries(p.status?.indexes ?? {});
+  const reservedIps = Object.entries(p.spec?.preAllocations ?? {}).filter(([k]) => isReservationKey(k)).map(([, v]) => v);
+  const taken = indexes.flatMap(([k, v]) => indexEntryAddresses(k, v));
+  const all = poolCapacity(spec, [...taken, ...reservedIps.flatMap((ip) => indexEntryAddresses('reserved', ip))]);
+  const used = poolCapacity(spec, taken).taken;
+  const capacity = Number(all.capacity);
+  const share = capacity > 0 ? `${Math.round((all.taken / capacity) * 100)}%` : '—';
+  return { name, used, reserved: all.taken - used, free: capacity - all.taken, capacity, share };
+}
+
 function leaseAge(l: LeaseFacts | undefined, nowMs: number): string {
   if (!l) return 'no Lease';
   if (!l.holder) return 'released';
@@ -127,52 +147,10 @@ function leaseAge(l: LeaseFacts | undefined, nowMs: number): string {
   return `${duration(age)} ago${stale ? ' STALE' : ''}`;
 }
 
-/** "in 59m", "3s ago". */
-function relative(ms: number): string {
-  return ms >= 0 ? `in ${duration(ms)}` : `${duration(ms)} ago`;
-}
-
-/** |ms| as "1.2s", "40s", "59m", "3h". */
-function duration(ms: number): string {
-  const abs = Math.abs(ms);
-  return abs < 10_000 ? `${(abs / 1000).toFixed(1)}s` : abs < 120_000 ? `${Math.round(abs / 1000)}s` : abs < 7_200_000 ? `${Math.round(abs / 60_000)}m` : `${Math.round(abs / 3_600_000)}h`;
-}
-
 /** Addresses in address order (IPv4 before IPv6); text that is no address last. */
 function byAddress(a: string, b: string): number {
   const x = tryParseIp(a);
   const y = tryParseIp(b);
   if (x && y) return compareIp(x, y);
   return x ? -1 : y ? 1 : a < b ? -1 : a > b ? 1 : 0;
-}
-
-function fit(text: string, width: number): string {
-  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
-}
-
-/** Columns sized to their content; the last one takes what is left of `width` (truncated with …). */
-function table(header: string[], rows: string[][], width: number, empty: string): string[] {
-  if (rows.length === 0) return [fit(`  ${empty}`, width)];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  // shrink the widest columns (but the last) until the line fits
-  const total = (): number => 2 + widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
-  while (total() > width) {
-    const i = widths.slice(0, -1).reduce((best, w, k) => (w > widths[best]! ? k : best), 0);
-    const last = widths.length - 1;
-    if (widths[last]! > 12) widths[last]!--;
-    else if (widths[i]! > 8) widths[i]!--;
-    else break;
-  }
-  const line = (cells: string[]): string =>
-    fit(
-      `  ${cells
-        .map((c, i) => {
-          const w = widths[i]!;
-          const v = c.length > w ? `${c.slice(0, Math.max(0, w - 1))}…` : c;
-          return i === cells.length - 1 ? v : v.padEnd(w);
-        })
-        .join('  ')}`,
-      width,
-    );
-  return [line(header), ...rows.map(line)];
 }

@@ -10,7 +10,8 @@
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
-import { BootHttp, QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../support/pxe.js';
+import { BootHttp } from '../../src/host/boot-http.js';
+import { QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../../src/host/qemu.js';
 import { VIP, VipLab } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };

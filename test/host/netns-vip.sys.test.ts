@@ -10,18 +10,18 @@ import { systemClock } from '../../src/core/clock.js';
 import { parseIp } from '../../src/core/ip.js';
 import * as native from '../../src/host/native.js';
 import { NetnsVip } from '../../src/host/netns-vip.js';
-import { requireRoot, sweepStale, TestNet } from '../support/netns.js';
+import { requireRoot, sweepStale, NetnsSet } from '../../src/host/netns-set.js';
 
 describe('NetnsVip (system)', function () {
   this.timeout(20_000);
-  let net: TestNet;
+  let net: NetnsSet;
   let vips: NetnsVip[] = [];
   before(() => {
     requireRoot();
     sweepStale();
   });
   beforeEach(() => {
-    net = new TestNet();
+    net = new NetnsSet();
   });
   afterEach(() => {
     for (const v of vips) v.close();

@@ -23,8 +23,8 @@ import { installCrds } from '../../src/kube/manifests.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import { crdManifests, repoRoot } from '../support/cluster.js';
-import { cniAdd, cniDel, cniPluginDir, ensureMultus, multusConfig, type CniInvocation, type MultusConfig } from '../support/multus.js';
-import { ip, requireRoot, run, sweepStale, TestNet } from '../support/netns.js';
+import { cniAdd, cniDel, cniPluginDir, ensureMultus, multusConfig, type CniInvocation, type MultusConfig } from '../../src/host/cni.js';
+import { ip, requireRoot, run, sweepStale, NetnsSet } from '../../src/host/netns-set.js';
 
 const NS = 'multus-test';
 const POD_IP = '172.22.0.10';
@@ -57,7 +57,7 @@ interface LinkJson {
 
 describe('Multus thin plugin (system)', function () {
   this.timeout(120_000);
-  const net = new TestNet();
+  const net = new NetnsSet();
   let work = '';
   let node = '';
   let apiserver: LocalApiServer | undefined;

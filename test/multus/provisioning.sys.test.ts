@@ -27,10 +27,11 @@ import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
 import { controllerConfig, repoRoot } from '../support/cluster.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { eventually } from '../support/ipam-fixture.js';
-import { IronicPods, type IronicPod } from '../support/ironic-pods.js';
-import { CniError, ensureMultus, cniPluginDir, multusConfig } from '../support/multus.js';
-import { ip } from '../support/netns.js';
-import { BootHttp, QemuMachine, requirePxeTools } from '../support/pxe.js';
+import { IronicPods, type IronicPod } from '../../src/cmd/lab/ironic-pods.js';
+import { CniError, ensureMultus, cniPluginDir, multusConfig } from '../../src/host/cni.js';
+import { ip } from '../../src/host/netns-set.js';
+import { BootHttp } from '../../src/host/boot-http.js';
+import { QemuMachine, requirePxeTools } from '../../src/host/qemu.js';
 import { VIP, VipLab } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };

@@ -7,44 +7,34 @@
  * agent rules. An observer subscribes to address changes in every node
  * namespace (netlink), so "two holders at once" is measured, not guessed.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnInNetns } from '../../src/host/netns-process.js';
 import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { systemClock } from '../../src/core/clock.js';
-import { formatIp } from '../../src/core/ip.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import { ensureApiServerBinaries, kubeconfigYaml, startLocalApiServer, type LocalApiServer } from '../../src/host/local-apiserver.js';
 import { Buffer } from 'node:buffer';
 import * as native from '../../src/host/native.js';
-import { NetlinkSocket } from '../../src/host/netlink.js';
-import { encodeGetAddresses, RTMGRP } from '../../src/host/netlink-codec.js';
+import { hasAddress, watchAddress, type AddressWatch } from '../../src/host/address-watch.js';
+import { holdOverlapMs, nextAdd, type HoldEvent } from '../../src/lab/holders.js';
+import { AGENT_CAPABILITIES } from '../../src/lab/plan.js';
 import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { ElectionTimings } from '../../src/vip/election.js';
 import { installCrds } from '../../src/kube/manifests.js';
 import { chartRules, crdManifests, repoRoot } from './cluster.js';
-import { ip, requireRoot, run, sweepStale, TestNet } from './netns.js';
+import { ip, requireRoot, run, sweepStale, NetnsSet } from '../../src/host/netns-set.js';
 
 export const VIP = '172.22.0.2';
 
-/**
- * The agent's capabilities in ProvisioningNetwork mode, the list the README
- * justifies and the chart's DaemonSet grants: the system tests run the agent
- * with its capability bounding set cut down to exactly these.
- */
-export const AGENT_CAPABILITIES = ['net_admin', 'net_raw', 'net_bind_service', 'sys_admin', 'sys_ptrace'] as const;
+export { AGENT_CAPABILITIES };
 const API_IP = '10.250.0.1';
 
-export interface HoldEvent {
-  readonly node: number;
-  readonly kind: 'add' | 'del';
-  /** process.hrtime in ms (CLOCK_MONOTONIC). */
-  readonly atMs: number;
-}
 
 export interface VipLabOptions {
   readonly nodes?: number;
@@ -84,14 +74,14 @@ function killAll(): void {
 }
 
 export class VipLab {
-  readonly net = new TestNet();
+  readonly net = new NetnsSet();
   readonly nodes: string[] = [];
   client = '';
   api = '';
   apiserver: LocalApiServer | undefined;
   admin: KubeClient | undefined;
   readonly events: HoldEvent[] = [];
-  private readonly observers: NetlinkSocket[] = [];
+  private readonly observers: AddressWatch[] = [];
   private readonly agents = new Map<number, ChildProcess>();
   private readonly kubeconfigs: string[] = [];
   private readonly ns = 'ironet-system';
@@ -218,18 +208,7 @@ export class VipLab {
    * the Ironic pod's namespace), logged as node `i`'s.
    */
   observe(i: number, netns?: string): void {
-    const sock = new NetlinkSocket(this.net.path(netns ?? this.nodes[i]!), RTMGRP.ipv4Ifaddr);
-    this.observers.push(sock);
-    let holding = false;
-    sock.onNotification((m) => {
-      if ((m.kind === 'newAddress' || m.kind === 'delAddress') && formatIp(m.address.ip) === VIP) {
-        // a lifetime refresh is also an RTM_NEWADDR: only transitions count
-        const adds = m.kind === 'newAddress';
-        if (adds === holding) return;
-        holding = adds;
-        this.events.push({ node: i, kind: adds ? 'add' : 'del', atMs: now() });
-      }
-    });
+    this.observers.push(watchAddress(this.net.path(netns ?? this.nodes[i]!), VIP, (added) => this.events.push({ node: i, kind: added ? 'add' : 'del', atMs: now() })));
   }
 
   /** The namespace of the lab's Leases, ServiceAccounts and DHCP pool. */
@@ -252,15 +231,7 @@ export class VipLab {
   /** Nodes holding the VIP right now, read from the kernel (not from the event log). */
   async holdersNow(): Promise<number[]> {
     const out: number[] = [];
-    for (let i = 0; i < this.nodes.length; i++) {
-      const s = new NetlinkSocket(this.net.path(this.nodes[i]!));
-      try {
-        const msgs = await s.request((seq) => encodeGetAddresses(seq), 'dump');
-        if (msgs.some((m) => m.kind === 'newAddress' && formatIp(m.address.ip) === VIP)) out.push(i);
-      } finally {
-        s.close();
-      }
-    }
+    for (let i = 0; i < this.nodes.length; i++) if (await hasAddress(this.net.path(this.nodes[i]!), VIP)) out.push(i);
     return out;
   }
 
@@ -311,16 +282,12 @@ export class VipLab {
     // in ProvisioningNetwork mode the agent runs with exactly the capabilities the chart grants it (AGENT_CAPABILITIES)
     // (IRONET_TEST_AGENT_CAPS=a,b overrides the list: how docs/operations.md shows each one is needed)
     const caps = process.env.IRONET_TEST_AGENT_CAPS?.split(',') ?? AGENT_CAPABILITIES;
-    const confine = mode === 'networks' ? ['setpriv', '--bounding-set', `-all${caps.map((c) => `,+${c}`).join('')}`, '--'] : [];
-    const child = spawn('ip', ['netns', 'exec', this.nodes[i]!, ...confine, process.execPath, ...(this.options.nodeArgs ?? []), ...entry, ...args], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnInNetns({ netns: this.nodes[i]!, argv: [process.execPath, ...(this.options.nodeArgs ?? []), ...entry, ...args], capabilities: mode === 'networks' ? caps : undefined, cwd: repoRoot });
     this.metricsPorts.delete(i);
     this.lines.set(i, []);
     const log = this.options.logDir ? createWriteStream(path.join(this.options.logDir, `agent-${i}-${child.pid}.log`)) : undefined;
     // the agent logs JSON lines on stderr (stdout stays free for command output)
-    createInterface(child.stderr).on('line', (line) => {
+    createInterface(child.stderr!).on('line', (line) => {
       log?.write(`${line}\n`);
       const kept = this.lines.get(i);
       if (kept && kept.push(line) > 4000) kept.splice(0, 2000);
@@ -411,7 +378,7 @@ export class VipLab {
   async nextHolder(sinceMs: number, timeoutMs: number, except?: number): Promise<HoldEvent | undefined> {
     const deadline = now() + timeoutMs;
     for (;;) {
-      const e = this.events.find((x) => x.kind === 'add' && x.atMs >= sinceMs && x.node !== except);
+      const e = nextAdd(this.events, sinceMs, except);
       if (e) return e;
       if (now() > deadline) return undefined;
       await systemClock.sleep(5);
@@ -420,18 +387,7 @@ export class VipLab {
 
   /** Total time (ms) during which two or more nodes held the VIP, by the event log. */
   dualHolderMs(fromMs = 0, toMs = Number.POSITIVE_INFINITY): number {
-    const holding = new Set<number>();
-    let overlap = 0;
-    let since = 0;
-    for (const e of [...this.events].sort((a, b) => a.atMs - b.atMs)) {
-      const before = holding.size;
-      if (e.kind === 'add') holding.add(e.node);
-      else holding.delete(e.node);
-      if (before < 2 && holding.size >= 2) since = e.atMs;
-      if (before >= 2 && holding.size < 2 && e.atMs >= fromMs && since <= toMs) overlap += Math.min(e.atMs, toMs) - Math.max(since, fromMs);
-    }
-    if (holding.size >= 2) overlap += Math.max(0, Math.min(now(), toMs) - Math.max(since, fromMs));
-    return overlap;
+    return holdOverlapMs(this.events, now(), fromMs, toMs);
   }
 
   /** Adds by node after `sinceMs`. */

@@ -1,19 +1,16 @@
 /**
- * Real PXE clients for system tests: QEMU (TCG: no KVM here) booting from the
- * network through a tap device on the lab's provisioning bridge, either with
- * SeaBIOS and QEMU's iPXE option ROM (the client DHCPs as iPXE at once) or
- * with OVMF (UEFI) and EDK2's own PXE (arch 7: TFTP, then iPXE), plus a
- * stand-in for Ironic's httpd in every node namespace that reports each
- * request, so a test passes only when a machine reaches boot.ipxe.
+ * Real PXE clients for `ironet lab` and the system tests: QEMU (TCG: no KVM
+ * here) booting from the network through a tap device on a provisioning
+ * bridge, either with SeaBIOS and QEMU's iPXE option ROM (the client DHCPs as
+ * iPXE at once) or with OVMF (UEFI) and EDK2's own PXE (arch 7: TFTP, then
+ * iPXE). A machine dies with the process that started it (parent-death
+ * signal), so a crashed lab leaves no QEMU behind.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, createWriteStream, existsSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, createWriteStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
 
 const NEEDED: Record<string, string> = {
   '/usr/bin/qemu-system-x86_64': 'qemu-system-x86',
@@ -28,7 +25,7 @@ export function requirePxeTools(): void {
   const missing = Object.entries(NEEDED).filter(([f]) => !existsSync(f));
   if (missing.length > 0) {
     const pkgs = [...new Set(missing.map(([, p]) => p))].join(' ');
-    throw new Error(`PXE system tests need ${missing.map(([f]) => f).join(', ')}: run \`sh scripts/setup.sh\` (or apt-get install ${pkgs})`);
+    throw new Error(`PXE clients need ${missing.map(([f]) => f).join(', ')}: run \`sh scripts/setup.sh\` as root (or apt-get install ${pkgs})`);
   }
 }
 
@@ -38,37 +35,6 @@ export function tftpRoot(): string {
   copyFileSync('/usr/lib/ipxe/undionly.kpxe', path.join(dir, 'undionly.kpxe'));
   copyFileSync('/usr/lib/ipxe/snponly.efi', path.join(dir, 'snponly-x86_64.efi'));
   return dir;
-}
-
-export interface HttpHit {
-  readonly node: string;
-  readonly path: string;
-  readonly from: string;
-  readonly atMs: number;
-}
-
-/** The boot.ipxe stand-in, one process per node namespace, on 0.0.0.0:port (so it answers on the VIP wherever it is). */
-export class BootHttp {
-  readonly hits: HttpHit[] = [];
-  private readonly children: ChildProcess[] = [];
-
-  constructor(nodes: readonly string[], port = 6180) {
-    for (const ns of nodes) {
-      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, path.join(here, 'http-stub.mjs'), String(port), ns], { stdio: ['ignore', 'pipe', 'inherit'] });
-      createInterface(child.stdout).on('line', (l) => {
-        try {
-          this.hits.push(JSON.parse(l) as HttpHit);
-        } catch {
-          /* not ours */
-        }
-      });
-      this.children.push(child);
-    }
-  }
-
-  stop(): void {
-    for (const c of this.children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGTERM');
-  }
 }
 
 export type Firmware = 'bios' | 'uefi';
@@ -86,7 +52,10 @@ export interface QemuOptions {
 /** One PXE-booting machine. */
 export class QemuMachine {
   private readonly child: ChildProcess;
+  private readonly scratch: string | undefined;
   readonly console: string[] = [];
+  /** Set when QEMU exits (the lab's boot.ipxe powers the machine off once reached). */
+  exitedAtMs: number | undefined;
 
   constructor(readonly o: QemuOptions) {
     ip('-n', o.bridgeNs, 'tuntap', 'add', 'dev', o.tap, 'mode', 'tap');
@@ -99,7 +68,8 @@ export class QemuMachine {
       args.push('-device', `e1000,netdev=n0,mac=${o.mac},bootindex=1`);
     } else {
       // OVMF with EDK2's own virtio-net driver and PXE (no iPXE ROM): arch 7, TFTP
-      const vars = path.join(mkdtempSync(path.join(tmpdir(), 'irn-ovmf-')), 'vars.fd');
+      this.scratch = mkdtempSync(path.join(tmpdir(), 'irn-ovmf-'));
+      const vars = path.join(this.scratch, 'vars.fd');
       copyFileSync('/usr/share/OVMF/OVMF_VARS_4M.fd', vars);
       args.push(
         '-drive', 'if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd',
@@ -107,13 +77,24 @@ export class QemuMachine {
         '-device', `virtio-net-pci,netdev=n0,mac=${o.mac},romfile=,bootindex=1`,
       );
     }
-    this.child = spawn('ip', ['netns', 'exec', o.bridgeNs, 'qemu-system-x86_64', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // setpriv --pdeathsig: the machine is killed when the process that started it dies, however it dies
+    this.child = spawn('ip', ['netns', 'exec', o.bridgeNs, 'setpriv', '--pdeathsig', 'KILL', '--', 'qemu-system-x86_64', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.once('exit', () => (this.exitedAtMs = performance.now()));
     const log = o.logFile ? createWriteStream(o.logFile) : undefined;
     createInterface(this.child.stdout!).on('line', (l) => {
       this.console.push(l);
+      if (this.console.length > 2000) this.console.splice(0, 1000);
       log?.write(`${l}\n`);
     });
     this.child.stderr?.on('data', (d: Buffer) => log?.write(d));
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
   }
 
   /** Console lines that look like the boot path (for failure messages). */
@@ -122,8 +103,9 @@ export class QemuMachine {
   }
 
   stop(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null && this.child.pid) process.kill(this.child.pid, 'SIGKILL');
+    if (this.running && this.child.pid) process.kill(this.child.pid, 'SIGKILL');
     spawnSync('ip', ['-n', this.o.bridgeNs, 'link', 'del', this.o.tap]);
+    if (this.scratch) rmSync(this.scratch, { recursive: true, force: true });
   }
 }
 

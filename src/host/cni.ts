@@ -4,16 +4,17 @@
  * environment, the network configuration on stdin, the result (or a CNI error)
  * as JSON on stdout. It runs in a "node" network namespace (`ip netns exec`),
  * standing in for the node's host namespace, and delegates to the reference
- * plugins of Debian's containernetworking-plugins (/usr/lib/cni).
+ * plugins of Debian's containernetworking-plugins (/usr/lib/cni). Used by
+ * `ironet lab` and the system tests.
  */
 import { execFile, spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from './cluster.js';
 
 const execFileAsync = promisify(execFile);
+const repoRoot = path.resolve(import.meta.dirname, '../..');
 
 const SETUP_HINT = 'install Go >= 1.26 (https://go.dev/dl) and run `sh scripts/setup.sh` (it runs tools/multus/build.sh)';
 
@@ -50,7 +51,7 @@ async function buildMultus(): Promise<string> {
 export const CNI_PLUGIN_DIR = '/usr/lib/cni';
 const REQUIRED_PLUGINS = ['macvlan', 'static', 'tuning', 'loopback'];
 
-/** The reference CNI plugins' folder, after checking the plugins the tests use are there. */
+/** The reference CNI plugins' folder, after checking the plugins the lab and the tests use are there. */
 export function cniPluginDir(): string {
   const missing = REQUIRED_PLUGINS.filter((p) => !isExecutable(path.join(CNI_PLUGIN_DIR, p)));
   if (missing.length > 0) {
@@ -104,8 +105,8 @@ export interface MultusConfigOptions {
  * The simplest cluster network that works inside a bare network namespace: the
  * reference `loopback` plugin. It needs no IPAM, no host-side veth or bridge and
  * keeps no state, and Multus accepts it as the master delegate (its result, `lo`
- * with 127.0.0.1/8, becomes the default entry of network-status). The tests are
- * about the additional networks Multus adds from NetworkAttachmentDefinitions.
+ * with 127.0.0.1/8, becomes the default entry of network-status). The lab and the tests
+ * are about the additional networks Multus adds from NetworkAttachmentDefinitions.
  */
 export function loopbackClusterNetwork(cniVersion = '1.0.0'): CniNetConf {
   return { cniVersion, name: 'cluster', type: 'loopback' };
@@ -209,7 +210,7 @@ async function invokeMultus(command: 'ADD' | 'DEL', o: CniInvocation): Promise<s
   const pluginDir = cniPluginDir();
   const multusDir = await ensureMultus();
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     CNI_COMMAND: command,
     CNI_CONTAINERID: o.containerId,
     CNI_NETNS: o.podNetnsPath,

@@ -1,8 +1,9 @@
 /**
- * Network namespaces, veths and bridges for system tests, always cleaned up.
- * Names carry the test process's PID so parallel or aborted runs never clash,
- * and `sweepStale()` removes what an earlier, killed run left behind (only
- * names with our prefix and a PID that is no longer alive).
+ * Network namespaces, veths and bridges for `ironet lab` and the system tests,
+ * always cleaned up. Names carry the owning process's PID so parallel or
+ * aborted runs never clash, and `sweepStale()` removes what an earlier, killed
+ * run left behind (only names with our prefix and a PID that is no longer
+ * alive).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -15,15 +16,17 @@ export function ip(...args: string[]): string {
   return run('ip', ...args);
 }
 
-export function requireRoot(): void {
-  if (process.getuid?.() !== 0) throw new Error('system tests need root (network namespaces): run them as root, e.g. sudo npm test');
+/** Fails, saying what needs root and how to run it, unless this process is root. */
+export function requireRoot(what = 'system tests need root (network namespaces): run them as root, e.g. sudo npm test'): void {
+  if (process.getuid?.() !== 0) throw new Error(what);
 }
 
 const PREFIX = 'irn';
 
-/** Deletes namespaces left by test processes that are gone. */
-export function sweepStale(): void {
-  if (!existsSync('/var/run/netns')) return;
+/** Deletes namespaces left by processes that are gone; returns how many. */
+export function sweepStale(): number {
+  let swept = 0;
+  if (!existsSync('/var/run/netns')) return 0;
   for (const name of readdirSync('/var/run/netns')) {
     const m = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
     if (!m) continue;
@@ -37,17 +40,25 @@ export function sweepStale(): void {
     if (!alive) {
       try {
         ip('netns', 'del', name);
+        swept++;
       } catch {
         /* already gone */
       }
     }
   }
+  return swept;
+}
+
+/** Namespaces this process made that still exist (a clean teardown leaves none). */
+export function ownNamespaces(pid = process.pid): string[] {
+  if (!existsSync('/var/run/netns')) return [];
+  return readdirSync('/var/run/netns').filter((n) => n.startsWith(`${PREFIX}${pid}-`));
 }
 
 let counter = 0;
 let ifindex = 1000 + (process.pid % 1000) * 20;
 
-export class TestNet {
+export class NetnsSet {
   private readonly namespaces: string[] = [];
   private readonly rootLinks: string[] = [];
 

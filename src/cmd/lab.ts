@@ -1,0 +1,285 @@
+/**
+ * Composition root of `ironet lab`: builds the lab's world (cmd/lab/world.ts),
+ * then either runs the smoke scenario — two PXE boots, SIGKILL of the VIP
+ * holder's agent, a third boot through the new holder, teardown, a timeline and
+ * one JSON line — or the interactive lab: a live view redrawn in place (or an
+ * append-only log with --plain) and keys to kill the holder, pause the API
+ * server and add hosts. Ctrl-C, a signal or an error always tears the world
+ * down; what a crash leaves is swept by the next run.
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { emitKeypressEvents } from 'node:readline';
+import type { LabConfig } from '../config/command-line.js';
+import { systemClock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
+import { nextAdd } from '../lab/holders.js';
+import { LAB_VIP, type PxeHost } from '../lab/plan.js';
+import { formatEntry, smokeResult, Timeline, type EntryKind, type PxeOutcome } from '../lab/timeline.js';
+import { labLines } from '../lab/view.js';
+import type { RunContext } from './controller.js';
+import { cacheDir, upstreamCrdDir } from './dev.js';
+import { LabWorld } from './lab/world.js';
+
+export interface LabIo {
+  readonly out: (text: string) => void;
+  readonly isTty: boolean;
+  readonly columns: number | undefined;
+  readonly rows: number | undefined;
+  readonly stdin: NodeJS.ReadStream;
+}
+
+/** How long one PXE client may take from power-on to boot.ipxe (QEMU without KVM is slow). */
+const BOOT_TIMEOUT_MS = 240_000;
+/** The VIP must move within this after its holder's agent is killed (lease 2 s + retry). */
+const FAILOVER_TIMEOUT_MS = 20_000;
+/** The interactive lab restarts a killed agent after this, as its DaemonSet would. */
+const RESTART_AFTER_MS = 5_000;
+
+const now = (): number => systemClock.monotonicMs();
+
+export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Promise<number> {
+  const startMs = now();
+  const timeline = new Timeline(startMs);
+  const dir = config.dir ?? labDir(ctx.env);
+  const live = config.scenario === 'interactive' && io.isTty && !config.plain;
+  // on a terminal, lines fit it; in a log, they are whole
+  const width = io.isTty ? Math.min(io.columns ?? 80, 120) : 1000;
+  const print = (kind: EntryKind, text: string): void => {
+    if (!screenOn) io.out(`${formatEntry({ atMs: now() - startMs, kind, text }, width)}\n`);
+  };
+  let screenOn = false;
+  const world = new LabWorld({ dir, crdDir: upstreamCrdDir(ctx.env), timeline, onEntry: print });
+
+  // a signal or a crash of this process tears the world down; the namespaces at least go synchronously on exit
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const onExit = (): void => world.net.cleanup();
+  process.once('exit', onExit);
+
+  io.out(`ironet lab: building the lab on this machine (logs in ${dir})\n`);
+  let code = 1;
+  let error: string | undefined;
+  let result: ReturnType<typeof smokeResult> | undefined;
+  let smoke: Omit<Parameters<typeof smokeResult>[0], 'leftovers' | 'error'> | undefined;
+  try {
+    await abortable(world.up(), stop.signal);
+    const setupMs = now() - startMs;
+    print('step', `lab ready in ${(setupMs / 1000).toFixed(1)}s: VIP ${LAB_VIP} on ${world.ironic[world.holders()[0] ?? 0]?.name ?? '?'}`);
+    if (config.scenario === 'smoke') {
+      smoke = await abortable(runSmoke(world, setupMs, print), stop.signal);
+    } else {
+      screenOn = live;
+      code = await runInteractive(world, config, io, startMs, timeline, stop.signal, width, (on) => (screenOn = on));
+    }
+  } catch (err) {
+    error = stop.signal.aborted ? 'interrupted' : describeError(err);
+    if (!stop.signal.aborted) io.out(`\nironet lab: ${error}\n`);
+  } finally {
+    screenOn = false;
+    print('step', 'tearing down: QEMU, agents, controller, pods, API server, namespaces');
+    const leftovers = await world.down().catch((err: unknown) => [`teardown failed: ${describeError(err)}`]);
+    process.removeListener('exit', onExit);
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    print(leftovers.length === 0 ? 'step' : 'problem', leftovers.length === 0 ? 'nothing left behind (no namespace, no process)' : `left behind: ${leftovers.join(', ')}`);
+    if (config.scenario === 'smoke') {
+      result = smokeResult({
+        setupMs: smoke?.setupMs ?? now() - startMs,
+        clients: smoke?.clients ?? [],
+        killedHolder: smoke?.killedHolder,
+        newHolder: smoke?.newHolder,
+        failoverMs: smoke?.failoverMs,
+        dualHolderMs: smoke?.dualHolderMs ?? world.dualHolderMs(),
+        afterFailover: smoke?.afterFailover,
+        leftovers,
+        error,
+      });
+      code = result.ok ? 0 : 1;
+    } else if (error === undefined || error === 'interrupted') {
+      code = leftovers.length === 0 ? 0 : 1;
+    }
+  }
+  if (result) {
+    io.out(`\n${result.ok ? 'smoke: ok' : `smoke: FAILED — ${result.problems.join('; ')}`} (logs in ${dir})\n`);
+    io.out(`${JSON.stringify(result)}\n`);
+  }
+  return code;
+}
+
+type SmokeOutcome = Omit<Parameters<typeof smokeResult>[0], 'leftovers' | 'error'>;
+
+/** Two clients boot; the VIP holder's agent is SIGKILLed; a third client boots through the new holder. */
+async function runSmoke(world: LabWorld, setupMs: number, print: (kind: EntryKind, text: string) => void): Promise<SmokeOutcome> {
+  const [a, b, c] = world.hosts;
+  if (!a || !b || !c) throw new Error('examples/lab/hosts.yaml must list at least three PXE hosts');
+  world.boot(a);
+  world.boot(b);
+  await bootsDone(world, [a, b]);
+  const killed = world.killHolderAgent();
+  if (!killed) throw new Error('nobody held the VIP to be killed');
+  const next = await world.until('other pod taking the VIP', () => Promise.resolve(nextAdd(world.holdEvents, killed.atMs, killed.node)), FAILOVER_TIMEOUT_MS);
+  const failoverMs = next.atMs - killed.atMs;
+  print('vip', `failover: ${world.ironic[next.node]?.name ?? '?'} took the VIP ${failoverMs.toFixed(0)} ms after the SIGKILL`);
+  world.boot(c);
+  await bootsDone(world, [c]);
+  return {
+    setupMs,
+    clients: world.clients.map((x): PxeOutcome => ({
+      host: x.host.name,
+      mac: x.host.mac,
+      seconds: x.bootAtMs === undefined ? undefined : (x.bootAtMs - x.startedAtMs) / 1000,
+      address: x.address,
+      servedBy: x.servedBy,
+    })),
+    killedHolder: world.ironic[killed.node]?.name,
+    newHolder: world.ironic[next.node]?.name,
+    failoverMs,
+    dualHolderMs: world.dualHolderMs(),
+    afterFailover: c.name,
+  };
+}
+
+async function bootsDone(world: LabWorld, hosts: PxeHost[]): Promise<void> {
+  await world.until(
+    `boot.ipxe request from ${hosts.map((h) => h.name).join(' and ')}`,
+    async () => {
+      await world.refresh();
+      const mine = world.clients.filter((c) => hosts.some((h) => h.mac === c.host.mac));
+      const dead = mine.find((c) => c.bootAtMs === undefined && !c.machine.running);
+      if (dead) throw new Error(`QEMU of ${dead.host.name} exited before boot.ipxe; its console:\n${dead.machine.tail()}`);
+      return mine.every((c) => c.bootAtMs !== undefined) ? true : undefined;
+    },
+    BOOT_TIMEOUT_MS,
+  );
+}
+
+/** The live lab: redraws (or logs) until q, Ctrl-C or a signal. */
+async function runInteractive(
+  world: LabWorld,
+  config: LabConfig,
+  io: LabIo,
+  startMs: number,
+  timeline: Timeline,
+  signal: AbortSignal,
+  width: number,
+  setScreen: (on: boolean) => void,
+): Promise<number> {
+  for (const h of world.hosts.slice(0, config.clients)) world.boot(h);
+  const live = io.isTty && !config.plain;
+  const restarts = new Set<NodeJS.Timeout>();
+  const act = (key: string): void => {
+    if (key === 'k') {
+      const killed = world.killHolderAgent();
+      if (!killed) return void timeline.add('problem', 'nobody holds the VIP right now: nothing to kill', now());
+      const t = setTimeout(() => {
+        restarts.delete(t);
+        world.startAgent(killed.node);
+        timeline.add('action', `restarted the agent on node-${killed.node} (as its DaemonSet would)`, now());
+      }, RESTART_AFTER_MS);
+      restarts.add(t);
+    } else if (key === 'p') {
+      world.setApiPaused(!world.apiPaused);
+    } else if (key === 'h') {
+      world.addHost().catch((err: unknown) => timeline.add('problem', `could not add a host: ${describeError(err)}`, now()));
+    }
+  };
+
+  const quit = new Promise<void>((resolve) => {
+    signal.addEventListener('abort', () => resolve(), { once: true });
+    if (io.stdin.isTTY) {
+      emitKeypressEvents(io.stdin);
+      io.stdin.setRawMode(true);
+      io.stdin.on('keypress', (_s: string, k: { name?: string; ctrl?: boolean } | undefined) => {
+        if (k?.name === 'q' || (k?.ctrl && k.name === 'c')) resolve();
+        else if (k?.name) act(k.name);
+      });
+    } else {
+      // without a terminal: one key per line on stdin (k, p, h, q)
+      io.stdin.setEncoding('utf8');
+      io.stdin.on('data', (d: string) => {
+        for (const line of d.split('\n').map((l) => l.trim()).filter(Boolean)) {
+          if (line === 'q') resolve();
+          else act(line[0]!);
+        }
+      });
+      io.stdin.on('end', () => undefined);
+    }
+  });
+
+  if (live) {
+    io.out('\x1b[?1049h\x1b[?25l'); // the alternate screen (the terminal's history stays as it was), no cursor
+    setScreen(true);
+  } else {
+    io.out(`keys: k kill the VIP holder's agent, p pause/resume the API server, h add a host, q quit${io.stdin.isTTY ? '' : ' (one per line on stdin)'}\n`);
+  }
+  let done = false;
+  void quit.then(() => (done = true));
+  let printed = timeline.entries.length;
+  try {
+    while (!done) {
+      await world.refresh();
+      if (live) {
+        const lines = labLines(
+          {
+            nowMs: now() - startMs,
+            cidr: '172.22.0.0/24',
+            vip: LAB_VIP,
+            nodes: world.nodeFacts(),
+            apiServer: world.apiPaused ? 'paused' : 'running',
+            status: world.snapshot,
+            statusAtMs: world.snapshotAtMs === undefined ? undefined : world.snapshotAtMs - startMs,
+            clients: world.clientFacts(startMs),
+            recent: timeline.entries,
+            interactive: true,
+          },
+          width,
+          io.rows ?? 24,
+        );
+        io.out(`\x1b[H${lines.map((l) => `${l}\x1b[K`).join('\n')}\x1b[J`);
+      } else {
+        for (const e of timeline.entries.slice(printed)) io.out(`${formatEntry(e, width)}\n`);
+        printed = timeline.entries.length;
+      }
+      await Promise.race([systemClock.sleep(500), quit]);
+    }
+  } finally {
+    for (const t of restarts) clearTimeout(t);
+    if (io.stdin.isTTY) io.stdin.setRawMode(false);
+    io.stdin.pause();
+    if (live) io.out('\x1b[?25h\x1b[?1049l');
+    setScreen(false);
+  }
+  return 0;
+}
+
+/** This run's folder under ~/.cache/ironet/lab; folders of runs that are gone are removed. */
+function labDir(env: RunContext['env']): string {
+  const root = path.join(cacheDir(env), 'lab');
+  if (existsSync(root)) {
+    for (const name of readdirSync(root)) {
+      const pid = Number(name);
+      if (!Number.isInteger(pid) || pid === process.pid) continue;
+      let alive = true;
+      try {
+        process.kill(pid, 0);
+      } catch {
+        alive = false;
+      }
+      if (!alive) rmSync(path.join(root, name), { recursive: true, force: true });
+    }
+  }
+  return path.join(root, String(process.pid));
+}
+
+/** Rejects as soon as `signal` aborts (the work goes on until teardown stops it). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('interrupted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('interrupted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

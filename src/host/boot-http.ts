@@ -1,0 +1,62 @@
+/**
+ * A stand-in for Ironic's httpd: one small HTTP server per network namespace
+ * on 0.0.0.0:6180 (so it answers on the VIP wherever the VIP is), serving a
+ * boot.ipxe that prints a line and powers the machine off, and reporting each
+ * request — so the lab and the system tests know a PXE client got there, and
+ * through which namespace. Each server dies with the process that started it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface HttpHit {
+  /** The namespace whose server answered. */
+  readonly node: string;
+  readonly path: string;
+  readonly from: string;
+  readonly atMs: number;
+}
+
+/** The server, run as `node -e` inside the namespace: one JSON line per request on stdout. */
+const SERVER = `
+const http = require('node:http');
+const [port, node] = process.argv.slice(1);
+const script = '#!ipxe\\necho ironet boot.ipxe reached\\nsleep 1\\npoweroff\\n';
+http.createServer((req, res) => {
+  process.stdout.write(JSON.stringify({ node, path: req.url, from: req.socket.remoteAddress, atMs: Date.now() }) + '\\n');
+  if (req.url === '/boot.ipxe') res.writeHead(200, { 'Content-Type': 'text/plain' }).end(script);
+  else res.writeHead(404).end();
+}).listen(Number(port), '0.0.0.0');
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+export class BootHttp {
+  readonly hits: HttpHit[] = [];
+  private readonly children: ChildProcess[] = [];
+
+  constructor(namespaces: readonly string[], port = 6180) {
+    for (const ns of namespaces) {
+      const child = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', SERVER, String(port), ns], { stdio: ['ignore', 'pipe', 'inherit'] });
+      createInterface(child.stdout).on('line', (l) => {
+        try {
+          this.hits.push(JSON.parse(l) as HttpHit);
+        } catch {
+          /* not ours */
+        }
+      });
+      this.children.push(child);
+    }
+  }
+
+  /** The first request for `path` from `address` (an IPv4 address; IPv4-mapped forms match). */
+  hitFrom(address: string, path = '/boot.ipxe'): HttpHit | undefined {
+    return this.hits.find((h) => h.path === path && h.from.replace(/^::ffff:/, '') === address);
+  }
+
+  get pids(): number[] {
+    return this.children.flatMap((c) => (c.pid ? [c.pid] : []));
+  }
+
+  stop(): void {
+    for (const c of this.children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGTERM');
+  }
+}

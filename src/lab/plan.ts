@@ -1,0 +1,54 @@
+/**
+ * What `ironet lab` builds, as data: the namespace and network of the sample
+ * manifests (examples/lab), the node count, the agent's capabilities, the PXE
+ * hosts to boot and the hosts "add a host" creates. Pure: no I/O.
+ */
+import type { KubeObject } from '../core/object-meta.js';
+import { tryParseMac } from '../core/mac.js';
+
+/** The sample's namespace and ProvisioningNetwork (examples/lab/network.yaml). */
+export const LAB_NAMESPACE = 'metal3';
+export const LAB_NETWORK = 'provisioning';
+export const LAB_VIP = '172.22.0.2';
+/** The "control-plane nodes", each with one Ironic pod and one agent. */
+export const LAB_NODES = 3;
+/** The parent interface on every node (the ProvisioningNetwork's spec.attachment.parent). */
+export const LAB_PARENT = 'prov0';
+
+/**
+ * The agent's capabilities in ProvisioningNetwork mode, the list the README
+ * justifies and the chart's DaemonSet grants: the lab and the system tests run
+ * the agent with its capability bounding set cut down to exactly these.
+ */
+export const AGENT_CAPABILITIES = ['net_admin', 'net_raw', 'net_bind_service', 'sys_admin', 'sys_ptrace'] as const;
+
+export interface PxeHost {
+  readonly name: string;
+  readonly mac: string;
+}
+
+/** The BareMetalHosts that boot by PXE (a boot MAC and no preprovisioning network data), in manifest order. */
+export function pxeHostsOf(objects: readonly KubeObject[]): PxeHost[] {
+  return objects.flatMap((o) => {
+    if (o.kind !== 'BareMetalHost') return [];
+    const spec = (o as KubeObject & { spec?: { bootMACAddress?: string } }).spec;
+    const dhcpLess = Object.keys(o.metadata.annotations ?? {}).some((a) => a.includes('preprovisioningnetworkdata'));
+    const mac = spec?.bootMACAddress ? tryParseMac(spec.bootMACAddress) : undefined;
+    return mac && !dhcpLess ? [{ name: o.metadata.name ?? '', mac }] : [];
+  });
+}
+
+/** The n-th host "add a host" creates (n from 0): a BareMetalHost with a boot MAC no sample host uses. */
+export function addedHost(n: number): { host: PxeHost; object: KubeObject } {
+  const mac = `52:54:00:1a:b2:${(n % 256).toString(16).padStart(2, '0')}`;
+  const host = { name: `added-${n}`, mac };
+  return {
+    host,
+    object: {
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'BareMetalHost',
+      metadata: { name: host.name, namespace: LAB_NAMESPACE },
+      spec: { online: true, bootMACAddress: mac },
+    } as KubeObject,
+  };
+}

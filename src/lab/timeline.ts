@@ -1,0 +1,112 @@
+/**
+ * The lab's timeline — what was done and what followed, each at seconds since
+ * the lab started — and the smoke scenario's verdict: the figures its last
+ * line reports and whether they are all good. Pure.
+ */
+
+export type EntryKind = 'step' | 'vip' | 'pxe' | 'action' | 'problem';
+
+export interface TimelineEntry {
+  /** ms since the lab started. */
+  readonly atMs: number;
+  readonly kind: EntryKind;
+  readonly text: string;
+}
+
+export class Timeline {
+  readonly entries: TimelineEntry[] = [];
+
+  constructor(private readonly startMs: number) {}
+
+  /** Records `text` at `nowMs` (the same monotonic clock as the start); returns the entry. */
+  add(kind: EntryKind, text: string, nowMs: number): TimelineEntry {
+    const entry = { atMs: Math.max(0, nowMs - this.startMs), kind, text };
+    this.entries.push(entry);
+    return entry;
+  }
+
+  recent(n: number): TimelineEntry[] {
+    return this.entries.slice(-n);
+  }
+}
+
+/** "  +12.3s  VIP 172.22.0.2 taken by ironic-1 (node-1)" — one line, at most `width` columns. */
+export function formatEntry(e: TimelineEntry, width = 80): string {
+  const mark = e.kind === 'problem' ? '!' : e.kind === 'action' ? '>' : ' ';
+  const line = `${mark} +${(e.atMs / 1000).toFixed(1).padStart(6)}s  ${e.text}`;
+  return line.length <= width ? line : `${line.slice(0, width - 1)}…`;
+}
+
+/** One PXE client of the scenario, as observed. */
+export interface PxeOutcome {
+  readonly host: string;
+  readonly mac: string;
+  /** From QEMU's start to its boot.ipxe request; undefined: it never got there. */
+  readonly seconds: number | undefined;
+  readonly address: string | undefined;
+  /** The Ironic pod whose HTTP server answered. */
+  readonly servedBy: string | undefined;
+}
+
+export interface SmokeFacts {
+  readonly setupMs: number;
+  readonly clients: readonly PxeOutcome[];
+  /** The pod whose agent was killed, and the pod that took the VIP after it. */
+  readonly killedHolder: string | undefined;
+  readonly newHolder: string | undefined;
+  /** From the SIGKILL to the next holder's address add (kernel time). */
+  readonly failoverMs: number | undefined;
+  readonly dualHolderMs: number;
+  /** The client booted after the failover (it must be served by the new holder). */
+  readonly afterFailover: string | undefined;
+  /** Namespaces or processes still there after teardown (must be none). */
+  readonly leftovers: readonly string[];
+  /** What stopped the scenario early, if anything. */
+  readonly error: string | undefined;
+}
+
+export interface SmokeResult {
+  readonly setupSeconds: number;
+  readonly pxeBootSeconds: Record<string, number | null>;
+  readonly failoverMs: number | null;
+  readonly dualHolderMs: number;
+  readonly killedHolder: string | null;
+  readonly newHolder: string | null;
+  readonly leftovers: readonly string[];
+  readonly ok: boolean;
+  /** Why ok is false (empty when ok). */
+  readonly problems: readonly string[];
+}
+
+export function smokeResult(f: SmokeFacts): SmokeResult {
+  const problems: string[] = [];
+  if (f.error) problems.push(f.error);
+  else problems.push(...verdicts(f));
+  if (f.dualHolderMs !== 0) problems.push(`two pods held the VIP at once for ${Math.round(f.dualHolderMs)} ms`);
+  if (f.leftovers.length > 0) problems.push(`left behind: ${f.leftovers.join(', ')}`);
+  const round = (ms: number, digits: number): number => Number((ms / 1000).toFixed(digits));
+  return {
+    setupSeconds: round(f.setupMs, 1),
+    pxeBootSeconds: Object.fromEntries(f.clients.map((c) => [c.host, c.seconds === undefined ? null : Number(c.seconds.toFixed(1))])),
+    failoverMs: f.failoverMs === undefined ? null : Math.round(f.failoverMs),
+    dualHolderMs: Math.round(f.dualHolderMs),
+    killedHolder: f.killedHolder ?? null,
+    newHolder: f.newHolder ?? null,
+    leftovers: f.leftovers,
+    ok: problems.length === 0,
+    problems,
+  };
+}
+
+/** What the scenario's own figures say is wrong (when it ran to its end). */
+function verdicts(f: SmokeFacts): string[] {
+  const problems: string[] = [];
+  if (f.clients.length === 0) problems.push('no PXE client was booted');
+  for (const c of f.clients) if (c.seconds === undefined) problems.push(`${c.host} (${c.mac}) did not reach boot.ipxe`);
+  if (f.failoverMs === undefined) problems.push('no other pod took the VIP after its holder was killed');
+  const after = f.clients.find((c) => c.host === f.afterFailover);
+  if (after?.servedBy !== undefined && f.newHolder !== undefined && after.servedBy !== f.newHolder) {
+    problems.push(`${after.host} was served by ${after.servedBy}, not by the new VIP holder ${f.newHolder}`);
+  }
+  return problems;
+}

@@ -1,0 +1,116 @@
+/**
+ * The interactive lab's screen: the nodes (agent, Ironic pod, its address,
+ * who holds the VIP), the API server, the PXE clients' progress, pool usage,
+ * network data, the recent timeline and the keys. Pure: facts in, at most
+ * `height` lines of at most `width` columns out, so a redraw in place never
+ * scrolls the terminal.
+ */
+import { macOfKey } from '../dhcp/objects.js';
+import { duration, fit, table } from '../status/text.js';
+import { poolUsage, type StatusSnapshot } from '../status/view.js';
+import { formatEntry, type TimelineEntry } from './timeline.js';
+
+export type AgentState = 'starting' | 'running' | 'killed' | 'exited';
+
+export interface NodeFacts {
+  readonly node: string;
+  readonly agent: AgentState;
+  readonly pod: string;
+  /** The pod's own address on net1 (not the VIP). */
+  readonly address: string | undefined;
+  /** Read from the kernel: the VIP is on this pod's net1. */
+  readonly holdsVip: boolean;
+}
+
+export interface PxeClientFacts {
+  readonly host: string;
+  readonly mac: string;
+  /** ms since the lab started. */
+  readonly startedAtMs: number;
+  readonly address: string | undefined;
+  /** When its boot.ipxe request arrived (ms since the lab started), and which pod answered it. */
+  readonly bootAtMs: number | undefined;
+  readonly servedBy: string | undefined;
+  readonly running: boolean;
+}
+
+export interface LabFacts {
+  readonly nowMs: number;
+  readonly cidr: string;
+  readonly vip: string;
+  readonly nodes: readonly NodeFacts[];
+  readonly apiServer: 'running' | 'paused';
+  /** The last read of the cluster (kept while the API server is paused), and when it was read. */
+  readonly status: StatusSnapshot | undefined;
+  readonly statusAtMs: number | undefined;
+  readonly clients: readonly PxeClientFacts[];
+  readonly recent: readonly TimelineEntry[];
+  readonly interactive: boolean;
+}
+
+export const LAB_KEYS = '[k] kill the VIP holder\'s agent  [p] pause/resume the API server  [h] add a host  [q] quit';
+
+export function labLines(f: LabFacts, width = 80, height = 24): string[] {
+  const holder = f.nodes.find((n) => n.holdsVip);
+  const head = `ironet lab — ${f.cidr} — VIP ${f.vip} ${holder ? `on ${holder.pod} (${holder.node})` : 'HELD BY NOBODY'} — up ${duration(f.nowMs)}`;
+  const out: string[] = [fit(head, width)];
+
+  const network = f.status?.networks[0];
+  const ready = network?.status?.conditions?.find((c) => c.type === 'Ready');
+  const lease = f.status?.leases.find((l) => l.name.startsWith('ironet-vip-'));
+  const leaseText = lease?.holder ? `Lease ${lease.holder}, renewed ${lease.renewTimeMs !== undefined && f.status ? `${duration(f.status.nowMs - lease.renewTimeMs)} ago` : '—'}` : 'Lease free';
+  const api = f.apiServer === 'paused' ? 'API server PAUSED' : 'API server up';
+  out.push(fit(`${api} · ${leaseText} · network Ready=${ready?.status ?? '?'} ${ready?.reason ?? ''}`.trim(), width));
+  if (f.apiServer === 'paused' && f.statusAtMs !== undefined) out.push(fit(`(cluster facts as of ${duration(f.nowMs - f.statusAtMs)} ago)`, width));
+
+  out.push('');
+  out.push(
+    ...table(
+      ['NODE', 'AGENT', 'IRONIC POD', 'NET1', 'VIP'],
+      f.nodes.map((n) => [n.node, n.agent, n.pod, n.address ?? '—', n.holdsVip ? `● ${f.vip}` : '']),
+      width,
+      'none',
+    ),
+  );
+
+  out.push('', 'PXE CLIENTS (QEMU, iPXE)');
+  out.push(
+    ...table(
+      ['HOST', 'MAC', 'ADDRESS', 'PROGRESS'],
+      f.clients.map((c) => [c.host, c.mac, c.address ?? '—', progress(c, f.nowMs)]),
+      width,
+      'none yet',
+    ),
+  );
+
+  const pools = (f.status?.pools ?? []).map(poolUsage).map((u) => `${u.name.split('/').pop() ?? u.name} ${u.used}/${u.capacity - u.reserved}`);
+  out.push('', fit(`POOLS (used/usable)  ${pools.join('  ') || '—'}`, width));
+  const rendered = (f.status?.templates ?? []).flatMap((t) => (t.status?.hosts ?? []).map((h) => `${h.name}: ${h.state}${h.addresses?.length ? ` ${h.addresses.join(',')}` : ''}`));
+  out.push(fit(`NETWORK DATA  ${rendered.join('  ') || '—'}`, width));
+
+  const keys = f.interactive ? [fit(LAB_KEYS, width)] : [];
+  const room = Math.max(1, height - out.length - 2 - keys.length);
+  out.push('', ...f.recent.slice(-room).map((e) => formatEntry(e, width)));
+  out.push(...keys);
+  return out.slice(0, height);
+}
+
+/** Every DHCP lease of the snapshot, MAC → address: the lease blocks' leases and the pools' static reservations. */
+export function leasesByMac(s: StatusSnapshot): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of s.pools) {
+    for (const [key, ip] of Object.entries(p.status?.indexes ?? {})) {
+      const mac = macOfKey(key);
+      if (mac) out.set(mac, ip);
+    }
+  }
+  for (const b of s.blocks) for (const [ip, mac] of Object.entries(b.spec?.leases ?? {})) out.set(mac.toLowerCase(), ip);
+  return out;
+}
+
+function progress(c: PxeClientFacts, nowMs: number): string {
+  if (c.bootAtMs !== undefined) return `boot.ipxe from ${c.servedBy ?? '?'} after ${((c.bootAtMs - c.startedAtMs) / 1000).toFixed(1)}s${c.running ? '' : ', off'}`;
+  if (!c.running) return 'QEMU exited before boot.ipxe';
+  if (c.address) return `leased; fetching boot.ipxe (${duration(nowMs - c.startedAtMs)})`;
+  return `booting, DHCP (${duration(nowMs - c.startedAtMs)})`;
+}
