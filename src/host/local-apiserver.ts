@@ -177,8 +177,10 @@ async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer
   };
   const launch = async (name: string, bin: string, args: string[]): Promise<ChildProcess> => {
     const log = createWriteStream(path.join(runDir, `${name}.log`));
-    const [cmd, ...rest] = options.netns ? ['ip', 'netns', 'exec', options.netns, path.join(options.binDir, bin), ...args] : [path.join(options.binDir, bin), ...args];
-    const child = spawn(cmd, rest, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // setpriv --pdeathsig: etcd and kube-apiserver die with the process that started them, however it dies
+    const own = ['setpriv', '--pdeathsig', 'KILL', '--', path.join(options.binDir, bin), ...args];
+    const argv = options.netns ? ['ip', 'netns', 'exec', options.netns, ...own] : own;
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     children.push(child);

@@ -5,6 +5,7 @@
  * `height` lines of at most `width` columns out, so a redraw in place never
  * scrolls the terminal.
  */
+import { BLOCK_POOL_LABEL } from '../dhcp/blocks.js';
 import { macOfKey } from '../dhcp/objects.js';
 import { duration, fit, table } from '../status/text.js';
 import { poolUsage, type StatusSnapshot } from '../status/view.js';
@@ -48,7 +49,7 @@ export interface LabFacts {
   readonly interactive: boolean;
 }
 
-export const LAB_KEYS = '[k] kill the VIP holder\'s agent  [p] pause/resume the API server  [h] add a host  [q] quit';
+export const LAB_KEYS = '[k] kill VIP holder\'s agent  [p] pause/resume API server  [h] add host  [q] quit';
 
 export function labLines(f: LabFacts, width = 80, height = 24): string[] {
   const holder = f.nodes.find((n) => n.holdsVip);
@@ -57,11 +58,11 @@ export function labLines(f: LabFacts, width = 80, height = 24): string[] {
 
   const network = f.status?.networks[0];
   const ready = network?.status?.conditions?.find((c) => c.type === 'Ready');
+  const api = f.apiServer === 'paused' ? `API server PAUSED (facts as of ${f.statusAtMs === undefined ? '—' : `${duration(f.nowMs - f.statusAtMs)} ago`})` : 'API server up';
+  out.push(fit(`${api} · network Ready=${ready?.status ?? '?'}${ready?.reason && ready.reason !== 'Ready' ? ` (${ready.reason})` : ''}`, width));
   const lease = f.status?.leases.find((l) => l.name.startsWith('ironet-vip-'));
-  const leaseText = lease?.holder ? `Lease ${lease.holder}, renewed ${lease.renewTimeMs !== undefined && f.status ? `${duration(f.status.nowMs - lease.renewTimeMs)} ago` : '—'}` : 'Lease free';
-  const api = f.apiServer === 'paused' ? 'API server PAUSED' : 'API server up';
-  out.push(fit(`${api} · ${leaseText} · network Ready=${ready?.status ?? '?'} ${ready?.reason ?? ''}`.trim(), width));
-  if (f.apiServer === 'paused' && f.statusAtMs !== undefined) out.push(fit(`(cluster facts as of ${duration(f.nowMs - f.statusAtMs)} ago)`, width));
+  const renewed = lease?.renewTimeMs !== undefined && f.status ? `, renewed ${duration(f.status.nowMs - lease.renewTimeMs)} ago` : '';
+  out.push(fit(lease?.holder ? `VIP Lease held by ${lease.holder}${renewed}` : 'VIP Lease: nobody holds it', width));
 
   out.push('');
   out.push(
@@ -83,8 +84,23 @@ export function labLines(f: LabFacts, width = 80, height = 24): string[] {
     ),
   );
 
-  const pools = (f.status?.pools ?? []).map(poolUsage).map((u) => `${u.name.split('/').pop() ?? u.name} ${u.used}/${u.capacity - u.reserved}`);
-  out.push('', fit(`POOLS (used/usable)  ${pools.join('  ') || '—'}`, width));
+  // a DHCP pool's addresses are taken in blocks ahead of need: what counts there is the leases (and static reservations)
+  const leased = new Map<string, number>();
+  for (const b of f.status?.blocks ?? []) {
+    const pool = `${b.metadata.namespace ?? ''}/${b.metadata.labels?.[BLOCK_POOL_LABEL] ?? b.spec?.pool ?? ''}`;
+    leased.set(pool, (leased.get(pool) ?? 0) + Object.keys(b.spec?.leases ?? {}).length);
+  }
+  for (const p of f.status?.pools ?? []) {
+    const pool = `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
+    const statics = Object.keys(p.status?.indexes ?? {}).filter((k) => macOfKey(k) !== undefined).length;
+    if (statics > 0) leased.set(pool, (leased.get(pool) ?? 0) + statics);
+  }
+  const pools = (f.status?.pools ?? []).map(poolUsage).map((u) => {
+    const short = u.name.split('/').pop() ?? u.name;
+    const usable = u.capacity - u.reserved;
+    return leased.has(u.name) ? `${short} ${leased.get(u.name)} leased of ${usable}` : `${short} ${u.used} of ${usable} used`;
+  });
+  out.push('', fit(`POOLS  ${pools.join(' · ') || '—'}`, width));
   const rendered = (f.status?.templates ?? []).flatMap((t) => (t.status?.hosts ?? []).map((h) => `${h.name}: ${h.state}${h.addresses?.length ? ` ${h.addresses.join(',')}` : ''}`));
   out.push(fit(`NETWORK DATA  ${rendered.join('  ') || '—'}`, width));
 
@@ -109,7 +125,7 @@ export function leasesByMac(s: StatusSnapshot): Map<string, string> {
 }
 
 function progress(c: PxeClientFacts, nowMs: number): string {
-  if (c.bootAtMs !== undefined) return `boot.ipxe from ${c.servedBy ?? '?'} after ${((c.bootAtMs - c.startedAtMs) / 1000).toFixed(1)}s${c.running ? '' : ', off'}`;
+  if (c.bootAtMs !== undefined) return `boot.ipxe from ${c.servedBy ?? '?'} in ${((c.bootAtMs - c.startedAtMs) / 1000).toFixed(1)}s${c.running ? '' : '; off'}`;
   if (!c.running) return 'QEMU exited before boot.ipxe';
   if (c.address) return `leased; fetching boot.ipxe (${duration(nowMs - c.startedAtMs)})`;
   return `booting, DHCP (${duration(nowMs - c.startedAtMs)})`;

@@ -311,7 +311,7 @@ export class LabWorld {
     const atMs = now();
     process.kill(child.pid, 'SIGKILL');
     this.agentStates[node] = 'killed';
-    this.say('action', `SIGKILL the agent on node-${node} (its pod ${this.ironic[node]?.name ?? '?'} holds the VIP)`);
+    this.say('action', `SIGKILL the agent on node-${node} (its ${this.ironic[node]?.name ?? '?'} holds the VIP)`);
     return { node, atMs };
   }
 
@@ -321,7 +321,7 @@ export class LabWorld {
     if (!pid || paused === this.apiPaused) return;
     process.kill(pid, paused ? 'SIGSTOP' : 'SIGCONT');
     this.apiPaused = paused;
-    this.say('action', paused ? 'paused kube-apiserver (SIGSTOP): nobody can renew the VIP Lease' : 'resumed kube-apiserver (SIGCONT)');
+    this.say('action', paused ? 'paused kube-apiserver (SIGSTOP): no VIP Lease can be renewed' : 'resumed kube-apiserver (SIGCONT)');
   }
 
   /** Creates a new BareMetalHost and PXE-boots a machine with its boot MAC. */
@@ -338,7 +338,7 @@ export class LabWorld {
     const machine = new QemuMachine({ bridgeNs: this.switchNs, bridge: 'provbr', tap: `tap${this.taps++}`, mac: host.mac, firmware: 'bios', logFile: this.log(`qemu-${host.name}`) });
     if (machine.pid) this.pidsStarted.add(machine.pid);
     this.clients.push({ host, machine, startedAtMs: now() });
-    this.say('pxe', `${host.name} (${host.mac}) powered on: PXE boot`);
+    this.say('pxe', `${host.name} (${host.mac}) powered on, PXE booting`);
   }
 
   /** Reads the cluster once (skipped while the API server is paused) and follows every client's progress. */
@@ -356,13 +356,13 @@ export class LabWorld {
       const address = leases.get(c.host.mac);
       if (address && c.address !== address) {
         c.address = address;
-        this.say('pxe', `${c.host.name} leased ${address} (committed to the API server before the ACK)`);
+        this.say('pxe', `${c.host.name}: leased ${address}, in the API server before the ACK`);
       }
       const hit = c.address ? this.http?.hitFrom(c.address) : undefined;
       if (hit && c.bootAtMs === undefined) {
         c.bootAtMs = now() - (Date.now() - hit.atMs);
         c.servedBy = this.ironic.find((p) => p.netns === hit.node)?.name;
-        this.say('pxe', `${c.host.name} fetched boot.ipxe from ${c.servedBy ?? '?'} on the VIP, ${((c.bootAtMs - c.startedAtMs) / 1000).toFixed(1)}s after power-on`);
+        this.say('pxe', `${c.host.name}: boot.ipxe from ${c.servedBy ?? '?'} via the VIP, ${((c.bootAtMs - c.startedAtMs) / 1000).toFixed(1)}s after power-on`);
       }
     }
   }
