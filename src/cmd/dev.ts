@@ -1,8 +1,8 @@
 /**
- * Composition root of `ironet dev` (what `npm start` runs): a real etcd +
- * kube-apiserver on loopback, every CRD installed, a kubeconfig written for
- * the user, and `ironet controller` running against it until Ctrl-C, which
- * tears everything down. `ironet lab` grows out of this.
+ * Composition root of `ironet dev` (`npm run dev`, no root needed): a real
+ * etcd + kube-apiserver on loopback, every CRD installed, a kubeconfig written
+ * for the user, and `ironet controller` running against it until Ctrl-C, which
+ * tears everything down. `ironet lab` (cmd/lab.ts) is the whole picture.
  */
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';

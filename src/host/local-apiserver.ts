@@ -2,7 +2,7 @@
  * A real Kubernetes control plane on loopback: etcd and kube-apiserver built
  * from their Go modules (tools/apiserver), TLS from --cert-dir, RBAC on, a
  * static admin token, and service-account signing keys generated at start.
- * Used by the integration tests, `npm start` and `ironet lab`.
+ * Used by the integration tests, `ironet dev` and `ironet lab`.
  *
  * Processes are tracked by PID in a run folder; a later start kills the
  * leftovers of a run whose owner died (checked by PID and by the run folder

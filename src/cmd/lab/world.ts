@@ -28,6 +28,7 @@ import { ip, NetnsSet, ownNamespaces, requireRoot, sweepStale } from '../../host
 import { spawnInNetns } from '../../host/netns-process.js';
 import { sweepStaleSandboxes } from '../../host/pod-sandbox.js';
 import { QemuMachine, requirePxeTools } from '../../host/qemu.js';
+import { runSetup } from '../../host/setup.js';
 import { connectWithToken, type KubeClient } from '../../kube/kube-client.js';
 import { createMissing, installCrds, loadManifests } from '../../kube/manifests.js';
 import { RESOURCES } from '../../kube/resources.js';
@@ -134,8 +135,16 @@ export class LabWorld {
     mkdirSync(this.o.dir, { recursive: true });
     const binDir = await this.step('checked prerequisites (root, QEMU, iPXE, CNI plugins, API server, Multus)', async () => {
       requireRoot('ironet lab needs root (network namespaces, veths, taps): run it as root, e.g. sudo npm start');
-      requirePxeTools();
-      cniPluginDir();
+      try {
+        requirePxeTools();
+        cniPluginDir();
+      } catch (err) {
+        // set itself up (apt packages and all), then check again
+        this.say('step', `${describeError(err)}: running sh scripts/setup.sh`);
+        await runSetup();
+        requirePxeTools();
+        cniPluginDir();
+      }
       const swept = sweepStale() + sweepStaleSandboxes();
       if (swept > 0) this.say('step', `removed ${swept} namespace(s) or cgroup(s) a crashed earlier run left behind`);
       const [bin] = await Promise.all([ensureApiServerBinaries(repoRoot), ensureMultus()]);
@@ -213,6 +222,10 @@ export class LabWorld {
   }
 
   private topology(): void {
+    // the lab's API network is fixed: a second lab (or a VIP system test) on this machine would collide with it
+    const busy = JSON.parse(ip('-j', '-4', 'addr', 'show')) as { ifname: string; addr_info?: { local: string }[] }[];
+    const taken = busy.find((l) => (l.addr_info ?? []).some((a) => a.local === '10.250.0.254'));
+    if (taken) throw new Error(`10.250.0.254 is already on ${taken.ifname}: another ironet lab or system test runs on this machine (irnr<pid> names its process); one at a time`);
     const net = this.net;
     this.apiNs = net.netns('api');
     this.switchNs = net.netns('switch');
