@@ -1,7 +1,7 @@
 /**
  * A stand-in for Ironic's httpd: one small HTTP server per network namespace
  * on 0.0.0.0:6180 (so it answers on the VIP wherever the VIP is), serving a
- * boot.ipxe that prints a line and powers the machine off, and reporting each
+ * boot.ipxe that prints a line, and reporting each
  * request — so the lab and the system tests know a PXE client got there, and
  * through which namespace. Each server dies with the process that started it.
  */
@@ -20,7 +20,7 @@ export interface HttpHit {
 const SERVER = `
 const http = require('node:http');
 const [port, node] = process.argv.slice(1);
-const script = '#!ipxe\\necho ironet boot.ipxe reached\\nsleep 1\\npoweroff\\n';
+const script = '#!ipxe\\necho ironet boot.ipxe reached\\nsleep 1\\nexit\\n';
 http.createServer((req, res) => {
   process.stdout.write(JSON.stringify({ node, path: req.url, from: req.socket.remoteAddress, atMs: Date.now() }) + '\\n');
   if (req.url === '/boot.ipxe') res.writeHead(200, { 'Content-Type': 'text/plain' }).end(script);

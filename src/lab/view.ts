@@ -98,9 +98,9 @@ export function labLines(f: LabFacts, width = 80, height = 24): string[] {
   const pools = (f.status?.pools ?? []).map(poolUsage).map((u) => {
     const short = u.name.split('/').pop() ?? u.name;
     const usable = u.capacity - u.reserved;
-    return leased.has(u.name) ? `${short} ${leased.get(u.name)} leased of ${usable}` : `${short} ${u.used} of ${usable} used`;
+    return leased.has(u.name) ? `${short} ${leased.get(u.name)}/${usable} leased` : `${short} ${u.used}/${usable}`;
   });
-  out.push('', fit(`POOLS  ${pools.join(' · ') || '—'}`, width));
+  out.push('', fit(`POOLS used/usable  ${pools.join(' · ') || '—'}`, width));
   const rendered = (f.status?.templates ?? []).flatMap((t) => (t.status?.hosts ?? []).map((h) => `${h.name}: ${h.state}${h.addresses?.length ? ` ${h.addresses.join(',')}` : ''}`));
   out.push(fit(`NETWORK DATA  ${rendered.join('  ') || '—'}`, width));
 

@@ -153,7 +153,7 @@ describe('ironet lab: the live view', () => {
     expect(text).to.contain('boot.ipxe from ironic-0 in 18.5s; off');
     expect(text).to.contain('booting, DHCP (6.0s)');
     // DHCP counts leases (not the block reserved ahead of need); other pools count their allocations
-    expect(text).to.contain('POOLS  dhcp 3 leased of 90 · ironic-pods 3 of 7 used');
+    expect(text).to.contain('POOLS used/usable  dhcp 3/90 leased · ironic-pods 3/7');
     expect(text).to.contain('NETWORK DATA  dhcpless-0: Rendered provisioning-static=172.22.0.200/24');
     expect(text).to.contain('event number 29');
     expect(lines[lines.length - 1]).to.equal("[k] kill VIP holder's agent  [p] pause/resume API server  [h] add host  [q] quit");

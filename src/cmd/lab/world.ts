@@ -376,6 +376,8 @@ export class LabWorld {
         c.bootAtMs = now() - (Date.now() - hit.atMs);
         c.servedBy = this.ironic.find((p) => p.netns === hit.node)?.name;
         this.say('pxe', `${c.host.name}: boot.ipxe from ${c.servedBy ?? '?'} via the VIP, ${((c.bootAtMs - c.startedAtMs) / 1000).toFixed(1)}s after power-on`);
+        // the stand-in has no deploy ramdisk to give it: the machine is done, and an idle QEMU without KVM still costs a core
+        c.machine.stop();
       }
     }
   }
