@@ -19,6 +19,7 @@ import { formatEntry, smokeResult, Timeline, type EntryKind, type PxeOutcome } f
 import { labLines } from '../lab/view.js';
 import type { RunContext } from './controller.js';
 import { cacheDir, upstreamCrdDir } from './dev.js';
+import { isAlive } from '../host/pids.js';
 import { LabWorld } from './lab/world.js';
 
 export interface LabIo {
@@ -262,13 +263,7 @@ function labDir(env: RunContext['env']): string {
     for (const name of readdirSync(root)) {
       const pid = Number(name);
       if (!Number.isInteger(pid) || pid === process.pid) continue;
-      let alive = true;
-      try {
-        process.kill(pid, 0);
-      } catch {
-        alive = false;
-      }
-      if (!alive) rmSync(path.join(root, name), { recursive: true, force: true });
+      if (!isAlive(pid)) rmSync(path.join(root, name), { recursive: true, force: true });
     }
   }
   return path.join(root, String(process.pid));

@@ -20,6 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Clock } from '../core/clock.js';
 import { NotSupportedError, TransientError } from '../core/errors.js';
+import { commandLineOf, isAlive } from './pids.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -114,22 +115,7 @@ interface RunState {
   children: number[];
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
-function commandLineOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-  } catch {
-    return '';
-  }
-}
 
 /**
  * Starts etcd and kube-apiserver. Ports are picked free just before use; if

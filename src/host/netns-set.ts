@@ -7,6 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { isAlive } from './pids.js';
 
 export function run(cmd: string, ...args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -30,14 +31,7 @@ export function sweepStale(): number {
   for (const name of readdirSync('/var/run/netns')) {
     const m = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
     if (!m) continue;
-    const pid = Number(m[1]);
-    let alive = true;
-    try {
-      process.kill(pid, 0);
-    } catch {
-      alive = false;
-    }
-    if (!alive) {
+    if (!isAlive(Number(m[1]))) {
       try {
         ip('netns', 'del', name);
         swept++;

@@ -10,6 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { isAlive } from './pids.js';
 
 /** A writable cgroup hierarchy to put sandbox processes in: cgroup v2 (unified, or hybrid's), else v1's pids controller. */
 export function cgroupRoot(): string {
@@ -100,14 +101,6 @@ function removeCgroup(dir: string): boolean {
   return true;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The PID of `command` itself once `ip netns exec` (and setpriv) exec'd into it. */
 async function execedPid(child: ChildProcess, command: string): Promise<number> {

@@ -22,6 +22,24 @@ export const LAB_PARENT = 'prov0';
  */
 export const AGENT_CAPABILITIES = ['net_admin', 'net_raw', 'net_bind_service', 'sys_admin', 'sys_ptrace'] as const;
 
+/**
+ * The flags of node `node`'s agent in ProvisioningNetwork mode, run inside the
+ * node's namespace as the lab and the system tests run it (on a real node the
+ * DaemonSet passes /proc/1/ns/net, with hostPID, as --node-netns).
+ */
+export function networkAgentFlags(o: { node: number; namespace: string; kubeconfig: string }): string[] {
+  return [
+    '--node-name', `node-${o.node}`,
+    '--namespace', o.namespace,
+    '--node-netns', 'self',
+    '--kubeconfig', o.kubeconfig,
+    '--identity', `node-${o.node}`,
+    '--metrics-host', '127.0.0.1',
+    '--metrics-port', '0',
+    '--log-format', 'json',
+  ];
+}
+
 export interface PxeHost {
   readonly name: string;
   readonly mac: string;

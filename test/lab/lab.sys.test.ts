@@ -6,16 +6,15 @@
  * everything on quit; a lab killed with SIGKILL leaves no process running and
  * the next run sweeps its namespaces.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
 import { ip, requireRoot } from '../../src/host/netns-set.js';
 import { requirePxeTools } from '../../src/host/qemu.js';
 import type { SmokeResult } from '../../src/lab/timeline.js';
-import { repoRoot } from '../support/cluster.js';
+import { spawnIronet } from '../support/processes.js';
 
 interface Lab {
   readonly child: ChildProcess;
@@ -27,30 +26,18 @@ interface Lab {
   send(key: string): number;
 }
 
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const c of running) if (c.pid && c.exitCode === null) process.kill(c.pid, 'SIGKILL');
-});
-
 function startLab(args: string[]): Lab {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cmd/main.ts'), 'lab', ...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
-  running.add(child);
+  const { child, exited } = spawnIronet(['lab', ...args], { stdin: 'pipe' });
   const lines: string[] = [];
-  createInterface(child.stdout).on('line', (l) => lines.push(l));
-  createInterface(child.stderr).on('line', (l) => lines.push(`stderr: ${l}`));
-  const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => {
-      running.delete(child);
-      resolve(code ?? signal ?? -1);
-    }),
-  );
+  createInterface(child.stdout!).on('line', (l) => lines.push(l));
+  createInterface(child.stderr!).on('line', (l) => lines.push(`stderr: ${l}`));
   return {
     child,
     lines,
     exited,
     send: (key) => {
       const mark = lines.length;
-      child.stdin.write(`${key}\n`);
+      child.stdin!.write(`${key}\n`);
       return mark;
     },
     waitFor: async (pattern, timeoutMs, from = 0) => {

@@ -21,11 +21,11 @@ export interface IronetProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
-export function spawnIronet(args: string[], options: { logFile?: string; env?: Record<string, string> } = {}): IronetProcess {
+export function spawnIronet(args: string[], options: { logFile?: string; env?: Record<string, string>; stdin?: 'pipe' } = {}): IronetProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cmd/main.ts'), ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
   });
   if (options.logFile) {
     const log = createWriteStream(options.logFile);

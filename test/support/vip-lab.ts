@@ -21,7 +21,7 @@ import { Buffer } from 'node:buffer';
 import * as native from '../../src/host/native.js';
 import { hasAddress, watchAddress, type AddressWatch } from '../../src/host/address-watch.js';
 import { holdOverlapMs, nextAdd, type HoldEvent } from '../../src/lab/holders.js';
-import { AGENT_CAPABILITIES } from '../../src/lab/plan.js';
+import { AGENT_CAPABILITIES, networkAgentFlags } from '../../src/lab/plan.js';
 import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
@@ -259,20 +259,7 @@ export class VipLab {
 
   /** ProvisioningNetwork mode: node `i`'s agent plumbs the Ironic pods of node-`i` (their spec.nodeName). */
   networkAgentArgs(i: number, extra: string[] = []): string[] {
-    return [
-      'agent',
-      '--node-name', `node-${i}`,
-      '--namespace', this.ns,
-      // the agent runs inside its node's namespace here (on a real node, /proc/1/ns/net with hostPID)
-      '--node-netns', 'self',
-      '--kubeconfig', this.kubeconfigs[i]!,
-      '--identity', `node-${i}`,
-      '--metrics-host', '127.0.0.1',
-      '--metrics-port', '0',
-      '--log-format', 'json',
-      '--log-level', process.env.IRONET_TEST_LOG_LEVEL ?? 'info',
-      ...extra,
-    ];
+    return ['agent', ...networkAgentFlags({ node: i, namespace: this.ns, kubeconfig: this.kubeconfigs[i]! }), '--log-level', process.env.IRONET_TEST_LOG_LEVEL ?? 'info', ...extra];
   }
 
   /** Starts node `i`'s agent inside its namespace (as a pod would run); `extra` flags override the defaults. */

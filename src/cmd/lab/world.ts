@@ -35,7 +35,7 @@ import { RESOURCES } from '../../kube/resources.js';
 import { readStatus } from '../../kube/status-reader.js';
 import { requestServiceAccountToken } from '../../kube/tokens.js';
 import { holdOverlapMs, holdersAfter, type HoldEvent } from '../../lab/holders.js';
-import { addedHost, AGENT_CAPABILITIES, LAB_NAMESPACE, LAB_NETWORK, LAB_NODES, LAB_PARENT, LAB_VIP, pxeHostsOf, type PxeHost } from '../../lab/plan.js';
+import { addedHost, AGENT_CAPABILITIES, networkAgentFlags, LAB_NAMESPACE, LAB_NETWORK, LAB_NODES, LAB_PARENT, LAB_VIP, pxeHostsOf, type PxeHost } from '../../lab/plan.js';
 import type { EntryKind, Timeline } from '../../lab/timeline.js';
 import { leasesByMac, type AgentState, type NodeFacts, type PxeClientFacts } from '../../lab/view.js';
 import { createLogger } from '../../log/logger.js';
@@ -277,18 +277,7 @@ export class LabWorld {
       netns: this.nodes[i]!,
       capabilities: AGENT_CAPABILITIES,
       cwd: repoRoot,
-      argv: [
-        process.execPath, ...RUNNER, 'agent',
-        '--node-name', `node-${i}`,
-        '--namespace', LAB_NAMESPACE,
-        // the agent runs inside its node's namespace here (on a real node: /proc/1/ns/net with hostPID)
-        '--node-netns', 'self',
-        '--kubeconfig', this.kubeconfigs[i]!,
-        '--identity', `node-${i}`,
-        '--metrics-host', '127.0.0.1',
-        '--metrics-port', '0',
-        '--log-format', 'json',
-      ],
+      argv: [process.execPath, ...RUNNER, 'agent', ...networkAgentFlags({ node: i, namespace: LAB_NAMESPACE, kubeconfig: this.kubeconfigs[i]! })],
     });
     if (child.pid) this.pidsStarted.add(child.pid);
     const log = this.log(`agent-node-${i}`);
