@@ -20,13 +20,13 @@ import { labLines } from '../lab/view.js';
 import type { RunContext } from './controller.js';
 import { cacheDir, upstreamCrdDir } from './dev.js';
 import { isAlive } from '../host/pids.js';
-import { LabWorld } from './lab/world.js';
+import { LabFailed, LabWorld } from './lab/world.js';
 
 export interface LabIo {
   readonly out: (text: string) => void;
   readonly isTty: boolean;
-  readonly columns: number | undefined;
-  readonly rows: number | undefined;
+  /** The terminal's size now (it is read again for every frame: a resized terminal gets a frame that fits). */
+  readonly size: () => { columns: number | undefined; rows: number | undefined };
   readonly stdin: NodeJS.ReadStream;
 }
 
@@ -45,18 +45,25 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
   const dir = config.dir ?? labDir(ctx.env);
   const live = config.scenario === 'interactive' && io.isTty && !config.plain;
   // on a terminal, lines fit it; in a log, they are whole
-  const width = io.isTty ? Math.min(io.columns ?? 80, 120) : 1000;
+  const width = (): number => (io.isTty ? Math.min(io.size().columns ?? 80, 120) : 1000);
   const print = (kind: EntryKind, text: string): void => {
-    if (!screenOn) io.out(`${formatEntry({ atMs: now() - startMs, kind, text }, width)}\n`);
+    if (!screenOn) io.out(`${formatEntry({ atMs: now() - startMs, kind, text }, width())}\n`);
   };
   let screenOn = false;
   const world = new LabWorld({ dir, crdDir: upstreamCrdDir(ctx.env), timeline, onEntry: print });
 
   // a signal or a crash of this process tears the world down; the namespaces at least go synchronously on exit
   const stop = new AbortController();
-  const onSignal = (): void => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  stop.signal.addEventListener('abort', () => world.interrupt(), { once: true });
+  let signals = 0;
+  const onSignal = (): void => {
+    signals++;
+    if (signals === 1) stop.abort();
+    else if (signals === 2) io.out('\nironet lab: still tearing down; press Ctrl-C again to exit at once (the namespaces go now, the next run sweeps the rest)\n');
+    else process.exit(130); // the exit handler still removes the namespaces; every child dies with this process
+  };
+  const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const s of SIGNALS) process.on(s, onSignal);
   const onExit = (): void => world.net.cleanup();
   process.once('exit', onExit);
 
@@ -64,13 +71,13 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
   let code = 1;
   let error: string | undefined;
   let result: ReturnType<typeof smokeResult> | undefined;
-  let smoke: Omit<Parameters<typeof smokeResult>[0], 'leftovers' | 'error'> | undefined;
+  let smoke: SmokeOutcome | undefined;
   try {
-    await abortable(world.up(), stop.signal);
+    await world.up();
     const setupMs = now() - startMs;
     print('step', `lab ready in ${(setupMs / 1000).toFixed(1)}s: VIP ${LAB_VIP} on ${world.ironic[world.holders()[0] ?? 0]?.name ?? '?'}`);
     if (config.scenario === 'smoke') {
-      smoke = await abortable(runSmoke(world, setupMs, print), stop.signal);
+      smoke = await runSmoke(world, setupMs, print);
     } else {
       screenOn = live;
       code = await runInteractive(world, config, io, startMs, timeline, stop.signal, width, (on) => (screenOn = on));
@@ -83,8 +90,7 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
     print('step', 'tearing down: QEMU, agents, controller, pods, API server, namespaces');
     const leftovers = await world.down().catch((err: unknown) => [`teardown failed: ${describeError(err)}`]);
     process.removeListener('exit', onExit);
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    for (const s of SIGNALS) process.removeListener(s, onSignal);
     print(leftovers.length === 0 ? 'step' : 'problem', leftovers.length === 0 ? 'nothing left behind (no namespace, no process)' : `left behind: ${leftovers.join(', ')}`);
     if (config.scenario === 'smoke') {
       result = smokeResult({
@@ -150,7 +156,7 @@ async function bootsDone(world: LabWorld, hosts: PxeHost[]): Promise<void> {
       await world.refresh();
       const mine = world.clients.filter((c) => hosts.some((h) => h.mac === c.host.mac));
       const dead = mine.find((c) => c.bootAtMs === undefined && !c.machine.running);
-      if (dead) throw new Error(`QEMU of ${dead.host.name} exited before boot.ipxe; its console:\n${dead.machine.tail()}`);
+      if (dead) throw new LabFailed(`QEMU of ${dead.host.name} exited before boot.ipxe; its console:\n${dead.machine.tail()}`);
       return mine.every((c) => c.bootAtMs !== undefined) ? true : undefined;
     },
     BOOT_TIMEOUT_MS,
@@ -165,7 +171,7 @@ async function runInteractive(
   startMs: number,
   timeline: Timeline,
   signal: AbortSignal,
-  width: number,
+  width: () => number,
   setScreen: (on: boolean) => void,
 ): Promise<number> {
   for (const h of world.hosts.slice(0, config.clients)) world.boot(h);
@@ -174,17 +180,17 @@ async function runInteractive(
   const act = (key: string): void => {
     if (key === 'k') {
       const killed = world.killHolderAgent();
-      if (!killed) return void timeline.add('problem', 'nobody holds the VIP right now: nothing to kill', now());
+      if (!killed) return world.say('problem', 'nobody holds the VIP right now: nothing to kill');
       const t = setTimeout(() => {
         restarts.delete(t);
         world.startAgent(killed.node);
-        timeline.add('action', `restarted the agent on node-${killed.node} (as its DaemonSet would)`, now());
+        world.say('action', `restarted the agent on node-${killed.node} (as its DaemonSet would)`);
       }, RESTART_AFTER_MS);
       restarts.add(t);
     } else if (key === 'p') {
       world.setApiPaused(!world.apiPaused);
     } else if (key === 'h') {
-      world.addHost().catch((err: unknown) => timeline.add('problem', `could not add a host: ${describeError(err)}`, now()));
+      world.addHost().catch((err: unknown) => world.say('problem', `could not add a host: ${describeError(err)}`));
     }
   };
 
@@ -206,7 +212,8 @@ async function runInteractive(
           else act(line[0]!);
         }
       });
-      io.stdin.on('end', () => undefined);
+      // stdin closed (its writer is gone): nobody can press q any more
+      io.stdin.on('end', () => resolve());
     }
   });
 
@@ -218,7 +225,6 @@ async function runInteractive(
   }
   let done = false;
   void quit.then(() => (done = true));
-  let printed = timeline.entries.length;
   try {
     while (!done) {
       await world.refresh();
@@ -236,14 +242,12 @@ async function runInteractive(
             recent: timeline.entries,
             interactive: true,
           },
-          width,
-          io.rows ?? 24,
+          width(),
+          io.size().rows ?? 24,
         );
         io.out(`\x1b[H${lines.map((l) => `${l}\x1b[K`).join('\n')}\x1b[J`);
-      } else {
-        for (const e of timeline.entries.slice(printed)) io.out(`${formatEntry(e, width)}\n`);
-        printed = timeline.entries.length;
       }
+      // without the screen every entry was printed as it was added
       await Promise.race([systemClock.sleep(500), quit]);
     }
   } finally {
@@ -267,14 +271,4 @@ function labDir(env: RunContext['env']): string {
     }
   }
   return path.join(root, String(process.pid));
-}
-
-/** Rejects as soon as `signal` aborts (the work goes on until teardown stops it). */
-function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new Error('interrupted'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new Error('interrupted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

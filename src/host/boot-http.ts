@@ -31,11 +31,15 @@ process.on('SIGTERM', () => process.exit(0));
 
 export class BootHttp {
   readonly hits: HttpHit[] = [];
+  /** What the servers printed on stderr, or why one could not start. */
+  readonly errors: string[] = [];
   private readonly children: ChildProcess[] = [];
 
   constructor(namespaces: readonly string[], port = 6180) {
     for (const ns of namespaces) {
-      const child = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', SERVER, String(port), ns], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', SERVER, String(port), ns], { stdio: ['ignore', 'pipe', 'pipe'] });
+      child.once('error', (err) => this.errors.push(`${ns}: ${err.message}`));
+      createInterface(child.stderr).on('line', (l) => this.errors.length < 100 && this.errors.push(`${ns}: ${l}`));
       createInterface(child.stdout).on('line', (l) => {
         try {
           this.hits.push(JSON.parse(l) as HttpHit);
@@ -57,6 +61,6 @@ export class BootHttp {
   }
 
   stop(): void {
-    for (const c of this.children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGTERM');
+    for (const c of this.children) if (c.exitCode === null && c.signalCode === null && c.pid) c.kill('SIGTERM');
   }
 }

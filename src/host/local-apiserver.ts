@@ -169,6 +169,8 @@ async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
+    // a spawn failure (setpriv or ip missing) shows as an exit with a negative code; the error itself goes to the log
+    child.once('error', (err) => log.write(`could not start ${bin}: ${err.message}\n`));
     children.push(child);
     if (child.pid) state.children.push(child.pid);
     await saveState();

@@ -19,9 +19,12 @@ export interface NetnsProcessOptions {
 
 export function spawnInNetns(o: NetnsProcessOptions): ChildProcess {
   const bounding = o.capabilities ? ['--bounding-set', `-all${o.capabilities.map((c) => `,+${c}`).join('')}`] : [];
-  return spawn('ip', ['netns', 'exec', o.netns, 'setpriv', '--pdeathsig', 'KILL', ...bounding, '--', ...o.argv], {
+  const child = spawn('ip', ['netns', 'exec', o.netns, 'setpriv', '--pdeathsig', 'KILL', ...bounding, '--', ...o.argv], {
     cwd: o.cwd,
     env: o.env,
     stdio: o.stdio ?? ['ignore', 'pipe', 'pipe'],
   });
+  // a spawn failure shows as an exit with a negative code (the caller watches 'exit'); never an uncaught 'error'
+  child.once('error', () => undefined);
+  return child;
 }

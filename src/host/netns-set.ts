@@ -40,6 +40,19 @@ export function sweepStale(): number {
       }
     }
   }
+  // the root-namespace end of a lab's API veth (irnr<pid>) normally goes with its peer's namespace
+  const links = JSON.parse(ip('-j', 'link', 'show')) as { ifname: string }[];
+  for (const { ifname } of links) {
+    const m = /^irnr(\d+)$/.exec(ifname);
+    if (m && !isAlive(Number(m[1]))) {
+      try {
+        ip('link', 'del', ifname);
+        swept++;
+      } catch {
+        /* went with its peer */
+      }
+    }
+  }
   return swept;
 }
 

@@ -80,6 +80,7 @@ export class QemuMachine {
     // setpriv --pdeathsig: the machine is killed when the process that started it dies, however it dies
     this.child = spawn('ip', ['netns', 'exec', o.bridgeNs, 'setpriv', '--pdeathsig', 'KILL', '--', 'qemu-system-x86_64', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.once('exit', () => (this.exitedAtMs = performance.now()));
+    this.child.once('error', (err) => this.console.push(`could not start QEMU: ${err.message}`));
     const log = o.logFile ? createWriteStream(o.logFile) : undefined;
     createInterface(this.child.stdout!).on('line', (l) => {
       this.console.push(l);
@@ -103,7 +104,7 @@ export class QemuMachine {
   }
 
   stop(): void {
-    if (this.running && this.child.pid) process.kill(this.child.pid, 'SIGKILL');
+    if (this.running && this.child.pid) this.child.kill('SIGKILL');
     spawnSync('ip', ['-n', this.o.bridgeNs, 'link', 'del', this.o.tap]);
     if (this.scratch) rmSync(this.scratch, { recursive: true, force: true });
   }

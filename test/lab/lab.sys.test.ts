@@ -26,12 +26,14 @@ interface Lab {
   send(key: string): number;
 }
 
+const started: Lab[] = [];
+
 function startLab(args: string[]): Lab {
   const { child, exited } = spawnIronet(['lab', ...args], { stdin: 'pipe' });
   const lines: string[] = [];
   createInterface(child.stdout!).on('line', (l) => lines.push(l));
   createInterface(child.stderr!).on('line', (l) => lines.push(`stderr: ${l}`));
-  return {
+  const lab: Lab = {
     child,
     lines,
     exited,
@@ -54,6 +56,8 @@ function startLab(args: string[]): Lab {
       }
     },
   };
+  started.push(lab);
+  return lab;
 }
 
 /** Namespaces made by process `pid` (ironet names them irn<pid>-…). */
@@ -68,6 +72,17 @@ describe('ironet lab (system)', function () {
   before(() => {
     requireRoot();
     requirePxeTools();
+  });
+
+  // a lab a failed test left running is stopped as a user would (Ctrl-C), then killed: it must not outlive its test
+  afterEach(async () => {
+    for (const lab of started.splice(0)) {
+      if (lab.child.exitCode !== null || lab.child.signalCode !== null) continue;
+      lab.child.kill('SIGINT');
+      const timer = setTimeout(() => lab.child.kill('SIGKILL'), 30_000);
+      await lab.exited;
+      clearTimeout(timer);
+    }
   });
 
   it('a lab killed with SIGKILL leaves no process behind (parent-death signals); its namespaces wait for the next run', async () => {
@@ -87,6 +102,16 @@ describe('ironet lab (system)', function () {
       await systemClock.sleep(100);
     }
     expect(left, 'processes still running in the killed lab\'s namespaces').to.deep.equal([]);
+  });
+
+  it('Ctrl-C (SIGINT) during the bring-up stops it and removes everything', async () => {
+    const lab = startLab(['--plain', '--clients', '0']);
+    await lab.waitFor(/started etcd and kube-apiserver/, 120_000);
+    lab.child.kill('SIGINT');
+    expect(await lab.exited).to.equal(0);
+    expect(lab.lines.join('\n')).to.contain('nothing left behind (no namespace, no process)');
+    expect(lab.lines.join('\n')).to.not.match(/lab ready in/);
+    expect(namespacesOf(lab.child.pid!)).to.deep.equal([]);
   });
 
   it('--scenario smoke: two PXE boots, SIGKILL of the VIP holder, a third boot through the new holder; ok, one holder at a time, nothing left', async () => {

@@ -109,7 +109,7 @@ export class VipLab {
     const apiPorts: string[] = [];
     const provPorts: string[] = [];
     // the test process reaches the API server through its own veth into the api bridge
-    const rootEnd = `irnr${process.pid % 100000}`;
+    const rootEnd = `irnr${process.pid}`;
     net.veth({ ns: null, name: rootEnd, address: '10.250.0.254/24' }, { ns: this.api, name: 'apr' });
     apiPorts.push('apr');
     for (let i = 0; i < n; i++) {

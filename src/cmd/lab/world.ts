@@ -109,7 +109,8 @@ export class LabWorld {
     for (let i = 0; i < (o.nodes ?? LAB_NODES); i++) this.agentStates.push('starting');
   }
 
-  private say(kind: EntryKind, text: string): void {
+  /** Adds `text` to the timeline (and to the caller's output). */
+  say(kind: EntryKind, text: string): void {
     this.o.timeline.add(kind, text, now());
     this.o.onEntry?.(kind, text);
   }
@@ -118,14 +119,31 @@ export class LabWorld {
     return path.join(this.o.dir, `${name}.log`);
   }
 
+  private interrupted = false;
+
+  /** Makes the bring-up and every wait stop at their next check (Ctrl-C): they throw, and the caller tears down. */
+  interrupt(): void {
+    this.interrupted = true;
+  }
+
+  /** Set when a part the lab cannot go on without stopped (the controller): every wait throws it. */
+  private fatal: Error | undefined;
+
+  private checkInterrupted(): void {
+    if (this.interrupted) throw new LabInterrupted();
+    if (this.fatal) throw this.fatal;
+  }
+
   /** A step of the bring-up, timed and named in the timeline; its failure names it. */
   private async step<T>(what: string, run: () => Promise<T>): Promise<T> {
+    this.checkInterrupted();
     const started = now();
     try {
       const out = await run();
       this.say('step', `${what} (${((now() - started) / 1000).toFixed(1)}s)`);
       return out;
     } catch (err) {
+      if (err instanceof LabInterrupted) throw err;
       throw new Error(`${what}: ${describeError(err)}`, { cause: err });
     }
   }
@@ -176,7 +194,18 @@ export class LabWorld {
         command: 'controller', logLevel: 'info', logFormat: 'json', kubeconfig: undefined, context: undefined, namespace: undefined,
         metricsHost: '127.0.0.1', metricsPort: 0, podName: 'ironet-controller-lab', ipamBatchSize: 500, ipamWriteConcurrency: 32,
       };
-      const done = runController(config, { version: 'lab', env: {}, signal: stop.signal, kube: this.controllerKube, logger: createLogger({ level: 'info', format: 'json', component: 'controller', destination }) });
+      const done = runController(config, { version: 'lab', env: {}, signal: stop.signal, kube: this.controllerKube, logger: createLogger({ level: 'info', format: 'json', component: 'controller', destination }) }).then(
+        (code) => code,
+        (err: unknown) => {
+          appendFileSync(logFile, `${JSON.stringify({ level: 60, msg: 'controller failed', err: describeError(err) })}\n`);
+          return 1;
+        },
+      );
+      void done.then((code) => {
+        if (this.stopping) return;
+        this.fatal = new Error(`the controller stopped (exit ${code}); see ${logFile}`);
+        this.say('problem', this.fatal.message);
+      });
       this.controller = { stop, done };
       return Promise.resolve();
     });
@@ -328,15 +357,26 @@ export class LabWorld {
 
   /** Creates a new BareMetalHost and PXE-boots a machine with its boot MAC. */
   async addHost(): Promise<PxeHost> {
+    if (this.stopping) throw new LabInterrupted();
     const { host, object } = addedHost(this.added++);
-    await createMissing(this.admin!, [object]);
+    const created = createMissing(this.admin!, [object]);
+    this.inflight.add(created);
+    try {
+      await created;
+    } finally {
+      this.inflight.delete(created);
+    }
     this.say('action', `created BareMetalHost ${host.name} (${host.mac})`);
     this.boot(host);
     return host;
   }
 
+  /** API writes started by keys, awaited before teardown so none lands after it. */
+  private readonly inflight = new Set<Promise<unknown>>();
+
   /** PXE-boots a QEMU machine (SeaBIOS + iPXE ROM) with `host`'s boot MAC on the provisioning bridge. */
   boot(host: PxeHost): void {
+    if (this.stopping) throw new LabInterrupted();
     const machine = new QemuMachine({ bridgeNs: this.switchNs, bridge: 'provbr', tap: `tap${this.taps++}`, mac: host.mac, firmware: 'bios', logFile: this.log(`qemu-${host.name}`) });
     if (machine.pid) this.pidsStarted.add(machine.pid);
     this.clients.push({ host, machine, startedAtMs: now() });
@@ -393,10 +433,12 @@ export class LabWorld {
     const deadline = now() + timeoutMs;
     let last: unknown;
     for (;;) {
+      this.checkInterrupted();
       try {
         const got = await check();
         if (got !== undefined) return got;
       } catch (err) {
+        if (err instanceof LabFailed) throw err;
         last = err;
       }
       if (now() > deadline) throw new Error(`no ${what} within ${timeoutMs / 1000}s${last ? ` (last error: ${describeError(last)})` : ''}; logs in ${this.o.dir}`);
@@ -404,25 +446,36 @@ export class LabWorld {
     }
   }
 
-  /** Stops and removes everything; returns what could not be removed (nothing, normally). */
+  /** Stops and removes everything; returns what could not be removed (nothing, normally). Each part is stopped even when another failed. */
   async down(): Promise<string[]> {
     this.stopping = true;
-    if (this.apiPaused) this.setApiPaused(false);
-    for (const c of this.clients) c.machine.stop();
-    this.http?.stop();
-    this.controller?.stop.abort();
-    await this.controller?.done.catch(() => 1);
-    this.controllerKube?.close();
-    for (const a of this.agents) if (a?.pid && a.exitCode === null && a.signalCode === null) a.kill('SIGKILL');
-    await this.pods?.stop();
-    for (const w of this.watches) w.close();
+    const failed: string[] = [];
+    const attempt = async (what: string, run: () => unknown): Promise<void> => {
+      try {
+        await run();
+      } catch (err) {
+        failed.push(`${what}: ${describeError(err)}`);
+      }
+    };
+    await attempt('resume kube-apiserver', () => this.setApiPaused(false));
+    await attempt('writes in flight', () => Promise.allSettled([...this.inflight]));
+    for (const c of this.clients) await attempt(`QEMU ${c.host.name}`, () => c.machine.stop());
+    await attempt('httpd stand-ins', () => this.http?.stop());
+    await attempt('controller', async () => {
+      this.controller?.stop.abort();
+      await this.controller?.done;
+      this.controllerKube?.close();
+    });
+    for (const a of this.agents) await attempt('agent', () => a?.pid && a.exitCode === null && a.signalCode === null && a.kill('SIGKILL'));
+    await attempt('pod sandboxes', () => this.pods?.stop());
+    for (const w of this.watches) await attempt('VIP watch', () => w.close());
     this.admin?.close();
-    await this.apiserver?.stop().catch(() => this.apiserver?.killNow());
+    await attempt('kube-apiserver and etcd', () => this.apiserver?.stop().catch(() => this.apiserver?.killNow()));
     await systemClock.sleep(200);
-    this.net.cleanup();
+    await attempt('namespaces', () => this.net.cleanup());
     for (const f of [...this.kubeconfigs, path.join(this.o.dir, 'multus.kubeconfig')]) rmSync(f, { force: true });
     rmSync(path.join(this.o.dir, 'multus'), { recursive: true, force: true });
-    return await this.leftovers();
+    return [...failed, ...(await this.leftovers())];
   }
 
   /** Namespaces of this process and processes it started that still exist (after a few seconds' grace). */
@@ -430,6 +483,22 @@ export class LabWorld {
     const alive = (): number[] => [...this.pidsStarted].filter((pid) => existsSync(`/proc/${pid}`) && !isZombie(pid));
     for (let i = 0; i < 25 && alive().length > 0; i++) await systemClock.sleep(200);
     return [...ownNamespaces().map((n) => `namespace ${n}`), ...alive().map((pid) => `process ${pid} (${commandOf(pid)})`)];
+  }
+}
+
+/** Thrown by a wait's check when waiting longer cannot help (a QEMU that exited): `until` passes it on at once. */
+export class LabFailed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LabFailed';
+  }
+}
+
+/** What every wait throws once the lab was interrupted. */
+export class LabInterrupted extends Error {
+  constructor() {
+    super('interrupted');
+    this.name = 'LabInterrupted';
   }
 }
 
