@@ -140,7 +140,8 @@ export class LabWorld {
     const started = now();
     try {
       const out = await run();
-      this.say('step', `${what} (${((now() - started) / 1000).toFixed(1)}s)`);
+      const seconds = (now() - started) / 1000;
+      this.say('step', seconds >= 0.1 ? `${what} (${seconds.toFixed(1)}s)` : what);
       return out;
     } catch (err) {
       if (err instanceof LabInterrupted) throw err;
