@@ -20,7 +20,7 @@ import { labLines } from '../lab/view.js';
 import type { RunContext } from './controller.js';
 import { cacheDir, upstreamCrdDir } from './dev.js';
 import { isAlive } from '../host/pids.js';
-import { LabFailed, LabWorld } from './lab/world.js';
+import { LabFailed, LabInterrupted, LabWorld } from './lab/world.js';
 
 export interface LabIo {
   readonly out: (text: string) => void;
@@ -74,13 +74,14 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
   let smoke: SmokeOutcome | undefined;
   try {
     await world.up();
+    if (stop.signal.aborted) throw new LabInterrupted();
     const setupMs = now() - startMs;
     print('step', `lab ready in ${(setupMs / 1000).toFixed(1)}s: VIP ${LAB_VIP} on ${world.ironic[world.holders()[0] ?? 0]?.name ?? '?'}`);
     if (config.scenario === 'smoke') {
       smoke = await runSmoke(world, setupMs, print);
     } else {
       screenOn = live;
-      code = await runInteractive(world, config, io, startMs, timeline, stop.signal, width, (on) => (screenOn = on));
+      code = await runInteractive(world, config, io, startMs, timeline, stop.signal, onSignal, width, (on) => (screenOn = on));
     }
   } catch (err) {
     error = stop.signal.aborted ? 'interrupted' : describeError(err);
@@ -171,6 +172,8 @@ async function runInteractive(
   startMs: number,
   timeline: Timeline,
   signal: AbortSignal,
+  /** What a Ctrl-C key does in raw mode: the same as SIGINT. */
+  onCtrlC: () => void,
   width: () => number,
   setScreen: (on: boolean) => void,
 ): Promise<number> {
@@ -178,6 +181,13 @@ async function runInteractive(
   const live = io.isTty && !config.plain;
   const restarts = new Set<NodeJS.Timeout>();
   const act = (key: string): void => {
+    try {
+      press(key);
+    } catch (err) {
+      world.say('problem', `${key}: ${describeError(err)}`);
+    }
+  };
+  const press = (key: string): void => {
     if (key === 'k') {
       const killed = world.killHolderAgent();
       if (!killed) return world.say('problem', 'nobody holds the VIP right now: nothing to kill');
@@ -195,12 +205,14 @@ async function runInteractive(
   };
 
   const quit = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
     signal.addEventListener('abort', () => resolve(), { once: true });
     if (io.stdin.isTTY) {
       emitKeypressEvents(io.stdin);
       io.stdin.setRawMode(true);
       io.stdin.on('keypress', (_s: string, k: { name?: string; ctrl?: boolean } | undefined) => {
-        if (k?.name === 'q' || (k?.ctrl && k.name === 'c')) resolve();
+        if (k?.ctrl && k.name === 'c') onCtrlC();
+        else if (k?.name === 'q') resolve();
         else if (k?.name) act(k.name);
       });
     } else {

@@ -50,6 +50,8 @@ async function main(): Promise<number> {
     case 'status':
       return runStatus(command, { env: process.env }, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), isTty: process.stdout.isTTY, columns: process.stdout.columns });
     case 'lab':
+      // a closed terminal (SIGHUP) must not crash the teardown that follows with EIO on the next line written
+      process.stdout.on('error', () => undefined);
       return runLab(command, { version: version(), env: process.env }, { out: (t) => process.stdout.write(t), isTty: process.stdout.isTTY, size: () => ({ columns: process.stdout.columns, rows: process.stdout.rows }), stdin: process.stdin });
     case 'netdata-render':
       return runNetdataRender(command, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });

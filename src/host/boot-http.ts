@@ -37,7 +37,7 @@ export class BootHttp {
 
   constructor(namespaces: readonly string[], port = 6180) {
     for (const ns of namespaces) {
-      const child = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', SERVER, String(port), ns], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', SERVER, String(port), ns], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       child.once('error', (err) => this.errors.push(`${ns}: ${err.message}`));
       createInterface(child.stderr).on('line', (l) => this.errors.length < 100 && this.errors.push(`${ns}: ${l}`));
       createInterface(child.stdout).on('line', (l) => {

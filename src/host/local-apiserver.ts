@@ -166,10 +166,11 @@ async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer
     // setpriv --pdeathsig: etcd and kube-apiserver die with the process that started them, however it dies
     const own = ['setpriv', '--pdeathsig', 'KILL', '--', path.join(options.binDir, bin), ...args];
     const argv = options.netns ? ['ip', 'netns', 'exec', options.netns, ...own] : own;
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    // its own process group: a terminal's Ctrl-C reaches only the owner, which stops the server in order
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
-    // a spawn failure (setpriv or ip missing) shows as an exit with a negative code; the error itself goes to the log
+    // a spawn failure (setpriv or ip missing) leaves a negative exitCode, which waitFor reports; the error itself goes to the log
     child.once('error', (err) => log.write(`could not start ${bin}: ${err.message}\n`));
     children.push(child);
     if (child.pid) state.children.push(child.pid);

@@ -2,7 +2,9 @@
  * Starts a process inside a named network namespace as a pod's container
  * would run: optionally with its capability bounding set cut to a list (the
  * chart's securityContext), and always bound to the life of this process (a
- * parent-death signal), so a crashed `ironet lab` leaves none behind.
+ * parent-death signal), so a crashed `ironet lab` leaves none behind. It runs
+ * in a process group of its own, so a terminal's Ctrl-C reaches only this
+ * process, which then stops it in order.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 
@@ -23,8 +25,10 @@ export function spawnInNetns(o: NetnsProcessOptions): ChildProcess {
     cwd: o.cwd,
     env: o.env,
     stdio: o.stdio ?? ['ignore', 'pipe', 'pipe'],
+    // its own process group: a terminal's Ctrl-C or hang-up reaches only its starter, which stops it in order
+    detached: true,
   });
-  // a spawn failure shows as an exit with a negative code (the caller watches 'exit'); never an uncaught 'error'
+  // a spawn failure leaves a negative exitCode and no 'exit' event; callers that care listen for 'error' too, it is never uncaught
   child.once('error', () => undefined);
   return child;
 }

@@ -39,7 +39,8 @@ export class PodSandboxes {
   /** Starts pod `uid`'s sandbox in the `ip netns` namespace `netns`. */
   async start(netns: string, uid: string): Promise<Sandbox> {
     // the sandbox runs as the pause container does, as another user (65535): opening its namespace takes CAP_SYS_PTRACE
-    const child = spawn('ip', ['netns', 'exec', netns, 'setpriv', '--pdeathsig', 'KILL', '--reuid', '65535', '--regid', '65535', '--clear-groups', '--', 'sleep', 'infinity'], { stdio: 'ignore' });
+    const child = spawn('ip', ['netns', 'exec', netns, 'setpriv', '--pdeathsig', 'KILL', '--reuid', '65535', '--regid', '65535', '--clear-groups', '--', 'sleep', 'infinity'], { stdio: 'ignore', detached: true });
+    child.once('error', () => undefined); // execedPid below says the sandbox did not start
     const dir = path.join(this.dir, `pod${uid}`, 'sandbox');
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, 'cgroup.procs'), String(await execedPid(child, 'sleep')));

@@ -78,7 +78,7 @@ export class QemuMachine {
       );
     }
     // setpriv --pdeathsig: the machine is killed when the process that started it dies, however it dies
-    this.child = spawn('ip', ['netns', 'exec', o.bridgeNs, 'setpriv', '--pdeathsig', 'KILL', '--', 'qemu-system-x86_64', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn('ip', ['netns', 'exec', o.bridgeNs, 'setpriv', '--pdeathsig', 'KILL', '--', 'qemu-system-x86_64', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     this.child.once('exit', () => (this.exitedAtMs = performance.now()));
     this.child.once('error', (err) => this.console.push(`could not start QEMU: ${err.message}`));
     const log = o.logFile ? createWriteStream(o.logFile) : undefined;

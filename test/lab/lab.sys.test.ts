@@ -29,7 +29,7 @@ interface Lab {
 const started: Lab[] = [];
 
 function startLab(args: string[]): Lab {
-  const { child, exited } = spawnIronet(['lab', ...args], { stdin: 'pipe' });
+  const { child, exited } = spawnIronet(['lab', ...args], { stdin: 'pipe', ownProcessGroup: true });
   const lines: string[] = [];
   createInterface(child.stdout!).on('line', (l) => lines.push(l));
   createInterface(child.stderr!).on('line', (l) => lines.push(`stderr: ${l}`));
@@ -104,16 +104,6 @@ describe('ironet lab (system)', function () {
     expect(left, 'processes still running in the killed lab\'s namespaces').to.deep.equal([]);
   });
 
-  it('Ctrl-C (SIGINT) during the bring-up stops it and removes everything', async () => {
-    const lab = startLab(['--plain', '--clients', '0']);
-    await lab.waitFor(/started etcd and kube-apiserver/, 120_000);
-    lab.child.kill('SIGINT');
-    expect(await lab.exited).to.equal(0);
-    expect(lab.lines.join('\n')).to.contain('nothing left behind (no namespace, no process)');
-    expect(lab.lines.join('\n')).to.not.match(/lab ready in/);
-    expect(namespacesOf(lab.child.pid!)).to.deep.equal([]);
-  });
-
   it('--scenario smoke: two PXE boots, SIGKILL of the VIP holder, a third boot through the new holder; ok, one holder at a time, nothing left', async () => {
     const lab = startLab(['--scenario', 'smoke']);
     const code = await lab.exited;
@@ -140,6 +130,17 @@ describe('ironet lab (system)', function () {
     expect(namespacesOf(lab.child.pid!)).to.deep.equal([]);
     // the run swept what the SIGKILLed lab had left
     expect(crashed.filter((n) => existsSync(`/var/run/netns/${n}`)), 'namespaces of the killed lab').to.deep.equal([]);
+  });
+
+  it('Ctrl-C (SIGINT) during the bring-up stops it and removes everything', async () => {
+    const lab = startLab(['--plain', '--clients', '0']);
+    await lab.waitFor(/started etcd and kube-apiserver/, 120_000);
+    // as a terminal sends it: to the whole process group (the lab's children have groups of their own)
+    process.kill(-lab.child.pid!, 'SIGINT');
+    expect(await lab.exited).to.equal(0);
+    expect(lab.lines.join('\n')).to.contain('nothing left behind (no namespace, no process)');
+    expect(lab.lines.join('\n')).to.not.match(/lab ready in/);
+    expect(namespacesOf(lab.child.pid!)).to.deep.equal([]);
   });
 
   it('the interactive lab (--plain, keys on stdin): add a host, kill the VIP holder\'s agent, pause and resume the API server, quit', async () => {

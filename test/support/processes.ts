@@ -21,11 +21,13 @@ export interface IronetProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
-export function spawnIronet(args: string[], options: { logFile?: string; env?: Record<string, string>; stdin?: 'pipe' } = {}): IronetProcess {
+export function spawnIronet(args: string[], options: { logFile?: string; env?: Record<string, string>; stdin?: 'pipe'; ownProcessGroup?: boolean } = {}): IronetProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cmd/main.ts'), ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...options.env },
     stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
+    // as a shell runs a job: the leader of its own process group (a terminal's Ctrl-C goes to the whole group)
+    detached: options.ownProcessGroup ?? false,
   });
   if (options.logFile) {
     const log = createWriteStream(options.logFile);

@@ -170,7 +170,7 @@ export class LabWorld {
       return bin;
     });
 
-    await this.step(`made ${this.agentStates.length} node namespaces on a provisioning bridge`, () => Promise.resolve(this.topology()));
+    await this.step(`made ${this.agentStates.length} node namespaces on a provisioning bridge`, () => this.topology());
 
     this.apiserver = await this.step('started etcd and kube-apiserver', () =>
       startLocalApiServer({ binDir, runRoot: path.join(this.o.dir, 'run'), clock: systemClock, netns: this.apiNs, advertiseAddress: API_IP }),
@@ -251,18 +251,17 @@ export class LabWorld {
     });
   }
 
-  private topology(): void {
+  private async topology(): Promise<void> {
     // the lab's API network is fixed: a second lab (or a VIP system test) on this machine would collide with it
-    const busy = JSON.parse(ip('-j', '-4', 'addr', 'show')) as { ifname: string; addr_info?: { local: string }[] }[];
-    const taken = busy.find((l) => (l.addr_info ?? []).some((a) => a.local === '10.250.0.254'));
-    if (taken) throw new Error(`10.250.0.254 is already on ${taken.ifname}: another ironet lab or system test runs on this machine (irnr<pid> names its process); one at a time`);
+    const taken = await waitUntilFree('10.250.0.254', 5000);
+    if (taken) throw new Error(`10.250.0.254 is already on ${taken}: another ironet lab or system test runs on this machine (irnr<pid> names its process); one at a time`);
     const net = this.net;
     this.apiNs = net.netns('api');
     this.switchNs = net.netns('switch');
     const apiPorts = ['apr'];
     const provPorts: string[] = [];
     // this process reaches the API server through its own veth into the api bridge
-    net.veth({ ns: null, name: `irnr${process.pid % 100000}`, address: '10.250.0.254/24' }, { ns: this.apiNs, name: 'apr' });
+    net.veth({ ns: null, name: `irnr${process.pid}`, address: '10.250.0.254/24' }, { ns: this.apiNs, name: 'apr' });
     for (let i = 0; i < this.agentStates.length; i++) {
       const node = net.netns(`node${i}`);
       this.nodes.push(node);
@@ -316,6 +315,10 @@ export class LabWorld {
     createInterface(child.stdout!).on('line', write);
     this.agents[i] = child;
     this.agentStates[i] = 'running';
+    child.once('error', (err) => {
+      this.agentStates[i] = 'exited';
+      this.say('problem', `the agent on node-${i} could not start: ${err.message}`);
+    });
     child.once('exit', (code, signal) => {
       if (this.agents[i] !== child) return;
       this.agentStates[i] = signal === 'SIGKILL' ? 'killed' : 'exited';
@@ -351,7 +354,12 @@ export class LabWorld {
   setApiPaused(paused: boolean): void {
     const pid = this.apiserver?.pids.apiserver;
     if (!pid || paused === this.apiPaused) return;
-    process.kill(pid, paused ? 'SIGSTOP' : 'SIGCONT');
+    try {
+      process.kill(pid, paused ? 'SIGSTOP' : 'SIGCONT');
+    } catch {
+      this.say('problem', 'kube-apiserver is gone: nothing to pause or resume');
+      return;
+    }
     this.apiPaused = paused;
     this.say('action', paused ? 'paused kube-apiserver (SIGSTOP): no VIP Lease can be renewed' : 'resumed kube-apiserver (SIGCONT)');
   }
@@ -394,6 +402,7 @@ export class LabWorld {
         /* an API server that is slow or starting: the last snapshot stays */
       }
     }
+    for (const e of this.http?.errors.splice(0) ?? []) this.say('problem', `httpd stand-in ${e}`);
     const leases = this.snapshot ? leasesByMac(this.snapshot) : new Map<string, string>();
     for (const c of this.clients) {
       const address = leases.get(c.host.mac);
@@ -511,6 +520,17 @@ function podAddress(netnsPath: string): string | undefined {
     return a ? `${a.local}/${a.prefixlen}` : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** The root-namespace link holding `address` still after `timeoutMs` (a namespace just swept releases its veth asynchronously), or undefined. */
+async function waitUntilFree(address: string, timeoutMs: number): Promise<string | undefined> {
+  const deadline = now() + timeoutMs;
+  for (;;) {
+    const links = JSON.parse(ip('-j', '-4', 'addr', 'show')) as { ifname: string; addr_info?: { local: string }[] }[];
+    const holder = links.find((l) => (l.addr_info ?? []).some((a) => a.local === address))?.ifname;
+    if (!holder || now() > deadline) return holder;
+    await systemClock.sleep(250);
   }
 }
 
