@@ -4,7 +4,7 @@
  * line reports and whether they are all good. Pure.
  */
 
-export type EntryKind = 'step' | 'vip' | 'pxe' | 'action' | 'problem';
+export type EntryKind = 'step' | 'vip' | 'pxe' | 'action' | 'event' | 'problem';
 
 export interface TimelineEntry {
   /** ms since the lab started. */
@@ -32,9 +32,25 @@ export class Timeline {
 
 /** "  +12.3s  VIP 172.22.0.2 taken by ironic-1 (node-1)" — one line, at most `width` columns. */
 export function formatEntry(e: TimelineEntry, width = 80): string {
-  const mark = e.kind === 'problem' ? '!' : e.kind === 'action' ? '>' : ' ';
+  const mark = e.kind === 'problem' ? '!' : e.kind === 'action' ? '>' : e.kind === 'event' ? '*' : ' ';
   const line = `${mark} +${(e.atMs / 1000).toFixed(1).padStart(6)}s  ${e.text}`;
   return line.length <= width ? line : `${line.slice(0, width - 1)}…`;
+}
+
+/** The parts of a Kubernetes Event (events.k8s.io/v1) the timeline shows. */
+export interface EventFacts {
+  readonly type: string;
+  readonly reason: string;
+  readonly note?: string;
+  readonly regarding: { readonly kind?: string; readonly name?: string };
+  readonly series?: { readonly count: number };
+}
+
+/** "Event BareMetalHost/dhcpless-0 NetworkDataRendered: …" — what ironet told the cluster, as `kubectl get events` shows it. */
+export function eventText(e: EventFacts): string {
+  const warning = e.type === 'Warning' ? 'Warning ' : '';
+  const times = e.series && e.series.count > 1 ? ` (×${e.series.count})` : '';
+  return `Event ${warning}${e.regarding.kind ?? '?'}/${e.regarding.name ?? '?'} ${e.reason}${times}${e.note ? `: ${e.note}` : ''}`;
 }
 
 /** One PXE client of the scenario, as observed. */

@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/core/errors.js';
 import { loadManifests } from '../../src/kube/manifests.js';
 import { holdersAfter, holdOverlapMs, nextAdd, type HoldEvent } from '../../src/lab/holders.js';
 import { addedHost, pxeHostsOf } from '../../src/lab/plan.js';
-import { formatEntry, smokeResult, Timeline, type SmokeFacts } from '../../src/lab/timeline.js';
+import { eventText, formatEntry, smokeResult, Timeline, type SmokeFacts } from '../../src/lab/timeline.js';
 import { labLines, leasesByMac, type LabFacts } from '../../src/lab/view.js';
 import type { StatusSnapshot } from '../../src/status/view.js';
 import { repoRoot } from '../support/cluster.js';
@@ -94,6 +94,16 @@ describe('ironet lab: the smoke verdict', () => {
     }
     // a safety figure is reported even when the run stopped early
     expect(smokeResult(facts({ error: 'interrupted', dualHolderMs: 5 })).problems).to.deep.equal(['interrupted', 'two pods held the VIP at once for 5 ms']);
+  });
+
+  it('shows a Kubernetes Event as kubectl does: kind/name, reason, repeats, the note; warnings marked', () => {
+    expect(eventText({ type: 'Normal', reason: 'NetworkDataRendered', note: 'Secret dhcpless-0-preprov-networkdata written', regarding: { kind: 'BareMetalHost', name: 'dhcpless-0' } })).to.equal(
+      'Event BareMetalHost/dhcpless-0 NetworkDataRendered: Secret dhcpless-0-preprov-networkdata written',
+    );
+    expect(eventText({ type: 'Warning', reason: 'NoNetworkStatus', regarding: { kind: 'ProvisioningNetwork', name: 'provisioning' }, series: { count: 3 } })).to.equal(
+      'Event Warning ProvisioningNetwork/provisioning NoNetworkStatus (×3)',
+    );
+    expect(formatEntry({ atMs: 1000, kind: 'event', text: 'x' })).to.match(/^\* \+/);
   });
 
   it('timeline entries carry seconds since the start and fit the width', () => {

@@ -29,6 +29,7 @@ import { spawnInNetns } from '../../host/netns-process.js';
 import { sweepStaleSandboxes } from '../../host/pod-sandbox.js';
 import { QemuMachine, requirePxeTools } from '../../host/qemu.js';
 import { runSetup } from '../../host/setup.js';
+import type { EventObject } from '../../kube/event-recorder.js';
 import { connectWithToken, type KubeClient } from '../../kube/kube-client.js';
 import { createMissing, installCrds, loadManifests } from '../../kube/manifests.js';
 import { RESOURCES } from '../../kube/resources.js';
@@ -36,7 +37,7 @@ import { readStatus } from '../../kube/status-reader.js';
 import { requestServiceAccountToken } from '../../kube/tokens.js';
 import { holdOverlapMs, holdersAfter, type HoldEvent } from '../../lab/holders.js';
 import { addedHost, AGENT_CAPABILITIES, networkAgentFlags, LAB_NAMESPACE, LAB_NETWORK, LAB_NODES, LAB_PARENT, LAB_VIP, pxeHostsOf, type PxeHost } from '../../lab/plan.js';
-import type { EntryKind, Timeline } from '../../lab/timeline.js';
+import { eventText, type EntryKind, type Timeline } from '../../lab/timeline.js';
 import { leasesByMac, type AgentState, type NodeFacts, type PxeClientFacts } from '../../lab/view.js';
 import { createLogger } from '../../log/logger.js';
 import type { ProvisioningNetworkObject } from '../../multus/network.js';
@@ -403,6 +404,7 @@ export class LabWorld {
       }
     }
     for (const e of this.http?.errors.splice(0) ?? []) this.say('problem', `httpd stand-in ${e}`);
+    await this.followEvents();
     const leases = this.snapshot ? leasesByMac(this.snapshot) : new Map<string, string>();
     for (const c of this.clients) {
       const address = leases.get(c.host.mac);
@@ -418,6 +420,27 @@ export class LabWorld {
         // the stand-in has no deploy ramdisk to give it: the machine is done, and an idle QEMU without KVM still costs a core
         c.machine.stop();
       }
+    }
+  }
+
+  /** Events already in the timeline, by name and series count. */
+  private readonly eventsSeen = new Map<string, number>();
+
+  /** Adds the Kubernetes Events ironet recorded since the last look (what `kubectl get events -n metal3` shows). */
+  private async followEvents(): Promise<void> {
+    if (this.apiPaused || !this.admin) return;
+    let events: EventObject[];
+    try {
+      events = (await withTimeout(this.admin.resource<EventObject>(RESOURCES.event).list(LAB_NAMESPACE), 3000)).items;
+    } catch {
+      return; // the next look will see them
+    }
+    for (const e of events.sort((a, b) => (a.eventTime < b.eventTime ? -1 : a.eventTime > b.eventTime ? 1 : 0))) {
+      const key = e.metadata.name ?? '';
+      const count = e.series?.count ?? 1;
+      if ((this.eventsSeen.get(key) ?? 0) >= count) continue;
+      this.eventsSeen.set(key, count);
+      this.say(e.type === 'Warning' ? 'problem' : 'event', eventText(e));
     }
   }
 
