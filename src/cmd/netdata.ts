@@ -47,7 +47,7 @@ export async function startNetdata(options: NetdataRuntimeOptions, signal: Abort
       store,
       queue: work,
       clock,
-      resyncMs: options.resyncMs ?? 10 * 60_000,
+      resyncMs: options.resyncMs,
       everything: () => {
         for (const key of store.hostKeys()) work.add(hostWorkKey(key));
         for (const key of store.templateKeys()) work.add(templateWorkKey(key));

@@ -33,7 +33,7 @@ export async function startNetworks(options: NetworksRuntimeOptions, signal: Abo
       store,
       queue: work,
       clock,
-      resyncMs: options.resyncMs ?? 10 * 60_000,
+      resyncMs: options.resyncMs,
       everything: () => {
         for (const key of store.networkKeys()) work.add(key);
       },

@@ -41,8 +41,11 @@ export interface QueuedOptions {
   readonly onSynced: () => void;
   /** Called before each resync's keys are queued. */
   readonly beforeResync?: () => void;
-  readonly resyncMs: number;
+  /** Every key is queued again this often; default 10 minutes. */
+  readonly resyncMs?: number;
 }
+
+const RESYNC_MS = 10 * 60_000;
 
 export function runQueued(o: QueuedOptions, signal: AbortSignal): QueuedRuntime {
   const informers = o.store.run(signal);
@@ -54,7 +57,7 @@ export function runQueued(o: QueuedOptions, signal: AbortSignal): QueuedRuntime 
   });
   const resync = async (): Promise<void> => {
     for (;;) {
-      await o.clock.sleep(o.resyncMs, signal);
+      await o.clock.sleep(o.resyncMs ?? RESYNC_MS, signal);
       o.beforeResync?.();
       o.everything();
     }

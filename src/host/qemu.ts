@@ -54,8 +54,6 @@ export class QemuMachine {
   private readonly child: ChildProcess;
   private readonly scratch: string | undefined;
   readonly console: string[] = [];
-  /** Set when QEMU exits (the lab's boot.ipxe powers the machine off once reached). */
-  exitedAtMs: number | undefined;
 
   constructor(readonly o: QemuOptions) {
     ip('-n', o.bridgeNs, 'tuntap', 'add', 'dev', o.tap, 'mode', 'tap');
@@ -79,7 +77,6 @@ export class QemuMachine {
     }
     // setpriv --pdeathsig: the machine is killed when the process that started it dies, however it dies
     this.child = spawn('ip', ['netns', 'exec', o.bridgeNs, 'setpriv', '--pdeathsig', 'KILL', '--', 'qemu-system-x86_64', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    this.child.once('exit', () => (this.exitedAtMs = performance.now()));
     this.child.once('error', (err) => this.console.push(`could not start QEMU: ${err.message}`));
     const log = o.logFile ? createWriteStream(o.logFile) : undefined;
     createInterface(this.child.stdout!).on('line', (l) => {

@@ -24,10 +24,6 @@ export class Timeline {
     this.entries.push(entry);
     return entry;
   }
-
-  recent(n: number): TimelineEntry[] {
-    return this.entries.slice(-n);
-  }
 }
 
 /** "  +12.3s  VIP 172.22.0.2 taken by ironic-1 (node-1)" — one line, at most `width` columns. */
