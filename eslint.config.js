@@ -21,7 +21,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cmd/**', 'scripts/**', 'test/**'],
+    files: ['src/cmd/**', 'scripts/**', 'bench/**', 'test/**'],
     rules: { 'no-console': 'off' },
   },
   {

@@ -12,7 +12,7 @@ import { tryParseIp } from '../core/ip.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
-import { validateTimings } from '../vip/election.js';
+import { validateTimings } from '../election/election.js';
 import { connectComponent, type RunContext } from './controller.js';
 import { shutdownSignal } from './shutdown.js';
 import { openVipUnit, type VipUnit } from './vip-unit.js';

@@ -18,7 +18,7 @@ import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { startIpam } from './ipam.js';
-import { validateTimings } from '../vip/election.js';
+import { validateTimings } from '../election/election.js';
 import { runAsLeader } from './leader.js';
 import { startNetdata } from './netdata.js';
 import { startNetworks } from './networks.js';

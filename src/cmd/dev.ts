@@ -16,7 +16,7 @@ import { connectWithToken } from '../kube/kube-client.js';
 import { createMissing, installCrds, loadManifests } from '../kube/manifests.js';
 import { RESOURCES } from '../kube/resources.js';
 import type { KubeObject } from '../core/object-meta.js';
-import type { ProvisioningNetworkObject } from '../multus/network.js';
+import type { ProvisioningNetworkObject } from '../network/network.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import type { CapiIpAddressClaimObject, IpClaimObject } from '../ipam/objects.js';
 import { createLogger } from '../log/logger.js';

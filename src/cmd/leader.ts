@@ -7,22 +7,17 @@
  * fresh start (empty caches) rejoins the election as a standby.
  */
 import type { Registry } from 'prom-client';
-import { Gauge } from 'prom-client';
 import type { ControllerLeaderElection } from '../config/command-line.js';
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { oncePer } from '../core/once-per.js';
 import type { KubeClient } from '../kube/kube-client.js';
-import { LeaseStore, type LeaseObject } from '../kube/lease-store.js';
+import { CoordinationLease, type LeaseObject } from '../kube/coordination-lease.js';
 import { RESOURCES } from '../kube/resources.js';
-import { validateTimings } from '../vip/election.js';
-import { Elector } from '../vip/elector.js';
+import { validateTimings } from '../election/election.js';
+import { Elector } from '../election/elector.js';
+import { createLeaderMetrics } from '../election/metrics.js';
 
-const leaderGauge = oncePer(
-  (registry: Registry) =>
-    new Gauge({ name: 'ironet_controller_leader', help: '1 while this controller holds the controller Lease and does the work; 0 while it stands by.', registers: [registry] }),
-);
 export interface LeaderOptions {
   readonly kube: KubeClient;
   readonly election: ControllerLeaderElection;
@@ -37,9 +32,9 @@ export async function runAsLeader(o: LeaderOptions, signal: AbortSignal, work: (
   const { election, clock } = o;
   const timings = validateTimings({ leaseDurationMs: election.leaseDurationMs, renewDeadlineMs: election.renewDeadlineMs, retryPeriodMs: election.retryPeriodMs }, 'leader-election');
   const logger = o.logger.child({ component: 'leader-election', lease: `${election.namespace}/${election.leaseName}` });
-  const gauge = leaderGauge(o.registry);
+  const gauge = createLeaderMetrics(o.registry).leader;
   gauge.set(0);
-  const leases = new LeaseStore(o.kube.resource<LeaseObject>(RESOURCES.lease), { namespace: election.namespace, name: election.leaseName }, { 'app.kubernetes.io/component': 'controller' }, { clock, logger });
+  const leases = new CoordinationLease(o.kube.resource<LeaseObject>(RESOURCES.lease), { namespace: election.namespace, name: election.leaseName }, { 'app.kubernetes.io/component': 'controller' }, { clock, logger });
   const elector = new AbortController();
   const stopElector = (): void => elector.abort(signal.reason);
   signal.addEventListener('abort', stopElector, { once: true });

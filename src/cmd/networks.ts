@@ -7,7 +7,7 @@
 import { WorkQueue } from '../core/work-queue.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { KubeNetworkStore } from '../kube/network-store.js';
-import { NetworkReconciler } from '../multus/reconciler.js';
+import { NetworkReconciler } from '../network/reconciler.js';
 import { untilAnswered } from './ipam.js';
 import { OFF, runQueued, type QueuedCapabilityOptions, type QueuedRuntime } from './queued.js';
 

@@ -12,11 +12,11 @@ import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { NetnsVip } from '../host/netns-vip.js';
 import type { KubeClient } from '../kube/kube-client.js';
-import { LeaseStore, type LeaseObject } from '../kube/lease-store.js';
+import { CoordinationLease, type LeaseObject } from '../kube/coordination-lease.js';
 import { RESOURCES } from '../kube/resources.js';
 import { Announcer } from '../vip/announcer.js';
-import type { ElectionTimings } from '../vip/election.js';
-import { Elector } from '../vip/elector.js';
+import type { ElectionTimings } from '../election/election.js';
+import { Elector } from '../election/elector.js';
 import { holderHooks, type DependentWork } from '../vip/holder.js';
 import { createVipMetrics } from '../vip/metrics.js';
 import { createDhcpService } from './dhcp.js';
@@ -79,7 +79,7 @@ export async function openVipUnit(o: VipUnitOptions): Promise<VipUnit> {
 
 function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof createVipMetrics>): VipUnit {
   const { clock, logger } = o;
-  const leases = new LeaseStore(kubeLeases(o.kube), { namespace: o.lease.namespace, name: o.lease.name }, o.lease.labels, { clock, logger });
+  const leases = new CoordinationLease(kubeLeases(o.kube), { namespace: o.lease.namespace, name: o.lease.name }, o.lease.labels, { clock, logger });
   const announcer = new Announcer({
     schedule: o.garp,
     clock,

@@ -12,7 +12,6 @@
  */
 import { InvalidValueError } from './errors.js';
 import { bitsOf, formatIp, tryParseIp, type IpAddress, type IpFamily } from './ip.js';
-import type { IpRange } from './range.js';
 
 export interface Cidr {
   /** The first address of the block; its host bits are always zero. */
@@ -112,26 +111,4 @@ export function prefixOfNetmask(mask: IpAddress, field = 'netmask'): number {
   }
   const hostBitCount = hostBits === 0n ? 0 : hostBits.toString(2).length;
   return bits - hostBitCount;
-}
-
-/**
- * The addresses of `cidr` that can be given to hosts.
- * - IPv4: all but the network and broadcast addresses; a /31 has two usable
- *   addresses (RFC 3021) and a /32 its one.
- * - IPv6: all but the subnet-router anycast address (the all-zero host, RFC 4291
- *   §2.6.1); a /127 has two usable addresses (RFC 6164) and a /128 its one.
- *   IPv6 has no broadcast address, so the last address is usable.
- * Every block has at least one usable address under these rules, so the result
- * is never empty.
- */
-export function usableHostRange(cidr: Cidr): IpRange {
-  const { family } = cidr.network;
-  const first = firstIp(cidr);
-  const last = lastIp(cidr);
-  const pointToPoint = bitsOf(family) - cidr.prefix <= 1;
-  if (pointToPoint) return { start: first, end: last };
-  // The block has at least four addresses here, so neither step leaves it.
-  const start = { family, value: first.value + 1n };
-  const end = family === 4 ? { family, value: last.value - 1n } : last;
-  return { start, end };
 }

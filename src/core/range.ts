@@ -5,7 +5,7 @@
  */
 import { firstIp, lastIp, type Cidr } from './cidr.js';
 import { InvalidValueError } from './errors.js';
-import { compareIp, formatIp, type IpAddress } from './ip.js';
+import { bitsOf, compareIp, formatIp, type IpAddress } from './ip.js';
 
 export interface IpRange {
   /** The first address in the range. */
@@ -44,6 +44,28 @@ export function rangesOverlap(a: IpRange, b: IpRange): boolean {
 /** All addresses of the block, network and broadcast included. */
 export function rangeOfCidr(cidr: Cidr): IpRange {
   return { start: firstIp(cidr), end: lastIp(cidr) };
+}
+
+/**
+ * The addresses of `cidr` that can be given to hosts.
+ * - IPv4: all but the network and broadcast addresses; a /31 has two usable
+ *   addresses (RFC 3021) and a /32 its one.
+ * - IPv6: all but the subnet-router anycast address (the all-zero host, RFC 4291
+ *   §2.6.1); a /127 has two usable addresses (RFC 6164) and a /128 its one.
+ *   IPv6 has no broadcast address, so the last address is usable.
+ * Every block has at least one usable address under these rules, so the result
+ * is never empty.
+ */
+export function usableHostRange(cidr: Cidr): IpRange {
+  const { family } = cidr.network;
+  const first = firstIp(cidr);
+  const last = lastIp(cidr);
+  const pointToPoint = bitsOf(family) - cidr.prefix <= 1;
+  if (pointToPoint) return { start: first, end: last };
+  // The block has at least four addresses here, so neither step leaves it.
+  const start = { family, value: first.value + 1n };
+  const end = family === 4 ? { family, value: last.value - 1n } : last;
+  return { start, end };
 }
 
 /** "start-end", each end in the canonical form of {@link formatIp}. */

@@ -1,5 +1,5 @@
 /**
- * The DHCP server runner: decodes requests, asks handlers.ts what to do, and
+ * The DHCP server runner: decodes requests, asks decide.ts what to do, and
  * does it. Only the VIP holder runs it (it is dependent work of the VIP
  * holder: started after the VIP is installed, stopped before it is removed).
  *
@@ -22,7 +22,7 @@ import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { formatIp } from '../core/ip.js';
 import { Allocator } from './allocator.js';
-import { decide, type Decision, type ReplyPlan } from './handlers.js';
+import { decide, type Decision, type ReplyPlan } from './decide.js';
 import { decodeMessage } from './message.js';
 import { encodeMessage } from './message.js';
 import type { DhcpMetrics } from './metrics.js';

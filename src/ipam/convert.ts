@@ -2,6 +2,7 @@
  * Between the wire objects (objects.ts) and the normalised states (types.ts),
  * and the bodies of every write. Pure, so the adapter only moves bytes.
  */
+import type { Condition } from '../core/conditions.js';
 import { tryParseIp } from '../core/ip.js';
 import type { KubeObject, OwnerReference } from '../core/object-meta.js';
 import {
@@ -14,7 +15,6 @@ import {
   REQUESTED_IP_ANNOTATION,
   type CapiIpAddressClaimObject,
   type CapiIpAddressObject,
-  type Condition,
   type IpAddressObject,
   type IpClaimObject,
   type IpPoolObject,

@@ -4,6 +4,7 @@
  * the fixed strings that make us a drop-in for metal3 ip-address-manager.
  */
 import type { KubeObject } from '../core/object-meta.js';
+import type { Condition } from '../core/conditions.js';
 import { tryParseIp, type IpAddress } from '../core/ip.js';
 
 export const METAL3_IPAM_GROUP = 'ipam.metal3.io';
@@ -80,15 +81,6 @@ export interface IpAddressObject extends KubeObject {
     gateway?: string;
     dnsServers?: string[];
   };
-}
-
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
 }
 
 export interface CapiIpAddressClaimObject extends KubeObject {

@@ -15,9 +15,9 @@
  * problem stops new allocations from the pool (existing ones stay, releases go
  * on); a `warning` is reported and allocation continues.
  */
-import { cidrContains, firstIp, lastIp, parseCidr, usableHostRange, type Cidr } from '../core/cidr.js';
+import { cidrContains, firstIp, lastIp, parseCidr, type Cidr } from '../core/cidr.js';
 import { bitsOf, compareIp, formatIp, ipFromBigInt, ipKey, tryParseIp, type IpAddress, type IpFamily } from '../core/ip.js';
-import { makeRange, rangeContains, rangesOverlap, type IpRange } from '../core/range.js';
+import { makeRange, rangeContains, rangesOverlap, usableHostRange, type IpRange } from '../core/range.js';
 import { isReservationKey, type IpPoolObject, type PoolEntrySpec } from './objects.js';
 
 export type AllocationStrategy = 'sequential' | 'random';

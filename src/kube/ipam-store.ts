@@ -4,6 +4,7 @@
  * is served), claims and addresses, indexed by the pool each names; and
  * conditional writes whose results are written through to the caches.
  */
+import type { Condition } from '../core/conditions.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { KubeObject } from '../core/object-meta.js';
@@ -29,7 +30,6 @@ import {
   isOurCapiPoolRef,
   type CapiIpAddressClaimObject,
   type CapiIpAddressObject,
-  type Condition,
   type IpAddressObject,
   type IpClaimObject,
   type IpPoolObject,

@@ -11,18 +11,18 @@ import { withFinalizer, type KubeObject } from '../core/object-meta.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
 import { macOfKey } from '../dhcp/objects.js';
 import type { IpClaimObject, IpPoolObject } from '../ipam/objects.js';
-import type { NetworkAttachmentDefinitionObject } from '../multus/nad.js';
-import { NETWORK_LABEL, type ProvisioningNetworkObject } from '../multus/network.js';
-import { NETWORK_FINALIZER, type EventPlan, type Reservation, type StatusPlan } from '../multus/plan.js';
-import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../multus/ports.js';
+import type { NetworkAttachmentDefinitionObject } from '../network/nad.js';
+import { NETWORK_LABEL, type ProvisioningNetworkObject } from '../network/network.js';
+import { NETWORK_FINALIZER, type EventPlan, type Reservation, type StatusPlan } from '../network/plan.js';
+import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../network/ports.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
 import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
-import type { LeaseObject } from './lease-store.js';
+import type { LeaseObject } from './coordination-lease.js';
 import { RESOURCES } from './resources.js';
-import { vipLeaseName } from '../multus/pods.js';
+import { vipLeaseName } from '../network/pods.js';
 import { objectKey } from './types.js';
 
 /** The field manager of the controller's part of a ProvisioningNetwork's status. */

@@ -8,12 +8,12 @@ import { describeError, TransientError } from '../core/errors.js';
 import type { KubeObject } from '../core/object-meta.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
 import { DHCP_LEASE_LABEL, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
-import type { ProvisioningNetworkObject } from '../multus/network.js';
+import type { ProvisioningNetworkObject } from '../network/network.js';
 import type { NetworkDataTemplateObject } from '../netdata/template.js';
 import type { LeaseFacts, StatusSnapshot } from '../status/view.js';
 import { isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
-import { toStored, type LeaseObject } from './lease-store.js';
+import { toStored, type LeaseObject } from './coordination-lease.js';
 import { RESOURCES } from './resources.js';
 import type { ResourceRef } from './types.js';
 

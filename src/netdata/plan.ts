@@ -13,7 +13,8 @@
  * whole and only after every address is allocated; a released address leaves
  * the Secret before its claim goes.
  */
-import type { Condition, IpAddressObject, IpClaimObject, IpPoolObject } from '../ipam/objects.js';
+import type { Condition } from '../core/conditions.js';
+import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../ipam/objects.js';
 import { FINALIZERS, METAL3_IPAM_VERSION } from '../ipam/objects.js';
 import { UPSTREAM } from '../ipam/messages.js';
 import { inEntry, parsePool, type PoolEntry } from '../ipam/pool-spec.js';

@@ -11,7 +11,7 @@ import { formatIp, tryParseIp, type IpFamily } from '../core/ip.js';
 import { selectorProblem, type LabelSelector } from '../core/labels.js';
 import { tryParseMac } from '../core/mac.js';
 import type { KubeObject } from '../core/object-meta.js';
-import type { Condition } from '../ipam/objects.js';
+import type { Condition } from '../core/conditions.js';
 
 export const NETWORK_DATA_TEMPLATE_KIND = 'NetworkDataTemplate';
 /** The metal3-docs PR #373 annotation on a BareMetalHost: `networkdatatemplates.ironet.io/<name>`. */

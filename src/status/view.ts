@@ -10,7 +10,7 @@ import { parsePool, poolCapacity } from '../ipam/pool-spec.js';
 import { indexEntryAddresses, isReservationKey, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
 import { LEASE_ANNOTATIONS, macOfKey } from '../dhcp/objects.js';
-import type { ProvisioningNetworkObject } from '../multus/network.js';
+import type { ProvisioningNetworkObject } from '../network/network.js';
 import type { NetworkDataTemplateObject } from '../netdata/template.js';
 import { duration, fit, relative, table } from './text.js';
 

@@ -9,8 +9,8 @@ import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Announcer } from './announcer.js';
-import { vipLifetimeSeconds, type ElectionTimings, type FenceReason } from './election.js';
-import type { ElectorHooks, LeadingContext } from './elector.js';
+import { vipLifetimeSeconds, type ElectionTimings, type FenceReason } from '../election/election.js';
+import type { ElectorHooks, LeadingContext } from '../election/elector.js';
 import type { VipMetrics } from './metrics.js';
 import type { VipTarget } from './ports.js';
 

@@ -13,12 +13,10 @@ import {
   parseCidr,
   parseInterfaceAddress,
   prefixOfNetmask,
-  usableHostRange,
   type Cidr,
 } from '../../src/core/cidr.js';
 import { InvalidValueError } from '../../src/core/errors.js';
 import { bitsOf, compareIp, formatIp, parseIp, type IpFamily } from '../../src/core/ip.js';
-import { formatRange } from '../../src/core/range.js';
 import { catchError } from './catch-error.js';
 import { cidrAndIpArb, cidrArb } from './ip-arbitraries.js';
 
@@ -256,36 +254,6 @@ describe('core/cidr', () => {
         fc.property(cidrArb, (cidr) => {
           expect(parseCidr(formatCidr(cidr))).to.deep.equal(cidr);
           expect(cidrFrom(cidr.network, cidr.prefix)).to.deep.equal(cidr);
-        }),
-      );
-    });
-  });
-
-  describe('usableHostRange', () => {
-    const cases: Array<[string, string]> = [
-      ['10.0.0.0/24', '10.0.0.1-10.0.0.254'],
-      ['10.0.0.0/30', '10.0.0.1-10.0.0.2'],
-      ['10.0.0.0/31', '10.0.0.0-10.0.0.1'],
-      ['10.0.0.9/32', '10.0.0.9-10.0.0.9'],
-      ['0.0.0.0/0', '0.0.0.1-255.255.255.254'],
-      ['2001:db8::/64', '2001:db8::1-2001:db8::ffff:ffff:ffff:ffff'],
-      ['2001:db8::/126', '2001:db8::1-2001:db8::3'],
-      ['2001:db8::/127', '2001:db8::-2001:db8::1'],
-      ['2001:db8::1/128', '2001:db8::1-2001:db8::1'],
-    ];
-    for (const [cidr, range] of cases) {
-      it(`${cidr} is ${range}`, () => {
-        expect(formatRange(usableHostRange(parseCidr(cidr)))).to.equal(range);
-      });
-    }
-
-    it('is a non-empty part of the block', () => {
-      fc.assert(
-        fc.property(cidrArb, (cidr) => {
-          const { start, end } = usableHostRange(cidr);
-          expect(cidrContains(cidr, start)).to.equal(true);
-          expect(cidrContains(cidr, end)).to.equal(true);
-          expect(compareIp(start, end)).to.be.at.most(0);
         }),
       );
     });

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { formatIp, ipKey, type IpAddress } from '../../src/core/ip.js';
 import type { Mac } from '../../src/core/mac.js';
 import { Allocator, leaseKey } from '../../src/dhcp/allocator.js';
-import { decide, type Decision } from '../../src/dhcp/handlers.js';
+import { decide, type Decision } from '../../src/dhcp/decide.js';
 import { MSG } from '../../src/dhcp/options.js';
 import type { Lease } from '../../src/dhcp/types.js';
 import type { PoolSpec } from '../../src/ipam/pool-spec.js';

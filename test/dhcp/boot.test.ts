@@ -3,7 +3,7 @@ import { Buffer } from 'node:buffer';
 import { formatIp } from '../../src/core/ip.js';
 import { Allocator } from '../../src/dhcp/allocator.js';
 import { chooseBoot, isIpxe, isPxeFirmware } from '../../src/dhcp/boot.js';
-import { decide, type Decision } from '../../src/dhcp/handlers.js';
+import { decide, type Decision } from '../../src/dhcp/decide.js';
 import { BROADCAST_FLAG, type DhcpMessage } from '../../src/dhcp/message.js';
 import { encapsulated, MSG, OPT, opt, type OptionList } from '../../src/dhcp/options.js';
 import type { BootConfig, DhcpServerConfig } from '../../src/dhcp/types.js';

@@ -18,7 +18,7 @@ import type { Destination } from '../../src/dhcp/destination.js';
 import { decodeMessage, encodeMessage, type DhcpMessage } from '../../src/dhcp/message.js';
 import { MSG, OPT, opt, type OptionList } from '../../src/dhcp/options.js';
 import type { CommitRequest, CommitResult, DhcpTransport, LeaseStore, LoadedLeases, PoolView } from '../../src/dhcp/ports.js';
-import type { ReplyPlan } from '../../src/dhcp/handlers.js';
+import type { ReplyPlan } from '../../src/dhcp/decide.js';
 import type { DhcpServerConfig } from '../../src/dhcp/types.js';
 import type { IpPoolObject } from '../../src/ipam/objects.js';
 import { parsePool, type PoolSpec } from '../../src/ipam/pool-spec.js';

@@ -14,7 +14,8 @@ import {
   unbindStatusPatch,
 } from '../../src/ipam/convert.js';
 import { OURS } from '../../src/ipam/messages.js';
-import type { CapiIpAddressClaimObject, Condition, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
+import type { Condition } from '../../src/core/conditions.js';
+import type { CapiIpAddressClaimObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { ClaimKind, ClaimState, DesiredAddress, FailureReason, PoolState } from '../../src/ipam/types.js';
 
 const NOW = '2024-05-06T07:08:09Z';

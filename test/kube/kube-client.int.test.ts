@@ -9,8 +9,8 @@ import { silentLogger } from '../../src/core/logger.js';
 import { ConflictError, ForbiddenError, GoneError, InvalidError, AlreadyExistsError, NotFoundError } from '../../src/kube/errors.js';
 import { EventRecorder, type EventObject } from '../../src/kube/event-recorder.js';
 import { informerFor, Informer, type InformerEvent } from '../../src/kube/informer.js';
-import { LeaseStore, type LeaseObject, type StoredLease } from '../../src/kube/lease-store.js';
-import type { LeaseWrite } from '../../src/vip/ports.js';
+import { CoordinationLease, type LeaseObject, type StoredLease } from '../../src/kube/coordination-lease.js';
+import type { LeaseWrite } from '../../src/election/ports.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import type { WatchEvent } from '../../src/kube/types.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
@@ -226,8 +226,8 @@ describe('kube adapter against a real API server', () => {
   it('round-trips a Lease with microsecond times and resourceVersion preconditions', async () => {
     const { admin } = testCluster();
     const client = admin.resource<LeaseObject>(RESOURCES.lease);
-    const a = new LeaseStore(client, { namespace: ns, name: 'vip' });
-    const b = new LeaseStore(client, { namespace: ns, name: 'vip' });
+    const a = new CoordinationLease(client, { namespace: ns, name: 'vip' });
+    const b = new CoordinationLease(client, { namespace: ns, name: 'vip' });
     expect(await a.get()).to.equal(undefined);
     const t0 = Date.UTC(2026, 10, 29, 12, 0, 0, 123) + 0.456;
     const ok = (w: LeaseWrite): StoredLease => {

@@ -42,7 +42,7 @@ describe('lint: import boundaries', () => {
     ['src/ipam/allocator.ts', "import { KubeConfig } from '@kubernetes/client-node';", /only src\/kube may use the Kubernetes client/],
     ['src/vip/announcer.ts', "import dgram from 'node:dgram';", /only src\/host may use sockets/],
     ['src/dhcp/server.ts', "import { createSocket } from 'dgram';", /only src\/host may use sockets/],
-    ['src/multus/attach.ts', "import { spawn } from 'node:child_process';", /only src\/host may use child processes/],
+    ['src/network/attach.ts', "import { spawn } from 'node:child_process';", /only src\/host may use child processes/],
     ['src/vip/garp.ts', "import addon from '../../native/build/Release/ironet.node';", /only src\/host may use netlink and the native addon/],
     ['src/core/ip.ts', "import { plan } from '../ipam/plan.js';", /src\/core \(core\) may not import src\/ipam/],
     ['src/kube/informer.ts', "import { netlink } from '../host/netlink.js';", /adapters implement capability ports; they do not call each other/],
@@ -63,7 +63,7 @@ describe('lint: import boundaries', () => {
 
   const allowed: [string, string][] = [
     ['src/ipam/allocator.ts', "import { parseIp } from '../core/ip.js';"],
-    ['src/dhcp/handlers.ts', "import { allocate } from '../ipam/allocator.js';"],
+    ['src/dhcp/decide.ts', "import { allocate } from '../ipam/allocator.js';"],
     ['src/kube/ipam-store.ts', "import type { IpamStore } from '../ipam/ports.js';"],
     ['src/kube/rest.ts', "import { KubeConfig } from '@kubernetes/client-node';"],
     ['src/host/packet.ts', "import dgram from 'node:dgram';"],

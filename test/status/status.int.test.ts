@@ -6,7 +6,7 @@ import type { KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { clientWithToken, freshNamespace, testCluster, tokenFor } from '../support/cluster.js';
 import { poolObject, templateObject, singleNic } from '../netdata/fixtures.js';
-import { provisioningSpec } from '../multus/fixtures.js';
+import { provisioningSpec } from '../network/fixtures.js';
 
 async function status(kube: KubeClient, namespace: string): Promise<{ code: number; out: string; err: string }> {
   let out = '';

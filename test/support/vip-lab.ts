@@ -25,7 +25,7 @@ import { AGENT_CAPABILITIES, networkAgentFlags } from '../../src/lab/plan.js';
 import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
-import type { ElectionTimings } from '../../src/vip/election.js';
+import type { ElectionTimings } from '../../src/election/election.js';
 import { installCrds } from '../../src/kube/manifests.js';
 import { chartRules, crdManifests, repoRoot } from './cluster.js';
 import { ip, requireRoot, run, sweepStale, NetnsSet } from '../../src/host/netns-set.js';

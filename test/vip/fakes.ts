@@ -11,9 +11,9 @@
  * elector catches and logs errors from its port; tests assert the list is empty.
  */
 import type { Clock } from '../../src/core/clock.js';
-import type { FenceReason, LeaseRecord } from '../../src/vip/election.js';
-import type { ElectorHooks, LeadingContext } from '../../src/vip/elector.js';
-import type { LeasePort, LeaseWrite, StoredLease } from '../../src/vip/ports.js';
+import type { FenceReason, LeaseRecord } from '../../src/election/election.js';
+import type { ElectorHooks, LeadingContext } from '../../src/election/elector.js';
+import type { LeasePort, LeaseWrite, StoredLease } from '../../src/election/ports.js';
 
 // ---- timeline --------------------------------------------------------------
 

@@ -40,7 +40,7 @@ import { addedHost, AGENT_CAPABILITIES, networkAgentFlags, LAB_NAMESPACE, LAB_NE
 import { eventText, type EntryKind, type Timeline } from '../../lab/timeline.js';
 import { leasesByMac, type AgentState, type NodeFacts, type PxeClientFacts } from '../../lab/view.js';
 import { createLogger } from '../../log/logger.js';
-import type { ProvisioningNetworkObject } from '../../multus/network.js';
+import type { ProvisioningNetworkObject } from '../../network/network.js';
 import type { StatusSnapshot } from '../../status/view.js';
 import { runController } from '../controller.js';
 import { IronicPods, type IronicPod } from './ironic-pods.js';

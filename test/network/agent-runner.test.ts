@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { parseIp } from '../../src/core/ip.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { AgentRunner, notAccepted, type AgentPorts, type HolderReport } from '../../src/multus/agent-runner.js';
-import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
-import type { ClaimedAddress, PodObject } from '../../src/multus/pods.js';
+import { AgentRunner, notAccepted, type AgentPorts, type HolderReport } from '../../src/network/agent-runner.js';
+import type { ProvisioningNetworkObject } from '../../src/network/network.js';
+import type { ClaimedAddress, PodObject } from '../../src/network/pods.js';
 import { networkObject } from './fixtures.js';
 
 const STATUS = JSON.stringify([{ name: 'metal3/provisioning', interface: 'net1', mac: '52:54:00:00:00:01', ips: [] }]);
@@ -81,7 +81,7 @@ class World implements AgentPorts {
 
 const KEY = 'metal3/provisioning';
 
-describe('multus/agent-runner: plumbing the Ironic pod and running its VIP unit', () => {
+describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit', () => {
   let w: World;
   let r: AgentRunner;
   beforeEach(() => {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import type { Condition } from '../../src/ipam/objects.js';
-import { desiredNad } from '../../src/multus/nad.js';
-import { parseNetwork } from '../../src/multus/network.js';
-import { planNetwork, type PlanInput } from '../../src/multus/plan.js';
+import type { Condition } from '../../src/core/conditions.js';
+import { desiredNad } from '../../src/network/nad.js';
+import { parseNetwork } from '../../src/network/network.js';
+import { planNetwork, type PlanInput } from '../../src/network/plan.js';
 import { networkObject, pool, pools } from './fixtures.js';
 
 const NOW = '2026-11-30T00:00:00Z';
@@ -15,7 +15,7 @@ function input(over: Partial<PlanInput> = {}): PlanInput {
 
 const ready = (conditions: Condition[]): Condition => conditions.find((c) => c.type === 'Ready')!;
 
-describe('multus/plan: the controller decision for a ProvisioningNetwork', () => {
+describe('network/plan: the controller decision for a ProvisioningNetwork', () => {
   it('creates the NAD and reserves the VIP in the pool that covers it', () => {
     const plan = planNetwork(input());
     expect(plan.problems).to.deep.equal([]);

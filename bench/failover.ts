@@ -25,8 +25,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { systemClock } from '../../src/core/clock.js';
-import { VIP, VipLab } from '../../test/support/vip-lab.js';
+import { systemClock } from '../src/core/clock.js';
+import { VIP, VipLab } from '../test/support/vip-lab.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const TRIALS = Number(process.env.IRONET_BENCH_TRIALS ?? 10);
@@ -203,9 +203,9 @@ async function main(): Promise<void> {
   const answers: Answer[] = [];
   try {
     for (let i = 0; i < lab.nodes.length; i++) {
-      side.push(spawn('ip', ['netns', 'exec', lab.nodes[i]!, process.execPath, path.join(repoRoot, 'scripts/bench/udp-responder.mjs'), String(PORT), `node-${i}`], { stdio: 'ignore' }));
+      side.push(spawn('ip', ['netns', 'exec', lab.nodes[i]!, process.execPath, path.join(repoRoot, 'bench/udp-responder.mjs'), String(PORT), `node-${i}`], { stdio: 'ignore' }));
     }
-    const prober = spawn('ip', ['netns', 'exec', lab.client, process.execPath, path.join(repoRoot, 'scripts/bench/udp-prober.mjs'), VIP, String(PORT), '10'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const prober = spawn('ip', ['netns', 'exec', lab.client, process.execPath, path.join(repoRoot, 'bench/udp-prober.mjs'), VIP, String(PORT), '10'], { stdio: ['ignore', 'pipe', 'ignore'] });
     side.push(prober);
     createInterface(prober.stdout).on('line', (l) => answers.push(JSON.parse(l) as Answer));
 

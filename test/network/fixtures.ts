@@ -1,5 +1,5 @@
 import type { IpPoolObject } from '../../src/ipam/objects.js';
-import type { ProvisioningNetworkObject, ProvisioningNetworkSpecInput } from '../../src/multus/network.js';
+import type { ProvisioningNetworkObject, ProvisioningNetworkSpecInput } from '../../src/network/network.js';
 
 /** A metal3-dev-env-like network: 172.22.0.0/24, VIP .2, pods .10-.19, DHCP .100-.199. */
 export function networkObject(spec: Partial<ProvisioningNetworkSpecInput> = {}, meta: { generation?: number } = {}): ProvisioningNetworkObject {

@@ -7,8 +7,8 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { KubeObject } from '../core/object-meta.js';
-import type { LeaseRecord } from '../vip/election.js';
-import type { LeasePort, LeaseWrite, StoredLease } from '../vip/ports.js';
+import type { LeaseRecord } from '../election/election.js';
+import type { LeasePort, LeaseWrite, StoredLease } from '../election/ports.js';
 import { isAlreadyExists, isConflict } from './errors.js';
 import { informerFor } from './informer.js';
 import type { ObjectId, ResourceClient } from './resource-client.js';
@@ -26,7 +26,7 @@ export interface LeaseObject extends KubeObject {
 
 export type { StoredLease };
 
-export class LeaseStore implements LeasePort {
+export class CoordinationLease implements LeasePort {
   constructor(
     private readonly client: ResourceClient<LeaseObject>,
     readonly id: Required<ObjectId>,
@@ -68,7 +68,7 @@ export class LeaseStore implements LeasePort {
   }
 
   watch(onChange: (lease: StoredLease | undefined) => void, signal: AbortSignal): void {
-    if (!this.watchDeps) throw new Error('LeaseStore.watch needs a clock and a logger');
+    if (!this.watchDeps) throw new Error('CoordinationLease.watch needs a clock and a logger');
     const informer = informerFor(this.client, {
       name: `lease/${this.id.name}`,
       namespace: this.id.namespace,

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { silentLogger } from '../../src/core/logger.js';
 import type { IpPoolObject } from '../../src/ipam/objects.js';
-import type { NetworkAttachmentDefinitionObject } from '../../src/multus/nad.js';
-import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
-import type { EventPlan, Reservation, StatusPlan } from '../../src/multus/plan.js';
-import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../../src/multus/ports.js';
-import { NetworkReconciler } from '../../src/multus/reconciler.js';
+import type { NetworkAttachmentDefinitionObject } from '../../src/network/nad.js';
+import type { ProvisioningNetworkObject } from '../../src/network/network.js';
+import type { EventPlan, Reservation, StatusPlan } from '../../src/network/plan.js';
+import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../../src/network/ports.js';
+import { NetworkReconciler } from '../../src/network/reconciler.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { networkObject, pool, pools } from './fixtures.js';
 
@@ -65,7 +65,7 @@ class Store implements NetworkStore {
   }
 }
 
-describe('multus/reconciler: applying the plan', () => {
+describe('network/reconciler: applying the plan', () => {
   it('writes the NAD, the reservation and the status once; a second pass writes nothing', async () => {
     const store = new Store();
     const r = new NetworkReconciler({ store, clock: new FakeClock(), logger: silentLogger });

@@ -28,7 +28,7 @@ import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { sameRecord, step, type Decision, type ElectionTimings, type ElectorState, type FenceReason, type ObservedLease } from './election.js';
-import type { VipMetrics } from './metrics.js';
+import type { ElectionMetrics } from './metrics.js';
 import type { LeasePort, StoredLease } from './ports.js';
 
 export interface LeadingContext {
@@ -52,7 +52,7 @@ export interface ElectorOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly hooks: ElectorHooks;
-  readonly metrics?: VipMetrics;
+  readonly metrics?: ElectionMetrics;
   /** Label for metrics and logs (the VIP). */
   readonly name: string;
   /** What holding the Lease guards, for log lines (default: the VIP). */

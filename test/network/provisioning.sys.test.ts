@@ -23,7 +23,7 @@ import { kubeconfigYaml } from '../../src/host/local-apiserver.js';
 import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
-import type { ProvisioningNetworkObject } from '../../src/multus/network.js';
+import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { controllerConfig, repoRoot } from '../support/cluster.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { eventually } from '../support/ipam-fixture.js';

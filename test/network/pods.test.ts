@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatIp } from '../../src/core/ip.js';
-import { parseNetwork, type ProvisioningNetwork } from '../../src/multus/network.js';
-import { choosePod, claimedAddress, podClaim, podReady, unitFingerprint, vipLeaseName, type PodObject } from '../../src/multus/pods.js';
+import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
+import { choosePod, claimedAddress, podClaim, podReady, unitFingerprint, vipLeaseName, type PodObject } from '../../src/network/pods.js';
 import { networkObject } from './fixtures.js';
 
 const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
@@ -14,7 +14,7 @@ function pod(name: string, over: Partial<PodObject['metadata']> = {}, spec: PodO
   };
 }
 
-describe('multus/pods: the agent\'s decisions about Ironic pods', () => {
+describe('network/pods: the agent\'s decisions about Ironic pods', () => {
   it('chooses the oldest selected pod on this node that asks for the NAD', () => {
     const pods = [
       pod('b', { creationTimestamp: '2026-11-30T00:00:02Z' }),

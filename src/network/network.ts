@@ -10,8 +10,8 @@ import { cidrContains, formatCidr, parseCidr, type Cidr } from '../core/cidr.js'
 import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
 import { selectorProblem, type LabelSelector } from '../core/labels.js';
 import type { KubeObject } from '../core/object-meta.js';
-import type { Condition } from '../ipam/objects.js';
-import { validateTimings } from '../vip/election.js';
+import type { Condition } from '../core/conditions.js';
+import { validateTimings } from '../election/election.js';
 
 export const IRONET_API_VERSION = 'ironet.io/v1alpha1';
 export const PROVISIONING_NETWORK_KIND = 'ProvisioningNetwork';

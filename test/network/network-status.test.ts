@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { findAttachment, requestsNetwork } from '../../src/multus/network-status.js';
+import { findAttachment, requestsNetwork } from '../../src/network/network-status.js';
 
 const STATUS = 'k8s.v1.cni.cncf.io/network-status';
 
-describe('multus/network-status: what Multus wrote on the pod', () => {
+describe('network/network-status: what Multus wrote on the pod', () => {
   const status = JSON.stringify([
     { name: 'cbr0', interface: 'eth0', ips: ['10.244.0.5'], mac: '0a:58:0a:f4:00:05', default: true, dns: {} },
     { name: 'metal3/provisioning', interface: 'net1', ips: [], mac: '52:54:00:aa:bb:cc', dns: {} },

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { cniConfig, desiredNad, isOwnedBy, nadPatch } from '../../src/multus/nad.js';
-import { parseNetwork, type ProvisioningNetwork } from '../../src/multus/network.js';
+import { cniConfig, desiredNad, isOwnedBy, nadPatch } from '../../src/network/nad.js';
+import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
 import { networkObject } from './fixtures.js';
 
 const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
 
-describe('multus/nad: the generated NetworkAttachmentDefinition', () => {
+describe('network/nad: the generated NetworkAttachmentDefinition', () => {
   it('macvlan in bridge mode on the parent, layer 2 only, then tuning for the MAC', () => {
     expect(cniConfig(net())).to.deep.equal({
       cniVersion: '0.4.0',

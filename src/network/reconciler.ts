@@ -8,7 +8,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { WorkOutcome } from '../core/work-queue.js';
-import type { Condition } from '../ipam/objects.js';
+import type { Condition } from '../core/conditions.js';
 import type { ProvisioningNetworkObject } from './network.js';
 import { NETWORK_FINALIZER, planNetwork, type EventPlan, type Plan } from './plan.js';
 import type { NetworkStore, WriteOutcome } from './ports.js';

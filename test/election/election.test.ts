@@ -13,8 +13,8 @@ import {
   type ElectorState,
   type LeaseRecord,
   type ObservedLease,
-} from '../../src/vip/election.js';
-import type { LeaseWrite, StoredLease } from '../../src/vip/ports.js';
+} from '../../src/election/election.js';
+import type { LeaseWrite, StoredLease } from '../../src/election/ports.js';
 import { catchError } from '../core/catch-error.js';
 
 // ---- builders -------------------------------------------------------------
@@ -64,7 +64,7 @@ function table(cases: readonly Case[]): void {
 
 // ---- step -----------------------------------------------------------------
 
-describe('vip/election', () => {
+describe('election/election', () => {
   describe('step: a follower', () => {
     const acquired = (reason: 'released' | 'expired' | 'heldByMe', leaseTransitions: number, resourceVersion = '7'): Decision => ({
       kind: 'acquire',

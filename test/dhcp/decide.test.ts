@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { formatIp, type IpAddress } from '../../src/core/ip.js';
 import type { Mac } from '../../src/core/mac.js';
 import { Allocator } from '../../src/dhcp/allocator.js';
-import { decide, type Decision, type HandlerContext, type ReplyPlan } from '../../src/dhcp/handlers.js';
+import { decide, type Decision, type HandlerContext, type ReplyPlan } from '../../src/dhcp/decide.js';
 import { MSG, OPT } from '../../src/dhcp/options.js';
 import type { DhcpServerConfig, Lease } from '../../src/dhcp/types.js';
 import {
@@ -78,7 +78,7 @@ function replyOf(d: Decision): ReplyPlan {
   return d.reply;
 }
 
-describe('dhcp/handlers decide', () => {
+describe('dhcp/decide', () => {
   describe('DISCOVER', () => {
     it('offers the next free address with the lease times, mask, broadcast and server id', () => {
       const w = world();

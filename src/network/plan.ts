@@ -10,7 +10,8 @@
  */
 import { cidrContains, formatCidr, type Cidr } from '../core/cidr.js';
 import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
-import type { Condition, IpPoolObject } from '../ipam/objects.js';
+import type { Condition } from '../core/conditions.js';
+import type { IpPoolObject } from '../ipam/objects.js';
 import { indexEntryAddresses, isReservationKey } from '../ipam/objects.js';
 import { inEntry, overlapsBetweenPools, parsePool, type PoolSpec } from '../ipam/pool-spec.js';
 import { desiredNad, isOwnedBy, nadName, nadPatch, type NetworkAttachmentDefinitionObject } from './nad.js';

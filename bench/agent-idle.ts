@@ -8,8 +8,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { systemClock } from '../../src/core/clock.js';
-import { VIP, VipLab } from '../../test/support/vip-lab.js';
+import { systemClock } from '../src/core/clock.js';
+import { VIP, VipLab } from '../test/support/vip-lab.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const WINDOW_MS = 30_000;

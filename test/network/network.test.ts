@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { formatCidr } from '../../src/core/cidr.js';
 import { formatIp } from '../../src/core/ip.js';
-import { parseNetwork, type Problem } from '../../src/multus/network.js';
+import { parseNetwork, type Problem } from '../../src/network/network.js';
 import { networkObject } from './fixtures.js';
 
 const fields = (ps: readonly Problem[]): string[] => ps.map((p) => p.field);
 
-describe('multus/network: parsing a ProvisioningNetwork', () => {
+describe('network/network: parsing a ProvisioningNetwork', () => {
   it('parses a minimal network with the defaults the CRD documents', () => {
     const { network, problems } = parseNetwork(networkObject());
     expect(problems).to.deep.equal([]);
