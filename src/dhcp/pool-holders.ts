@@ -18,9 +18,10 @@
  *   (IPAM between its address and its status write; a manual object).
  */
 import { ipKey, tryParseIp, type IpAddress } from '../core/ip.js';
-import { tryParseMac, type Mac } from '../core/mac.js';
+import type { Mac } from '../core/mac.js';
 import { indexEntryAddresses, isDhcpIndexKey } from '../ipam/objects.js';
 import { blockIdOfKey } from './blocks.js';
+import { leaseOfPoolEntry, leasesOfBlock } from './lease-census.js';
 import { macOfKey } from './objects.js';
 
 interface Entry {
@@ -137,11 +138,7 @@ export class PoolHolders {
   upsertBlock(id: string, o: { releasing: boolean; leases: Readonly<Record<string, string>>; resourceVersion?: string }, nowMs: number): void {
     const had = this.blocks.get(id);
     const leases = new Map<string, { mac: Mac; ip: IpAddress }>();
-    for (const [text, macText] of Object.entries(o.leases)) {
-      const ip = tryParseIp(text);
-      const mac = tryParseMac(macText);
-      if (ip && mac) leases.set(ipKey(ip), { ip, mac });
-    }
+    for (const l of leasesOfBlock(o.leases)) leases.set(ipKey(l.ip), l);
     const source = `blk:${id}`;
     let changed = false;
     for (const [k, l] of had?.leases ?? []) {
@@ -283,9 +280,11 @@ export class PoolHolders {
   }
 
   private addEntry(key: string, text: string): void {
-    const mac = isDhcpIndexKey(key) ? macOfKey(key) : undefined;
+    // a `dhcp-<mac>` entry is a lease (census rules); one whose address does not parse holds nothing
+    const mac = macOfKey(key);
+    const lease = leaseOfPoolEntry(key, text);
     const block = mac ? undefined : blockIdOfKey(key);
-    const ips = mac ? indexEntryAddresses('', text) : indexEntryAddresses(key, text);
+    const ips = mac ? (lease ? [lease.ip] : []) : indexEntryAddresses(key, text);
     this.entries.set(key, { text, ips, mac, block });
     if (ips.length === 0) return;
     let set: Set<string> | undefined;

@@ -31,6 +31,9 @@ export interface ElectionTimings {
 }
 
 /** The minimum gap between renewDeadline and leaseDuration: the time a fence has to remove the VIP. */
+/** The controller's Lease when --leader-election-lease does not name another. */
+export const CONTROLLER_LEASE_NAME = 'ironet-controller';
+
 export const FENCE_MARGIN_MS = 500;
 /** How late the kernel may remove an address after its lifetime (measured: about 0.2 s). */
 export const LIFETIME_SLACK_MS = 400;

@@ -9,7 +9,7 @@ import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { withFinalizer, type KubeObject } from '../core/object-meta.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
-import { macOfKey } from '../dhcp/objects.js';
+import { leaseCensus, poolOfBlock } from '../dhcp/lease-census.js';
 import type { IpClaimObject, IpPoolObject } from '../ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from '../network/nad.js';
 import { NETWORK_LABEL, type ProvisioningNetworkObject } from '../network/network.js';
@@ -146,9 +146,10 @@ export class KubeNetworkStore implements NetworkStore {
     const dhcpPool = object.spec?.dhcpPool?.name;
     let leases = 0;
     if (typeof dhcpPool === 'string' && dhcpPool !== '') {
-      for (const b of this.blockInformer.list()) if (b.metadata.namespace === ns && b.metadata.labels?.[BLOCK_POOL_LABEL] === dhcpPool) leases += Object.keys(b.spec?.leases ?? {}).length;
-      // static reservations and older leases are pool entries `dhcp-<mac>`
-      for (const key of Object.keys(pools.get(dhcpPool)?.status?.indexes ?? {})) if (macOfKey(key)) leases++;
+      // in the pool's lease blocks, and static reservations (and older leases) as pool entries `dhcp-<mac>`
+      const pool = pools.get(dhcpPool);
+      const blocks = this.blockInformer.list().filter((b) => b.metadata.namespace === ns && poolOfBlock(b) === `${ns}/${dhcpPool}`);
+      leases = leaseCensus({ pools: pool ? [pool] : [], blocks }).length;
     }
     const others = this.networkInformer.list().filter((o) => o.metadata.uid !== object.metadata.uid);
     const allPools = this.poolInformer.list().filter((p) => p.metadata.namespace === ns);

@@ -9,6 +9,8 @@ import type { KubeObject } from '../core/object-meta.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
 import { DHCP_LEASE_LABEL, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
 import type { ProvisioningNetworkObject } from '../network/network.js';
+import { VIP_LEASE_PREFIX } from '../network/pods.js';
+import { CONTROLLER_LEASE_NAME } from '../election/election.js';
 import type { NetworkDataTemplateObject } from '../netdata/template.js';
 import type { LeaseFacts, StatusSnapshot } from '../status/view.js';
 import { isNotFound } from './errors.js';
@@ -47,7 +49,7 @@ export async function readStatus(kube: KubeClient, namespace: string | undefined
     list<NetworkDataTemplateObject>(RESOURCES.networkDataTemplate),
   ]);
   const leaseFacts: LeaseFacts[] = leases
-    .filter((l) => l.metadata.name === 'ironet-controller' || l.metadata.name?.startsWith('ironet-vip'))
+    .filter((l) => l.metadata.name === CONTROLLER_LEASE_NAME || l.metadata.name?.startsWith(VIP_LEASE_PREFIX))
     .map((l) => {
       const r = toStored(l).record;
       return { namespace: l.metadata.namespace ?? '', name: l.metadata.name ?? '', holder: r.holderIdentity, renewTimeMs: r.renewTimeMs, durationSeconds: r.leaseDurationSeconds };

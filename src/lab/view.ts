@@ -5,10 +5,11 @@
  * `height` lines of at most `width` columns out, so a redraw in place never
  * scrolls the terminal.
  */
-import { BLOCK_POOL_LABEL } from '../dhcp/blocks.js';
-import { macOfKey } from '../dhcp/objects.js';
+import { addressByMac, leaseCensus, leasesPerPool } from '../dhcp/lease-census.js';
+import { poolUsage } from '../ipam/usage.js';
+import { VIP_LEASE_PREFIX } from '../network/pods.js';
 import { duration, fit, table } from '../status/text.js';
-import { poolUsage, type StatusSnapshot } from '../status/view.js';
+import type { StatusSnapshot } from '../status/view.js';
 import { formatEntry, type TimelineEntry } from './timeline.js';
 
 export type AgentState = 'starting' | 'running' | 'killed' | 'exited';
@@ -60,7 +61,7 @@ export function labLines(f: LabFacts, width = 80, height = 24): string[] {
   const ready = network?.status?.conditions?.find((c) => c.type === 'Ready');
   const api = f.apiServer === 'paused' ? `API server PAUSED (facts as of ${f.statusAtMs === undefined ? '—' : `${duration(f.nowMs - f.statusAtMs)} ago`})` : 'API server up';
   out.push(fit(`${api} · network Ready=${ready?.status ?? '?'}${ready?.reason && ready.reason !== 'Ready' ? ` (${ready.reason})` : ''}`, width));
-  const lease = f.status?.leases.find((l) => l.name.startsWith('ironet-vip-'));
+  const lease = f.status?.leases.find((l) => l.name.startsWith(`${VIP_LEASE_PREFIX}-`));
   const renewed = lease?.renewTimeMs !== undefined && f.status ? `, renewed ${duration(f.status.nowMs - lease.renewTimeMs)} ago` : '';
   out.push(fit(lease?.holder ? `VIP Lease held by ${lease.holder}${renewed}` : 'VIP Lease: nobody holds it', width));
 
@@ -85,20 +86,10 @@ export function labLines(f: LabFacts, width = 80, height = 24): string[] {
   );
 
   // a DHCP pool's addresses are taken in blocks ahead of need: what counts there is the leases (and static reservations)
-  const leased = new Map<string, number>();
-  for (const b of f.status?.blocks ?? []) {
-    const pool = `${b.metadata.namespace ?? ''}/${b.metadata.labels?.[BLOCK_POOL_LABEL] ?? b.spec?.pool ?? ''}`;
-    leased.set(pool, (leased.get(pool) ?? 0) + Object.keys(b.spec?.leases ?? {}).length);
-  }
-  for (const p of f.status?.pools ?? []) {
-    const pool = `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
-    const statics = Object.keys(p.status?.indexes ?? {}).filter((k) => macOfKey(k) !== undefined).length;
-    if (statics > 0) leased.set(pool, (leased.get(pool) ?? 0) + statics);
-  }
+  const leased = leasesPerPool(f.status ? leaseCensus(f.status) : []);
   const pools = (f.status?.pools ?? []).map(poolUsage).map((u) => {
     const short = u.name.split('/').pop() ?? u.name;
-    const usable = u.capacity - u.reserved;
-    return leased.has(u.name) ? `${short} ${leased.get(u.name)}/${usable} leased` : `${short} ${u.used}/${usable}`;
+    return leased.has(u.name) ? `${short} ${leased.get(u.name)}/${u.usable} leased` : `${short} ${u.used}/${u.usable}`;
   });
   out.push('', fit(`POOLS used/usable  ${pools.join(' · ') || '—'}`, width));
   const rendered = (f.status?.templates ?? []).flatMap((t) => (t.status?.hosts ?? []).map((h) => `${h.name}: ${h.state}${h.addresses?.length ? ` ${h.addresses.join(',')}` : ''}`));
@@ -113,15 +104,7 @@ export function labLines(f: LabFacts, width = 80, height = 24): string[] {
 
 /** Every DHCP lease of the snapshot, MAC → address: the lease blocks' leases and the pools' static reservations. */
 export function leasesByMac(s: StatusSnapshot): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const p of s.pools) {
-    for (const [key, ip] of Object.entries(p.status?.indexes ?? {})) {
-      const mac = macOfKey(key);
-      if (mac) out.set(mac, ip);
-    }
-  }
-  for (const b of s.blocks) for (const [ip, mac] of Object.entries(b.spec?.leases ?? {})) out.set(mac.toLowerCase(), ip);
-  return out;
+  return addressByMac(leaseCensus(s));
 }
 
 function progress(c: PxeClientFacts, nowMs: number): string {

@@ -89,14 +89,17 @@ export function claimedAddress(network: ProvisioningNetwork, claim: IpClaimObjec
   return { kind: 'bound', ip, prefix };
 }
 
+/** Every VIP Lease's name starts with it (`ironet-vip-<network>`, `ironet-vip6-<network>`, and VIP mode's `ironet-vip-<vip>`). */
+export const VIP_LEASE_PREFIX = 'ironet-vip';
+
 /** The VIP Lease of a network (one per network and family, in its namespace). */
 export function vipLeaseName(network: Pick<ProvisioningNetwork, 'name'>): string {
-  return `ironet-vip-${network.name}`;
+  return `${VIP_LEASE_PREFIX}-${network.name}`;
 }
 
 /** The Lease of a dual-stack network's IPv6 VIP (an IPv6-only network's VIP uses vipLeaseName). */
 export function vip6LeaseName(network: Pick<ProvisioningNetwork, 'name' | 'vip4'>): string {
-  return network.vip4 === undefined ? vipLeaseName(network) : `ironet-vip6-${network.name}`;
+  return network.vip4 === undefined ? vipLeaseName(network) : `${VIP_LEASE_PREFIX}6-${network.name}`;
 }
 
 /**

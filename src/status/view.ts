@@ -5,12 +5,14 @@
  * network data and why. Pure: the snapshot in, lines (at most `width`
  * columns) out.
  */
-import { compareIp, tryParseIp } from '../core/ip.js';
-import { parsePool, poolCapacity } from '../ipam/pool-spec.js';
-import { indexEntryAddresses, isReservationKey, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
-import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
-import { LEASE_ANNOTATIONS, macOfKey } from '../dhcp/objects.js';
+import { formatIp } from '../core/ip.js';
+import type { DhcpLeaseBlockObject } from '../dhcp/blocks.js';
+import { leaseCensus } from '../dhcp/lease-census.js';
+import type { IpClaimObject, IpPoolObject } from '../ipam/objects.js';
+import { poolUsage } from '../ipam/usage.js';
 import type { ProvisioningNetworkObject } from '../network/network.js';
+import { vipLeaseName } from '../network/pods.js';
+import { CONTROLLER_LEASE_NAME } from '../election/election.js';
 import type { NetworkDataTemplateObject } from '../netdata/template.js';
 import { duration, fit, relative, table } from './text.js';
 
@@ -51,37 +53,24 @@ export function statusLines(s: StatusSnapshot, width = 80): string[] {
     const ns = n.metadata.namespace ?? '';
     const name = n.metadata.name ?? '';
     const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
-    const lease = leaseOf(ns, `ironet-vip-${name}`);
+    const lease = leaseOf(ns, vipLeaseName({ name }));
     const holder = n.status?.vipHolder?.pod ? `${n.status.vipHolder.pod}@${n.status.vipHolder.node ?? '?'}` : '—';
     return [`${ns}/${name}`, n.spec?.vip?.ipv4 ?? n.spec?.vip?.ipv6 ?? '—', holder, leaseAge(lease, s.nowMs), `${ready?.status ?? '?'} ${ready?.reason ?? ''}`.trim()];
   });
   out.push(...table(['NETWORK', 'VIP', 'HOLDER POD@NODE', 'LEASE', 'READY'], rows, width, 'none (kubectl apply a ProvisioningNetwork: docs/provisioning-network.md)'));
-  const controller = s.leases.find((l) => l.name === 'ironet-controller');
-  out.push('', fit(controller ? `CONTROLLER (Lease ${controller.namespace}/ironet-controller)` : 'CONTROLLER', width));
+  const controller = s.leases.find((l) => l.name === CONTROLLER_LEASE_NAME);
+  out.push('', fit(controller ? `CONTROLLER (Lease ${controller.namespace}/${CONTROLLER_LEASE_NAME})` : 'CONTROLLER', width));
   out.push(fit(controller ? `  ${controller.holder ?? 'nobody'}, renewed ${leaseAge(controller, s.nowMs)}` : '  no controller Lease (one controller without --leader-elect, or none)', width));
 
-  // DHCP leases: address → MAC from the lease blocks, expiry and hostname from the lease claims
+  // DHCP leases: address → MAC from the lease blocks and the pools' static entries, expiry and hostname from the lease claims
   out.push('', 'DHCP LEASES');
-  const byMac = new Map<string, IpClaimObject>();
-  for (const c of s.leaseClaims) {
-    const mac = c.metadata.annotations?.[LEASE_ANNOTATIONS.mac];
-    if (mac) byMac.set(mac.toLowerCase(), c);
-  }
-  const leases: string[][] = [];
-  for (const b of s.blocks) {
-    for (const [ip, mac] of Object.entries(b.spec?.leases ?? {})) {
-      const claim = byMac.get(mac.toLowerCase());
-      const expires = Date.parse(claim?.metadata.annotations?.[LEASE_ANNOTATIONS.expires] ?? '');
-      leases.push([mac, ip, Number.isNaN(expires) ? 'pending' : relative(expires - s.nowMs), claim?.metadata.annotations?.[LEASE_ANNOTATIONS.hostname] ?? '', `${b.metadata.namespace ?? ''}/${b.metadata.labels?.[BLOCK_POOL_LABEL] ?? b.spec?.pool ?? ''}`]);
-    }
-  }
-  for (const p of s.pools) {
-    for (const [key, ip] of Object.entries(p.status?.indexes ?? {})) {
-      const mac = macOfKey(key);
-      if (mac) leases.push([mac, ip, 'static', '', `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`]);
-    }
-  }
-  leases.sort((a, b) => byAddress(a[1]!, b[1]!));
+  const leases = leaseCensus({ pools: s.pools, blocks: s.blocks, claims: s.leaseClaims }).map((l) => [
+    l.mac,
+    formatIp(l.ip),
+    l.record.kind === 'poolEntry' ? 'static' : l.expiresAtMs === undefined ? 'pending' : relative(l.expiresAtMs - s.nowMs),
+    l.record.kind === 'poolEntry' ? '' : (l.hostname ?? ''),
+    l.pool,
+  ]);
   out.push(...table(['MAC', 'IP', 'EXPIRES', 'HOSTNAME', 'POOL'], leases.slice(0, MAX_ROWS), width, 'none'));
   if (leases.length > MAX_ROWS) out.push(`… and ${leases.length - MAX_ROWS} more (${leases.length} leases)`);
 
@@ -109,35 +98,6 @@ export function statusLines(s: StatusSnapshot, width = 80): string[] {
   return out;
 }
 
-export interface PoolUsage {
-  /** namespace/name */
-  readonly name: string;
-  readonly used: number;
-  readonly reserved: number;
-  readonly free: number;
-  readonly capacity: number;
-  /** "42%", or "—" for an empty pool. */
-  readonly share: string;
-  /** The blocking problem's field when the pool's spec is invalid. */
-  readonly invalid?: string;
-}
-
-/** A pool's usage: used (allocations, leases, blocks) and reserved (reserved-* keys) of what it can hand out. */
-export function poolUsage(p: IpPoolObject): PoolUsage {
-  const parsed = parsePool(p);
-  const spec = parsed.spec;
-  const name = `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
-  if (!spec) return { name, used: 0, reserved: 0, free: 0, capacity: 0, share: '—', invalid: parsed.problems.find((x) => x.severity === 'blocking')?.field ?? 'spec' };
-  const indexes = Object.entries(p.status?.indexes ?? {});
-  const reservedIps = Object.entries(p.spec?.preAllocations ?? {}).filter(([k]) => isReservationKey(k)).map(([, v]) => v);
-  const taken = indexes.flatMap(([k, v]) => indexEntryAddresses(k, v));
-  const all = poolCapacity(spec, [...taken, ...reservedIps.flatMap((ip) => indexEntryAddresses('reserved', ip))]);
-  const used = poolCapacity(spec, taken).taken;
-  const capacity = Number(all.capacity);
-  const share = capacity > 0 ? `${Math.round((all.taken / capacity) * 100)}%` : '—';
-  return { name, used, reserved: all.taken - used, free: capacity - all.taken, capacity, share };
-}
-
 function leaseAge(l: LeaseFacts | undefined, nowMs: number): string {
   if (!l) return 'no Lease';
   if (!l.holder) return 'released';
@@ -145,12 +105,4 @@ function leaseAge(l: LeaseFacts | undefined, nowMs: number): string {
   const age = nowMs - l.renewTimeMs;
   const stale = l.durationSeconds !== undefined && age > l.durationSeconds * 1000;
   return `${duration(age)} ago${stale ? ' STALE' : ''}`;
-}
-
-/** Addresses in address order (IPv4 before IPv6); text that is no address last. */
-function byAddress(a: string, b: string): number {
-  const x = tryParseIp(a);
-  const y = tryParseIp(b);
-  if (x && y) return compareIp(x, y);
-  return x ? -1 : y ? 1 : a < b ? -1 : a > b ? 1 : 0;
 }

@@ -25,7 +25,7 @@ const snapshot = (over: Partial<StatusSnapshot> = {}): StatusSnapshot => ({
     },
   ],
   blocks: [{ metadata: { name: 'provisioning-dhcp-blk-abcdefgh', namespace: 'metal3', labels: { 'ironet.io/dhcp-pool': 'provisioning-dhcp' } }, spec: { leases: { '172.22.0.101': '52:54:00:00:00:01', '172.22.0.100': '52:54:00:00:00:02' } } }],
-  leaseClaims: [{ metadata: { name: 'x', annotations: { 'dhcp.ironet.io/mac': '52:54:00:00:00:01', 'dhcp.ironet.io/expires': '2026-11-30T12:59:00Z', 'dhcp.ironet.io/hostname': 'node-1' } } }],
+  leaseClaims: [{ metadata: { name: 'x', namespace: 'metal3', annotations: { 'dhcp.ironet.io/mac': '52:54:00:00:00:01', 'dhcp.ironet.io/expires': '2026-11-30T12:59:00Z', 'dhcp.ironet.io/hostname': 'node-1' } } }],
   templates: [
     {
       metadata: { name: 'ipa-static', namespace: 'metal3' },
