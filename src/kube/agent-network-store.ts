@@ -9,9 +9,9 @@ import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { KubeObject } from '../core/object-meta.js';
-import type { Condition } from '../core/conditions.js';
 import type { IpAddressObject, IpClaimObject } from '../ipam/objects.js';
 import type { HolderReport } from '../network/agent-runner.js';
+import { agentStatus, needsReassert, planReport, stillNamed, type SaidState } from '../network/agent-status.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from '../network/network.js';
 import { claimedAddress, podClaim, type ClaimedAddress, type PodObject } from '../network/pods.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
@@ -24,16 +24,6 @@ import { formatTime } from './time.js';
 import { objectKey } from './types.js';
 
 export const AGENT_FIELD_MANAGER = 'ironet-agent';
-
-interface SaidState {
-  holding: boolean;
-  pod: string;
-  /** The unit's identity (its Lease holderIdentity). */
-  agent: string;
-  since: string;
-  dhcp: { serving: boolean; message: string } | undefined;
-  conditions: Map<string, Condition>;
-}
 
 export interface KubeAgentNetworkStoreOptions {
   readonly events: EventRecorder;
@@ -131,33 +121,18 @@ export class KubeAgentNetworkStore {
     );
   }
 
-  /** What this agent last said on each network's status (server-side apply replaces all of a manager's fields at once). */
+  /** What this agent last said on each network's status (decided in src/network/agent-status.ts). */
   private readonly said = new Map<string, SaidState>();
 
   async report(network: ProvisioningNetwork, r: HolderReport): Promise<void> {
     const key = `${network.namespace}/${network.name}`;
     const now = formatTime(this.o.clock.wallMs());
-    const state: SaidState = this.said.get(key) ?? { holding: false, pod: r.pod, agent: r.agent, since: now, dhcp: undefined, conditions: new Map() };
-    if (r.kind === 'holding') {
-      if (r.holding && !state.holding) state.since = now;
-      state.holding = r.holding;
-      state.pod = r.pod;
-      state.agent = r.agent;
-      state.dhcp = undefined; // a new term starts its DHCP again
-    } else {
-      if (!state.holding || state.agent !== r.agent) return; // a late report from a term that ended
-      state.dhcp = { serving: r.serving, message: r.message };
-    }
-    this.said.set(key, state);
-    if (r.kind === 'holding' && !r.holding) {
-      // stepping down: only while the status still names this unit, and conditional on the version seen, so a
-      // late write can never replace the next holder's report
-      const cached = this.networkInformer.get(key);
-      if (cached?.status?.vipHolder?.agent !== r.agent) return;
-      await this.apply(network, state, now, cached.metadata.resourceVersion);
-      return;
-    }
-    await this.apply(network, state, now);
+    const plan = planReport(this.said.get(key), r, now);
+    if (plan.kind === 'ignore') return;
+    this.said.set(key, plan.state);
+    const cached = this.networkInformer.get(key);
+    if (plan.onlyIfNamed && !stillNamed(cached, r.agent)) return;
+    await this.apply(network, plan.state, now, plan.onlyIfNamed ? cached?.metadata.resourceVersion : undefined);
   }
 
   /**
@@ -168,39 +143,13 @@ export class KubeAgentNetworkStore {
   async reassert(network: ProvisioningNetwork): Promise<void> {
     const key = `${network.namespace}/${network.name}`;
     const state = this.said.get(key);
-    if (!state?.holding) return;
-    const status = this.networkInformer.get(key)?.status;
-    const shown = status?.conditions?.find((c) => c.type === 'VIPAssigned');
-    const dhcpShown = status?.conditions?.find((c) => c.type === 'DHCPServing')?.status;
-    const dhcpSaid = network.dhcp.enabled && state.dhcp?.serving ? 'True' : 'False';
-    if (status?.vipHolder?.agent === state.agent && shown?.status === 'True' && dhcpShown === dhcpSaid) return;
+    if (!state || !needsReassert(network, state, this.networkInformer.get(key)?.status)) return;
     await this.apply(network, state, formatTime(this.o.clock.wallMs()));
   }
 
-  private async apply(network: ProvisioningNetwork, state: SaidState, now: string, resourceVersion?: string): Promise<void> {
-    const where = `pod ${state.pod} on node ${this.o.nodeName}`;
-    const cond = (type: string, status: Condition['status'], reason: string, message: string): Condition => {
-      const before = state.conditions.get(type);
-      const c: Condition = { type, status, reason, message, lastTransitionTime: before?.status === status ? before.lastTransitionTime : now, observedGeneration: network.generation };
-      state.conditions.set(type, c);
-      return c;
-    };
-    const vipAssigned = state.holding
-      ? cond('VIPAssigned', 'True', 'Held', `${where} holds the VIP`)
-      : cond('VIPAssigned', 'False', 'SteppedDown', `${where} gave the VIP up; another agent takes it`);
-    const dhcp = !network.dhcp.enabled
-      ? cond('DHCPServing', 'False', 'Disabled', 'spec.dhcp.enabled is false')
-      : !state.holding
-        ? cond('DHCPServing', 'False', 'NoVIPHolder', 'DHCP is served by the VIP holder')
-        : state.dhcp === undefined
-          ? cond('DHCPServing', 'False', 'Starting', `DHCP is loading its leases on ${where}`)
-          : state.dhcp.serving
-            ? cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
-            : cond('DHCPServing', 'False', 'StartFailed', `DHCP could not start on ${where}: ${state.dhcp.message}`);
-    const status = {
-      ...(state.holding ? { vipHolder: { node: this.o.nodeName, pod: state.pod, agent: state.agent, since: state.since } } : {}),
-      conditions: [vipAssigned, dhcp],
-    };
+  private async apply(network: ProvisioningNetwork, said: SaidState, now: string, resourceVersion?: string): Promise<void> {
+    const { status, state } = agentStatus(network, said, this.o.nodeName, now);
+    this.said.set(`${network.namespace}/${network.name}`, state);
     try {
       await this.networks.applyStatus({ namespace: network.namespace, name: network.name }, { status }, AGENT_FIELD_MANAGER, { signal: AbortSignal.timeout(2000), resourceVersion });
     } catch (err) {

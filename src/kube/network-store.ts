@@ -13,7 +13,7 @@ import { leaseCensus, poolOfBlock } from '../dhcp/lease-census.js';
 import type { IpClaimObject, IpPoolObject } from '../ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from '../network/nad.js';
 import { NETWORK_LABEL, type ProvisioningNetworkObject } from '../network/network.js';
-import { NETWORK_FINALIZER, type EventPlan, type Reservation, type StatusPlan } from '../network/plan.js';
+import { NETWORK_FINALIZER, vipHolderAlive, type EventPlan, type Reservation, type StatusPlan } from '../network/plan.js';
 import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../network/ports.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
@@ -157,7 +157,7 @@ export class KubeNetworkStore implements NetworkStore {
     const lease = this.leaseInformer.get(leaseKey);
     const leaseDurationMs = lease?.spec?.leaseDurationSeconds ? lease.spec.leaseDurationSeconds * 1000 : undefined;
     const seen = this.leaseSeen.get(leaseKey);
-    const holderAlive = !lease ? undefined : !lease.spec?.holderIdentity ? false : seen !== undefined && this.o.clock.monotonicMs() - seen.atMs < (leaseDurationMs ?? 0) + 1000;
+    const holderAlive = vipHolderAlive(lease && { holder: lease.spec?.holderIdentity ?? undefined, durationMs: leaseDurationMs }, seen?.atMs, this.o.clock.monotonicMs());
     return { object, pools, allPools, nad, others, counts: { attachedPods, leases }, holderAlive, leaseDurationMs };
   }
 

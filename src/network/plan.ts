@@ -37,6 +37,21 @@ export interface PlanInput {
   readonly nowIso: string;
 }
 
+/** How long past its duration a VIP Lease may go unrenewed, as this controller sees it, before its holder counts as gone (watch lag). */
+export const HOLDER_SILENCE_SLACK_MS = 1000;
+
+/**
+ * Whether the VIP Lease's holder renews it, judged by this controller's own
+ * clock as followers judge it: undefined without a Lease; false when nobody
+ * holds it, or when its holder and renewTime have not changed (as last seen,
+ * monotonic) for its duration plus the slack.
+ */
+export function vipHolderAlive(lease: { readonly holder: string | undefined; readonly durationMs: number | undefined } | undefined, lastChangeSeenMs: number | undefined, nowMs: number): boolean | undefined {
+  if (!lease) return undefined;
+  if (!lease.holder) return false;
+  return lastChangeSeenMs !== undefined && nowMs - lastChangeSeenMs < (lease.durationMs ?? 0) + HOLDER_SILENCE_SLACK_MS;
+}
+
 export type NadAction =
   | { readonly kind: 'none' }
   | { readonly kind: 'create'; readonly object: NetworkAttachmentDefinitionObject }

@@ -10,7 +10,7 @@ import type { Logger } from '../core/logger.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import type { Condition } from '../core/conditions.js';
 import type { ProvisioningNetworkObject } from './network.js';
-import { NETWORK_FINALIZER, planNetwork, type EventPlan, type Plan } from './plan.js';
+import { HOLDER_SILENCE_SLACK_MS, NETWORK_FINALIZER, planNetwork, type EventPlan, type Plan } from './plan.js';
 import type { NetworkStore, WriteOutcome } from './ports.js';
 
 export interface NetworkReconcilerOptions {
@@ -90,7 +90,7 @@ export class NetworkReconciler {
     if (lost.length > 0) return { kind: 'retry', reason: lost.join('; ') };
     // while an agent holds the VIP, look again after a Lease duration: a holder that dies sends no event
     const held = plan.status.conditions.some((c) => c.type === 'Ready' && (c.reason === 'Ready' || c.reason === 'WaitingForDHCP'));
-    const recheck = held && snap.leaseDurationMs !== undefined ? snap.leaseDurationMs + 1000 : undefined;
+    const recheck = held && snap.leaseDurationMs !== undefined ? snap.leaseDurationMs + HOLDER_SILENCE_SLACK_MS : undefined;
     const next = [countsLater, recheck].filter((x): x is number => x !== undefined);
     return next.length > 0 ? { kind: 'requeueAfter', delayMs: Math.ceil(Math.min(...next)) } : { kind: 'done' };
   }

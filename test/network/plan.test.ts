@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Condition } from '../../src/core/conditions.js';
 import { desiredNad } from '../../src/network/nad.js';
 import { parseNetwork } from '../../src/network/network.js';
-import { planNetwork, type PlanInput } from '../../src/network/plan.js';
+import { HOLDER_SILENCE_SLACK_MS, planNetwork, vipHolderAlive, type PlanInput } from '../../src/network/plan.js';
 import { networkObject, pool, pools } from './fixtures.js';
 
 const NOW = '2026-11-30T00:00:00Z';
@@ -142,5 +142,13 @@ describe('network/plan: the controller decision for a ProvisioningNetwork', () =
   it('ignores the DHCP pool when DHCP is off', () => {
     const plan = planNetwork(input({ object: networkObject({ dhcp: { enabled: false }, dhcpPool: { name: 'gone' } }), pools: pools(podPool) }));
     expect(plan.problems).to.deep.equal([]);
+  });
+
+  it('a VIP holder is alive while its Lease changed within its duration plus the slack, by this controller’s clock', () => {
+    expect(vipHolderAlive(undefined, undefined, 10_000), 'no Lease').to.equal(undefined);
+    expect(vipHolderAlive({ holder: undefined, durationMs: 3000 }, 9000, 10_000), 'released').to.equal(false);
+    expect(vipHolderAlive({ holder: 'a', durationMs: 3000 }, 10_000 - 3000 - HOLDER_SILENCE_SLACK_MS + 1, 10_000)).to.equal(true);
+    expect(vipHolderAlive({ holder: 'a', durationMs: 3000 }, 10_000 - 3000 - HOLDER_SILENCE_SLACK_MS, 10_000)).to.equal(false);
+    expect(vipHolderAlive({ holder: 'a', durationMs: 3000 }, undefined, 10_000), 'never seen changing').to.equal(false);
   });
 });

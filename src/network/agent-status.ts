@@ -1,0 +1,99 @@
+/**
+ * The VIP holder's part of a ProvisioningNetwork's status, decided without
+ * I/O: what an agent has said so far (folded report by report), the
+ * conditions it writes (VIPAssigned, DHCPServing) with their reasons, and
+ * when a write must not happen or must be said again. The store
+ * (src/kube/agent-network-store.ts) keeps the said state per network and
+ * applies the status (server-side apply, field manager `ironet-agent`).
+ *
+ * Rules:
+ * - a DHCP report from a term that ended (not holding any more, or another
+ *   unit holds now) is late and says nothing;
+ * - a new term starts its DHCP report again;
+ * - stepping down is written only while the status still names this unit,
+ *   conditional on the version seen, so it never replaces the next holder's
+ *   report;
+ * - a condition keeps its lastTransitionTime while its status stays.
+ */
+import type { Condition } from '../core/conditions.js';
+import type { HolderReport } from './agent-runner.js';
+import type { ProvisioningNetwork, ProvisioningNetworkObject } from './network.js';
+
+/** What an agent last said on one network's status (server-side apply replaces all of a manager's fields at once). */
+export interface SaidState {
+  readonly holding: boolean;
+  readonly pod: string;
+  /** The unit's identity (its Lease holderIdentity). */
+  readonly agent: string;
+  readonly since: string;
+  readonly dhcp: { readonly serving: boolean; readonly message: string } | undefined;
+  readonly conditions: ReadonlyMap<string, Condition>;
+}
+
+export type ReportPlan =
+  | { readonly kind: 'ignore'; readonly reason: 'lateReport' }
+  /** Write `state`; `onlyIfNamed`: stepping down, only while the cached status names this unit (at its resourceVersion). */
+  | { readonly kind: 'write'; readonly state: SaidState; readonly onlyIfNamed: boolean };
+
+/** Folds one report into what the agent has said. */
+export function planReport(said: SaidState | undefined, r: HolderReport, now: string): ReportPlan {
+  const state = said ?? { holding: false, pod: r.pod, agent: r.agent, since: now, dhcp: undefined, conditions: new Map<string, Condition>() };
+  if (r.kind === 'holding') {
+    const next: SaidState = { ...state, holding: r.holding, pod: r.pod, agent: r.agent, since: r.holding && !state.holding ? now : state.since, dhcp: undefined };
+    return { kind: 'write', state: next, onlyIfNamed: !r.holding };
+  }
+  if (!state.holding || state.agent !== r.agent) return { kind: 'ignore', reason: 'lateReport' };
+  return { kind: 'write', state: { ...state, dhcp: { serving: r.serving, message: r.message } }, onlyIfNamed: false };
+}
+
+/** Whether a stepping-down write may go: the cached status still names this unit as the holder. */
+export function stillNamed(cached: ProvisioningNetworkObject | undefined, agent: string): boolean {
+  return cached?.status?.vipHolder?.agent === agent;
+}
+
+/** The status to apply for `state`, and the state with its conditions remembered (for stable transition times). */
+export function agentStatus(network: ProvisioningNetwork, state: SaidState, nodeName: string, now: string): { readonly status: AgentStatus; readonly state: SaidState } {
+  const where = `pod ${state.pod} on node ${nodeName}`;
+  const conditions = new Map(state.conditions);
+  const cond = (type: string, status: Condition['status'], reason: string, message: string): Condition => {
+    const before = conditions.get(type);
+    const c: Condition = { type, status, reason, message, lastTransitionTime: before?.status === status ? before.lastTransitionTime : now, observedGeneration: network.generation };
+    conditions.set(type, c);
+    return c;
+  };
+  const vipAssigned = state.holding
+    ? cond('VIPAssigned', 'True', 'Held', `${where} holds the VIP`)
+    : cond('VIPAssigned', 'False', 'SteppedDown', `${where} gave the VIP up; another agent takes it`);
+  const dhcp = !network.dhcp.enabled
+    ? cond('DHCPServing', 'False', 'Disabled', 'spec.dhcp.enabled is false')
+    : !state.holding
+      ? cond('DHCPServing', 'False', 'NoVIPHolder', 'DHCP is served by the VIP holder')
+      : state.dhcp === undefined
+        ? cond('DHCPServing', 'False', 'Starting', `DHCP is loading its leases on ${where}`)
+        : state.dhcp.serving
+          ? cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
+          : cond('DHCPServing', 'False', 'StartFailed', `DHCP could not start on ${where}: ${state.dhcp.message}`);
+  const status: AgentStatus = {
+    ...(state.holding ? { vipHolder: { node: nodeName, pod: state.pod, agent: state.agent, since: state.since } } : {}),
+    conditions: [vipAssigned, dhcp],
+  };
+  return { status, state: { ...state, conditions } };
+}
+
+export interface AgentStatus {
+  readonly vipHolder?: { readonly node: string; readonly pod: string; readonly agent: string; readonly since: string };
+  readonly conditions: readonly Condition[];
+}
+
+/**
+ * Whether the holder must say again what it said: it holds, and the status
+ * shown no longer names it, or no longer shows its VIP held or its DHCP
+ * state (a write that failed, or one a stepping-down agent replaced).
+ */
+export function needsReassert(network: ProvisioningNetwork, state: SaidState | undefined, shown: Pick<NonNullable<ProvisioningNetworkObject['status']>, 'vipHolder'> & { readonly conditions?: readonly Condition[] } | undefined): boolean {
+  if (!state?.holding) return false;
+  const vip = shown?.conditions?.find((c) => c.type === 'VIPAssigned');
+  const dhcpShown = shown?.conditions?.find((c) => c.type === 'DHCPServing')?.status;
+  const dhcpSaid = network.dhcp.enabled && state.dhcp?.serving ? 'True' : 'False';
+  return !(shown?.vipHolder?.agent === state.agent && vip?.status === 'True' && dhcpShown === dhcpSaid);
+}

@@ -1,0 +1,84 @@
+import { expect } from 'chai';
+import { agentStatus, needsReassert, planReport, stillNamed, type SaidState } from '../../src/network/agent-status.js';
+import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
+import { networkObject } from './fixtures.js';
+
+const T0 = '2026-12-01T10:00:00Z';
+const T1 = '2026-12-01T10:00:05Z';
+const T2 = '2026-12-01T10:00:09Z';
+
+function network(dhcp = true): ProvisioningNetwork {
+  const parsed = parseNetwork(networkObject({ dhcp: { enabled: dhcp } }));
+  if (!parsed.network) throw new Error(parsed.problems.map((p) => p.message).join('; '));
+  return parsed.network;
+}
+
+const holding = (agent: string, on: boolean) => ({ kind: 'holding', holding: on, pod: 'ironic-0', agent }) as const;
+const dhcp = (agent: string, serving: boolean, message = '') => ({ kind: 'dhcp', serving, message, pod: 'ironic-0', agent }) as const;
+
+/** Folds reports like the store does, returning the last plan's state. */
+function fold(reports: Parameters<typeof planReport>[1][], times: string[]): SaidState | undefined {
+  let state: SaidState | undefined;
+  reports.forEach((r, i) => {
+    const plan = planReport(state, r, times[i] ?? T0);
+    if (plan.kind === 'write') state = plan.state;
+  });
+  return state;
+}
+
+describe('network/agent-status: the VIP holder’s part of a ProvisioningNetwork’s status', () => {
+  it('a term starts holding at its first report and starts its DHCP report again', () => {
+    const s = fold([holding('a', true), dhcp('a', true), holding('a', false), holding('a', true)], [T0, T1, T1, T2]);
+    expect(s).to.include({ holding: true, agent: 'a', since: T2, dhcp: undefined });
+  });
+
+  it('a DHCP report from a term that ended, or from another unit, is late and says nothing', () => {
+    const ended = fold([holding('a', true), holding('a', false)], [T0, T1]);
+    expect(planReport(ended, dhcp('a', true), T2)).to.deep.equal({ kind: 'ignore', reason: 'lateReport' });
+    const other = fold([holding('b', true)], [T0]);
+    expect(planReport(other, dhcp('a', true), T2)).to.deep.equal({ kind: 'ignore', reason: 'lateReport' });
+    expect(planReport(undefined, dhcp('a', true), T2), 'nothing said yet').to.deep.equal({ kind: 'ignore', reason: 'lateReport' });
+  });
+
+  it('stepping down is written only while the status still names this unit', () => {
+    const plan = planReport(fold([holding('a', true)], [T0]), holding('a', false), T1);
+    expect(plan).to.include({ kind: 'write', onlyIfNamed: true });
+    expect(planReport(undefined, holding('a', true), T0)).to.include({ onlyIfNamed: false });
+    expect(stillNamed({ metadata: {}, status: { vipHolder: { agent: 'a', node: 'n', pod: 'p', since: T0 } } }, 'a')).to.equal(true);
+    expect(stillNamed({ metadata: {}, status: { vipHolder: { agent: 'b', node: 'n', pod: 'p', since: T0 } } }, 'a')).to.equal(false);
+    expect(stillNamed(undefined, 'a')).to.equal(false);
+  });
+
+  it('says VIPAssigned and DHCPServing with a reason for each state, and names the holder', () => {
+    const reasons = (state: SaidState | undefined, n = network()) => agentStatus(n, state!, 'cp-1', T2).status.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`);
+    expect(reasons(fold([holding('a', true)], [T0]))).to.deep.equal(['VIPAssigned=True/Held', 'DHCPServing=False/Starting']);
+    expect(reasons(fold([holding('a', true), dhcp('a', true)], [T0, T1]))).to.deep.equal(['VIPAssigned=True/Held', 'DHCPServing=True/Serving']);
+    expect(reasons(fold([holding('a', true), dhcp('a', false, 'no pool')], [T0, T1]))).to.deep.equal(['VIPAssigned=True/Held', 'DHCPServing=False/StartFailed']);
+    expect(reasons(fold([holding('a', true), holding('a', false)], [T0, T1]))).to.deep.equal(['VIPAssigned=False/SteppedDown', 'DHCPServing=False/NoVIPHolder']);
+    expect(reasons(fold([holding('a', true)], [T0]), network(false))).to.deep.equal(['VIPAssigned=True/Held', 'DHCPServing=False/Disabled']);
+    const { status } = agentStatus(network(), fold([holding('a', true), dhcp('a', false, 'no pool')], [T0, T1])!, 'cp-1', T2);
+    expect(status.vipHolder).to.deep.equal({ node: 'cp-1', pod: 'ironic-0', agent: 'a', since: T0 });
+    expect(status.conditions[1]!.message).to.equal('DHCP could not start on pod ironic-0 on node cp-1: no pool');
+    expect(agentStatus(network(), fold([holding('a', true), holding('a', false)], [T0, T1])!, 'cp-1', T2).status.vipHolder, 'no holder named after stepping down').to.equal(undefined);
+  });
+
+  it('a condition keeps its transition time while its status stays', () => {
+    const n = network();
+    const first = agentStatus(n, fold([holding('a', true)], [T0])!, 'cp-1', T0);
+    const again = agentStatus(n, { ...first.state, dhcp: { serving: false, message: 'x' } }, 'cp-1', T1);
+    expect(again.status.conditions.map((c) => c.lastTransitionTime)).to.deep.equal([T0, T0]);
+    const serving = agentStatus(n, { ...again.state, dhcp: { serving: true, message: '' } }, 'cp-1', T2);
+    expect(serving.status.conditions.map((c) => c.lastTransitionTime)).to.deep.equal([T0, T2]);
+  });
+
+  it('the holder says it again when the status no longer shows what it said', () => {
+    const n = network();
+    const state = fold([holding('a', true), dhcp('a', true)], [T0, T1])!;
+    const shown = agentStatus(n, state, 'cp-1', T1).status;
+    expect(needsReassert(n, state, shown)).to.equal(false);
+    expect(needsReassert(n, state, { ...shown, vipHolder: { ...shown.vipHolder!, agent: 'b' } }), 'another agent named').to.equal(true);
+    expect(needsReassert(n, state, { conditions: [] }), 'a write that failed').to.equal(true);
+    expect(needsReassert(n, { ...state, holding: false }, undefined), 'not holding: nothing to say').to.equal(false);
+    expect(needsReassert(n, undefined, undefined)).to.equal(false);
+  });
+});
