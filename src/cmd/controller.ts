@@ -19,7 +19,8 @@ import { createRegistry } from '../metrics/registry.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { startIpam } from './ipam.js';
 import { validateTimings } from '../election/election.js';
-import { runAsLeader } from './leader.js';
+import { runAsLeader } from '../election/leader.js';
+import { CoordinationLease, type LeaseObject } from '../kube/coordination-lease.js';
 import { startNetdata } from './netdata.js';
 import { startNetworks } from './networks.js';
 import { shutdownSignal } from './shutdown.js';
@@ -138,7 +139,10 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
   if (config.leaderElection) {
     // a standby is Ready (a rollout must not wait for it); its checks start with its work
     readiness.ipam = readiness.networks = readiness.netdata = () => undefined;
-    const outcome = await runAsLeader({ kube, election: config.leaderElection, identity: config.podName, clock, logger, registry }, signal, work);
+    const { namespace, leaseName, leaseDurationMs, renewDeadlineMs, retryPeriodMs } = config.leaderElection;
+    const lease = new CoordinationLease(kube.resource<LeaseObject>(RESOURCES.lease), { namespace, name: leaseName }, { 'app.kubernetes.io/component': 'controller' }, { clock, logger });
+    const timings = { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+    const outcome = await runAsLeader({ lease, leaseName: `${namespace}/${leaseName}`, timings, identity: config.podName, clock, logger, registry }, signal, work);
     if (outcome === 'lostLease') code = 1;
   } else {
     await work(signal);

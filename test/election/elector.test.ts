@@ -4,7 +4,7 @@ import { validateTimings, type LeaseRecord } from '../../src/election/election.j
 import { Elector } from '../../src/election/elector.js';
 import { createVipMetrics, type VipMetrics } from '../../src/vip/metrics.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
-import { FakeLeasePort, FakeLeaseServer, RecordingHooks, RecordingLogger, Timeline, type TimelineEvent } from '../vip/fakes.js';
+import { FakeLeasePort, FakeLeaseServer, RecordingHooks, RecordingLogger, Timeline, type TimelineEvent } from './fakes.js';
 
 const TIMINGS = validateTimings({ leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 });
 const VIP = '192.0.2.10';

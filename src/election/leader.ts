@@ -1,5 +1,5 @@
 /**
- * One active controller among replicas: the VIP's Lease elector (src/vip/)
+ * One active controller among replicas: the VIP's Lease elector
  * without a VIP. The active one runs the controller's work under a signal that
  * is aborted when it steps down — on shutdown, or when it could not renew for
  * renewDeadline (fenced by its own clock, before any standby may take over).
@@ -7,20 +7,19 @@
  * fresh start (empty caches) rejoins the election as a standby.
  */
 import type { Registry } from 'prom-client';
-import type { ControllerLeaderElection } from '../config/command-line.js';
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { KubeClient } from '../kube/kube-client.js';
-import { CoordinationLease, type LeaseObject } from '../kube/coordination-lease.js';
-import { RESOURCES } from '../kube/resources.js';
-import { validateTimings } from '../election/election.js';
-import { Elector } from '../election/elector.js';
-import { createLeaderMetrics } from '../election/metrics.js';
+import { validateTimings, type ElectionTimings } from './election.js';
+import { Elector } from './elector.js';
+import { createLeaderMetrics } from './metrics.js';
+import type { LeasePort } from './ports.js';
 
 export interface LeaderOptions {
-  readonly kube: KubeClient;
-  readonly election: ControllerLeaderElection;
+  /** The controller Lease (namespace/name are for log lines; the port reads and writes it). */
+  readonly lease: LeasePort;
+  readonly leaseName: string;
+  readonly timings: ElectionTimings;
   readonly identity: string;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -29,19 +28,18 @@ export interface LeaderOptions {
 
 /** Runs `work` while this replica leads; resolves with why it stopped. */
 export async function runAsLeader(o: LeaderOptions, signal: AbortSignal, work: (leading: AbortSignal) => Promise<void>): Promise<'shutdown' | 'lostLease'> {
-  const { election, clock } = o;
-  const timings = validateTimings({ leaseDurationMs: election.leaseDurationMs, renewDeadlineMs: election.renewDeadlineMs, retryPeriodMs: election.retryPeriodMs }, 'leader-election');
-  const logger = o.logger.child({ component: 'leader-election', lease: `${election.namespace}/${election.leaseName}` });
+  const { clock } = o;
+  const timings = validateTimings(o.timings, 'leader-election');
+  const logger = o.logger.child({ component: 'leader-election', lease: o.leaseName });
   const gauge = createLeaderMetrics(o.registry).leader;
   gauge.set(0);
-  const leases = new CoordinationLease(o.kube.resource<LeaseObject>(RESOURCES.lease), { namespace: election.namespace, name: election.leaseName }, { 'app.kubernetes.io/component': 'controller' }, { clock, logger });
   const elector = new AbortController();
   const stopElector = (): void => elector.abort(signal.reason);
   signal.addEventListener('abort', stopElector, { once: true });
   let running: { abort: AbortController; done: Promise<void> } | undefined;
   let lost = false;
   const e = new Elector({
-    leases,
+    leases: o.lease,
     identity: o.identity,
     timings,
     clock,
