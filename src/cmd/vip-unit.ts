@@ -8,7 +8,6 @@ import type { Registry } from 'prom-client';
 import type { AgentDhcpConfig } from '../config/command-line.js';
 import type { Clock } from '../core/clock.js';
 import type { IpAddress } from '../core/ip.js';
-import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { NetnsVip } from '../host/netns-vip.js';
 import type { KubeClient } from '../kube/kube-client.js';
@@ -17,7 +16,7 @@ import { RESOURCES } from '../kube/resources.js';
 import { Announcer } from '../vip/announcer.js';
 import type { ElectionTimings } from '../election/election.js';
 import { Elector } from '../election/elector.js';
-import { holderHooks, type DependentWork } from '../vip/holder.js';
+import { HolderReports, holderHooks, type DependentWork } from '../vip/holder.js';
 import { createVipMetrics } from '../vip/metrics.js';
 import { createDhcpService } from './dhcp.js';
 import { createTftpService } from './tftp.js';
@@ -89,30 +88,9 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
   });
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
   const tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
-  // a term's DHCP report must follow its holding report (a status reader must never see "serving" before "held"):
-  // each term's DHCP start opens a gate that the holding report of that term (or its end) opens
-  let gate: { opened: Promise<void>; open: () => void } | undefined;
-  /** The holding report of the current term is done (a DHCP start later in the term needs no gate). */
-  let holdingSaid = false;
-  /** Counts terms, so a holding report that finishes after its term ended opens nothing of the next. */
-  let term = 0;
-  const newGate = (): NonNullable<typeof gate> => {
-    let open = (): void => {};
-    const opened = new Promise<void>((resolve) => (open = resolve));
-    return { opened, open };
-  };
-  const dhcpWork: DependentWork | undefined = dhcp && {
-    start: () => {
-      const termGate = (gate = newGate());
-      if (holdingSaid) termGate.open();
-      const run = dhcp.dependent.start();
-      run.ready.then(
-        () => termGate.opened.then(() => o.onDhcp?.(true, '')),
-        (err: unknown) => termGate.opened.then(() => o.onDhcp?.(false, describeError(err))),
-      );
-      return run;
-    },
-  };
+  // a term's DHCP report follows its holding report (src/vip/holder.ts HolderReports)
+  const reports = new HolderReports({ onHolding: o.onHolding, onDhcp: o.onDhcp });
+  const dhcpWork = dhcp && reports.dhcp(dhcp.dependent);
   const dependents = [dhcpWork, tftp].filter((d): d is DependentWork => d !== undefined);
   const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents });
   const elector = new Elector({
@@ -124,26 +102,7 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
     metrics,
     name: o.name,
     initialCandidate: false,
-    hooks: {
-      ...hooks,
-      onLeading: async (ctx) => {
-        await hooks.onLeading(ctx);
-        // not awaited: renewing must not wait for a status write; the term's DHCP report waits for this one
-        const t = ++term;
-        void (o.onHolding?.(true) ?? Promise.resolve()).finally(() => {
-          if (t !== term) return;
-          holdingSaid = true;
-          gate?.open();
-        });
-      },
-      onStopLeading: async (reason) => {
-        term++;
-        holdingSaid = false;
-        gate?.open();
-        await hooks.onStopLeading(reason);
-        await o.onHolding?.(false);
-      },
-    },
+    hooks: reports.hooks(hooks),
   });
   return {
     target,

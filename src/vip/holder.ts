@@ -4,6 +4,9 @@
  * after each renew, announce it, and on stepping down stop dependent work,
  * then remove it. Each install passes the deadline (send time of the winning
  * write + renewDeadline) down to the syscall, which refuses it when late.
+ *
+ * HolderReports puts what the holder tells others (ProvisioningNetwork mode:
+ * the network's status) in the one order a reader may see it.
  */
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
@@ -126,4 +129,73 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
       o.logger.info({ reason, removed }, `VIP removed: ${o.target.description}`);
     },
   };
+}
+
+/** What a holder tells others: holding or not, and whether its DHCP serves. Must not throw; keep them short. */
+export interface HolderReporter {
+  /** After the VIP is installed (true), and after it is removed, before the Lease is released (false). */
+  readonly onHolding?: (holding: boolean) => Promise<void>;
+  /** A term's DHCP run serves, or failed to start (with why). */
+  readonly onDhcp?: (serving: boolean, message: string) => Promise<void>;
+}
+
+/**
+ * Orders a holder's reports: a term's DHCP outcome is told only after that
+ * term's holding report is done (a reader never sees "serving" before
+ * "held"); a holding report that finishes after its term ended opens nothing
+ * of the next term; "not holding" is told after the VIP is removed, and is
+ * awaited, so the next holder's report comes after it. Renewing never waits
+ * for a report.
+ */
+export class HolderReports {
+  /** The current term's DHCP gate: opened by the term's holding report (or its end). */
+  private gate: { readonly opened: Promise<void>; readonly open: () => void } | undefined;
+  /** The holding report of the current term is done: a DHCP start later in the term needs no gate. */
+  private holdingSaid = false;
+  /** Counts terms, so a late holding report opens nothing of the next. */
+  private term = 0;
+
+  constructor(private readonly reporter: HolderReporter) {}
+
+  /** `work` (the DHCP service) with its start's outcome told after the term's holding report. */
+  dhcp(work: DependentWork): DependentWork {
+    return {
+      start: () => {
+        let open = (): void => {};
+        const opened = new Promise<void>((resolve) => (open = resolve));
+        const gate = (this.gate = { opened, open });
+        if (this.holdingSaid) gate.open();
+        const run = work.start();
+        run.ready.then(
+          () => gate.opened.then(() => this.reporter.onDhcp?.(true, '')),
+          (err: unknown) => gate.opened.then(() => this.reporter.onDhcp?.(false, describeError(err))),
+        );
+        return run;
+      },
+    };
+  }
+
+  /** The holder's hooks with the holding reports around them. */
+  hooks(inner: ElectorHooks): ElectorHooks {
+    return {
+      ...inner,
+      onLeading: async (ctx) => {
+        await inner.onLeading(ctx);
+        // not awaited: renewing must not wait for a status write; the term's DHCP report waits for this one
+        const t = ++this.term;
+        void (this.reporter.onHolding?.(true) ?? Promise.resolve()).finally(() => {
+          if (t !== this.term) return;
+          this.holdingSaid = true;
+          this.gate?.open();
+        });
+      },
+      onStopLeading: async (reason) => {
+        this.term++;
+        this.holdingSaid = false;
+        this.gate?.open();
+        await inner.onStopLeading(reason);
+        await this.reporter.onHolding?.(false);
+      },
+    };
+  }
 }

@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { silentLogger } from '../../src/core/logger.js';
 import { Announcer } from '../../src/vip/announcer.js';
-import { DEPENDENT_START_TIMEOUT_MS, DEPENDENT_STOP_TIMEOUT_MS, holderHooks, type DependentWork } from '../../src/vip/holder.js';
+import type { ElectorHooks } from '../../src/election/elector.js';
+import { DEPENDENT_START_TIMEOUT_MS, DEPENDENT_STOP_TIMEOUT_MS, HolderReports, holderHooks, type DependentWork } from '../../src/vip/holder.js';
 import { createVipMetrics } from '../../src/vip/metrics.js';
 import type { InstallResult, VipTarget } from '../../src/vip/ports.js';
-import { FakeClock } from '../support/fake-clock.js';
+import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
 import { RecordingLogger } from '../support/recording-logger.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
@@ -209,3 +210,79 @@ describe('holderHooks', () => {
     });
   });
 });
+
+describe('HolderReports: what the holder tells others, in order', () => {
+  /** A reporter whose holding reports wait until released, recording every report told. */
+  function reporter() {
+    const told: string[] = [];
+    const pending: (() => void)[] = [];
+    return {
+      told,
+      releaseHolding: () => pending.shift()?.(),
+      onHolding: (holding: boolean) => {
+        told.push(`holding ${holding}`);
+        return holding ? new Promise<void>((resolve) => pending.push(resolve)) : Promise.resolve();
+      },
+      onDhcp: (serving: boolean, message: string) => (told.push(`dhcp ${serving}${message ? ` ${message}` : ''}`), Promise.resolve()),
+    };
+  }
+  function world(ready: () => Promise<void> = () => Promise.resolve()) {
+    const r = reporter();
+    const reports = new HolderReports(r);
+    const order: string[] = [];
+    const dhcp = reports.dhcp(run(order, 'dhcp', ready));
+    const inner: ElectorHooks = {
+      onLeading: () => (order.push('installed'), Promise.resolve()),
+      onRenewed: () => Promise.resolve(),
+      onStopLeading: () => (order.push('removed'), Promise.resolve()),
+    };
+    return { r, order, dhcp, hooks: reports.hooks(inner) };
+  }
+
+  it('a term’s DHCP outcome is told only after its holding report is done', async () => {
+    const { r, dhcp, hooks } = world();
+    await hooks.onLeading({ sentMs: 0 });
+    dhcp.start();
+    await flushMicrotasks();
+    expect(r.told, 'DHCP served, but "held" is not written yet').to.deep.equal(['holding true']);
+    r.releaseHolding();
+    await flushMicrotasks();
+    expect(r.told).to.deep.equal(['holding true', 'dhcp true']);
+  });
+
+  it('a DHCP run started after the holding report is told at once; a failure is told with why', async () => {
+    const { r, dhcp, hooks } = world(() => Promise.reject(new Error('no pool')));
+    await hooks.onLeading({ sentMs: 0 });
+    r.releaseHolding();
+    await flushMicrotasks();
+    dhcp.start();
+    await flushMicrotasks();
+    expect(r.told).to.deep.equal(['holding true', 'dhcp false no pool']);
+  });
+
+  it('a holding report that finishes after its term ended opens nothing of the next term', async () => {
+    const { r, dhcp, hooks } = world();
+    await hooks.onLeading({ sentMs: 0 });
+    await hooks.onStopLeading('lostLease');
+    await hooks.onLeading({ sentMs: 5000 });
+    dhcp.start();
+    r.releaseHolding(); // the first term's report, late
+    await flushMicrotasks();
+    expect(r.told, 'the second term’s DHCP waits for the second term’s report').to.deep.equal(['holding true', 'holding false', 'holding true']);
+    r.releaseHolding();
+    await flushMicrotasks();
+    expect(r.told).to.deep.equal(['holding true', 'holding false', 'holding true', 'dhcp true']);
+  });
+
+  it('"not holding" is told after the VIP is removed and is awaited; a run stopped by its term’s end still tells its outcome then', async () => {
+    const { r, order, dhcp, hooks } = world();
+    await hooks.onLeading({ sentMs: 0 });
+    dhcp.start();
+    await hooks.onStopLeading('shutdown');
+    expect(order).to.deep.equal(['installed', 'dhcp start', 'removed']);
+    expect(r.told.slice(0, 2)).to.deep.equal(['holding true', 'holding false']);
+    await flushMicrotasks();
+    expect(r.told, 'the ended term opened its gate: its outcome comes after "not holding"').to.deep.equal(['holding true', 'holding false', 'dhcp true']);
+  });
+});
+
