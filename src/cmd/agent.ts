@@ -13,8 +13,7 @@ import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
 import { validateTimings } from '../election/election.js';
-import { connectComponent, type RunContext } from './controller.js';
-import { shutdownSignal } from './shutdown.js';
+import { connectComponent, type RunContext, shutdownSignal } from './runtime.js';
 import { openVipUnit, type VipUnit } from './vip-unit.js';
 
 export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<number> {

@@ -4,58 +4,21 @@
  * provisioning networks, network data), until
  * SIGTERM.
  */
-import type { Registry } from 'prom-client';
 import type { ControllerConfig } from '../config/command-line.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
 import { EventRecorder, type EventObject } from '../kube/event-recorder.js';
-import { connectKube, type KubeClient, type KubeSource } from '../kube/kube-client.js';
 import { RESOURCES } from '../kube/resources.js';
-import { resourceOfPath } from '../kube/rest.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
-import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 import { startIpam } from './ipam.js';
 import { validateTimings } from '../election/election.js';
 import { runAsLeader } from '../election/leader.js';
 import { CoordinationLease, type LeaseObject } from '../kube/coordination-lease.js';
 import { startNetdata } from './netdata.js';
 import { startNetworks } from './networks.js';
-import { shutdownSignal } from './shutdown.js';
-
-export interface RunContext {
-  readonly version: string;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** Stop signal; defaults to SIGTERM/SIGINT of this process. */
-  readonly signal?: AbortSignal;
-  /** Use this connection instead of building one from the config (`ironet dev`). */
-  readonly kube?: KubeClient;
-  readonly logger?: Logger;
-  /** Called once the controller is Ready (caches synced). */
-  readonly onReady?: () => void;
-}
-
-export function kubeSourceFor(config: { kubeconfig: string | undefined; context: string | undefined }, env: RunContext['env']): KubeSource {
-  if (config.kubeconfig) return { kind: 'kubeconfig', path: config.kubeconfig, context: config.context };
-  if (env.KUBERNETES_SERVICE_HOST) return { kind: 'inCluster', host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT ?? '443' };
-  return { kind: 'kubeconfig', context: config.context };
-}
-
-/**
- * The API connection of a component: the context's (`ironet dev`, tests), or
- * one from the config whose every request is observed in `registry`'s
- * ironet_kube_requests metrics.
- */
-export async function connectComponent(component: string, config: { kubeconfig: string | undefined; context: string | undefined }, ctx: RunContext, registry: Registry): Promise<KubeClient> {
-  if (ctx.kube) return ctx.kube;
-  const observeRequest = kubeRequestMetrics(registry);
-  return connectKube(kubeSourceFor(config, ctx.env), {
-    userAgent: `ironet-${component}/${ctx.version}`,
-    observe: (o) => observeRequest({ verb: o.verb, resource: resourceOfPath(o.path), statusCode: o.statusCode, durationMs: o.durationMs }),
-  });
-}
+import { connectComponent, shutdownSignal, type RunContext } from './runtime.js';
 
 export async function runController(config: ControllerConfig, ctx: RunContext): Promise<number> {
   // timings the elector refuses are a configuration error: before anything starts

@@ -20,8 +20,8 @@ import type { ProvisioningNetworkObject } from '../network/network.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import type { CapiIpAddressClaimObject, IpClaimObject } from '../ipam/objects.js';
 import { createLogger } from '../log/logger.js';
-import { runController, type RunContext } from './controller.js';
-import { shutdownSignal } from './shutdown.js';
+import { runController } from './controller.js';
+import { type RunContext, shutdownSignal } from './runtime.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 

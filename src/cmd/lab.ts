@@ -17,7 +17,7 @@ import { nextAdd } from '../lab/holders.js';
 import { LAB_VIP, type PxeHost } from '../lab/plan.js';
 import { formatEntry, smokeResult, Timeline, type EntryKind, type PxeOutcome } from '../lab/timeline.js';
 import { labLines } from '../lab/view.js';
-import type { RunContext } from './controller.js';
+import type { RunContext } from './runtime.js';
 import { cacheDir, upstreamCrdDir } from './dev.js';
 import { isAlive } from '../host/pids.js';
 import { LabFailed, LabInterrupted, LabWorld } from './lab/world.js';

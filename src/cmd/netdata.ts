@@ -10,8 +10,7 @@ import type { KubeClient } from '../kube/kube-client.js';
 import { KubeNetdataStore } from '../kube/netdata-store.js';
 import { createNetdataMetrics } from '../netdata/metrics.js';
 import { hostWorkKey, NetdataReconciler, templateWorkKey } from '../netdata/reconciler.js';
-import { untilAnswered } from './ipam.js';
-import { servesResource } from './networks.js';
+import { untilAnswered } from './runtime.js';
 import { OFF, runQueued, type QueuedCapabilityOptions, type QueuedRuntime } from './queued.js';
 
 export interface NetdataRuntimeOptions extends QueuedCapabilityOptions {
@@ -62,10 +61,10 @@ export async function startNetdata(options: NetdataRuntimeOptions, signal: Abort
 
 async function missingApis(kube: KubeClient): Promise<string[]> {
   const missing: string[] = [];
-  if (!(await kube.servesApi('ironet.io', 'v1alpha1')) || !(await servesResource(kube, 'ironet.io', 'v1alpha1', 'networkdatatemplates'))) {
+  if (!(await kube.servesApi('ironet.io', 'v1alpha1')) || !(await kube.servesResource('ironet.io', 'v1alpha1', 'networkdatatemplates'))) {
     missing.push('networkdatatemplates.ironet.io (apply charts/ironet/crds/ironet.io_networkdatatemplates.yaml)');
   }
   if (!(await kube.servesApi('metal3.io', 'v1alpha1'))) missing.push('metal3.io/v1alpha1 BareMetalHosts (install the baremetal-operator CRDs)');
-  else if (!(await servesResource(kube, 'metal3.io', 'v1alpha1', 'hardwaredata'))) missing.push('hardwaredata.metal3.io (install the baremetal-operator CRDs of a release that has HardwareData)');
+  else if (!(await kube.servesResource('metal3.io', 'v1alpha1', 'hardwaredata'))) missing.push('hardwaredata.metal3.io (install the baremetal-operator CRDs of a release that has HardwareData)');
   return missing;
 }

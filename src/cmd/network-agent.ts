@@ -23,8 +23,7 @@ import { AgentRunner, type AgentPorts } from '../network/agent-runner.js';
 import { vipsOf, type ProvisioningNetwork } from '../network/network.js';
 import { vip6LeaseName, vipLeaseName } from '../network/pods.js';
 import { validateTimings } from '../election/election.js';
-import { connectComponent, type RunContext } from './controller.js';
-import { shutdownSignal } from './shutdown.js';
+import { connectComponent, type RunContext, shutdownSignal } from './runtime.js';
 import { openVipUnit, type VipUnit } from './vip-unit.js';
 
 /** The DHCP settings of a network, as the agent's DHCP service takes them. */

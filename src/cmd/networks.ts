@@ -8,7 +8,7 @@ import { WorkQueue } from '../core/work-queue.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { KubeNetworkStore } from '../kube/network-store.js';
 import { NetworkReconciler } from '../network/reconciler.js';
-import { untilAnswered } from './ipam.js';
+import { untilAnswered } from './runtime.js';
 import { OFF, runQueued, type QueuedCapabilityOptions, type QueuedRuntime } from './queued.js';
 
 export type NetworksRuntimeOptions = QueuedCapabilityOptions;
@@ -46,12 +46,7 @@ export async function startNetworks(options: NetworksRuntimeOptions, signal: Abo
 async function missingApis(kube: KubeClient): Promise<string[]> {
   const missing: string[] = [];
   if (!(await kube.servesApi('ironet.io', 'v1alpha1'))) missing.push('ironet.io/v1alpha1 (apply charts/ironet/crds/)');
-  else if (!(await servesResource(kube, 'ironet.io', 'v1alpha1', 'provisioningnetworks'))) missing.push('provisioningnetworks.ironet.io (apply charts/ironet/crds/ironet.io_provisioningnetworks.yaml)');
+  else if (!(await kube.servesResource('ironet.io', 'v1alpha1', 'provisioningnetworks'))) missing.push('provisioningnetworks.ironet.io (apply charts/ironet/crds/ironet.io_provisioningnetworks.yaml)');
   if (!(await kube.servesApi('k8s.cni.cncf.io', 'v1'))) missing.push('k8s.cni.cncf.io/v1 NetworkAttachmentDefinitions (install Multus)');
   return missing;
-}
-
-export async function servesResource(kube: KubeClient, group: string, version: string, plural: string): Promise<boolean> {
-  const list = await kube.rest.request<{ resources?: { name?: string }[] }>({ method: 'GET', path: `/apis/${group}/${version}` });
-  return (list.resources ?? []).some((r) => r.name === plural);
 }

@@ -9,8 +9,7 @@ import { describeError } from '../core/errors.js';
 import { connectKube, type KubeClient } from '../kube/kube-client.js';
 import { readStatus } from '../kube/status-reader.js';
 import { statusLines } from '../status/view.js';
-import { kubeSourceFor, type RunContext } from './controller.js';
-import { shutdownSignal } from './shutdown.js';
+import { kubeSourceFor, type RunContext, shutdownSignal } from './runtime.js';
 
 export interface StatusIo {
   readonly out: (text: string) => void;

@@ -47,6 +47,12 @@ export class KubeClient {
     }
   }
 
+  /** Whether the group/version serves `plural` (its discovery document lists it); NotFound of the group/version throws. */
+  async servesResource(group: string, version: string, plural: string): Promise<boolean> {
+    const list = await this.rest.request<{ resources?: { name?: string }[] }>({ method: 'GET', path: group === '' ? `/api/${version}` : `/apis/${group}/${version}` });
+    return (list.resources ?? []).some((r) => r.name === plural);
+  }
+
   close(): void {
     this.rest.close();
   }
