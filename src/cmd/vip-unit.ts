@@ -16,7 +16,7 @@ import { RESOURCES } from '../kube/resources.js';
 import { Announcer } from '../vip/announcer.js';
 import type { ElectionTimings } from '../election/election.js';
 import { Elector } from '../election/elector.js';
-import { HolderReports, holderHooks, type DependentWork } from '../vip/holder.js';
+import { HolderReports, holderHooks, VIP_WORDING, type DependentWork } from '../vip/holder.js';
 import { createVipMetrics } from '../vip/metrics.js';
 import { createDhcpService } from './dhcp.js';
 import { createTftpService } from './tftp.js';
@@ -101,6 +101,7 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
     logger,
     metrics,
     name: o.name,
+    wording: VIP_WORDING,
     initialCandidate: false,
     hooks: reports.hooks(hooks),
   });

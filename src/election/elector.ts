@@ -53,26 +53,22 @@ export interface ElectorOptions {
   readonly logger: Logger;
   readonly hooks: ElectorHooks;
   readonly metrics?: ElectionMetrics;
-  /** Label for metrics and logs (the VIP). */
+  /** Label for metrics and logs (the VIP, or "controller"). */
   readonly name: string;
-  /** What holding the Lease guards, for log lines (default: the VIP). */
-  readonly wording?: ElectorWording;
+  /** What holding the Lease guards, for log lines (the VIP's: VIP_WORDING in src/vip/holder.ts). */
+  readonly wording: ElectorWording;
   readonly initialCandidate?: boolean;
 }
 
+/** How log lines name what the Lease guards, and the log fields that say whose election it is. */
 export interface ElectorWording {
+  /** Log fields every line carries, e.g. `{ component: 'vip', vip: '172.22.0.2' }`. */
+  readonly fields: (name: string) => Readonly<Record<string, string>>;
   readonly thing: string;
   readonly starting: string;
   readonly stopping: string;
   readonly stopFailed: string;
 }
-
-const VIP_WORDING: ElectorWording = {
-  thing: 'the VIP',
-  starting: 'installing the VIP',
-  stopping: 'removing the VIP',
-  stopFailed: 'removing the VIP failed; its kernel lifetime will, and the Lease is left to expire',
-};
 
 export class Elector {
   private state: ElectorState;
@@ -89,8 +85,8 @@ export class Elector {
   constructor(private readonly options: ElectorOptions) {
     // vipMayBeUp: after a restart we cannot know; the first release removes it first.
     this.state = { lease: undefined, leading: false, lastRenewSentMs: undefined, candidate: options.initialCandidate ?? true, stopping: false, vipMayBeUp: true };
-    this.log = options.logger.child({ component: 'vip', vip: options.name });
-    this.words = options.wording ?? VIP_WORDING;
+    this.log = options.logger.child(options.wording.fields(options.name));
+    this.words = options.wording;
   }
 
   get leading(): boolean {

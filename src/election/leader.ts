@@ -46,6 +46,7 @@ export async function runAsLeader(o: LeaderOptions, signal: AbortSignal, work: (
     logger,
     name: 'controller',
     wording: {
+      fields: () => ({}),
       thing: "the controller's work",
       starting: "starting the controller's work",
       stopping: "stopping the controller's work",

@@ -13,9 +13,18 @@ import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Announcer } from './announcer.js';
 import { vipLifetimeSeconds, type ElectionTimings, type FenceReason } from '../election/election.js';
-import type { ElectorHooks, LeadingContext } from '../election/elector.js';
+import type { ElectorHooks, ElectorWording, LeadingContext } from '../election/elector.js';
 import type { VipMetrics } from './metrics.js';
 import type { VipTarget } from './ports.js';
+
+/** What the VIP's election says in its log lines. */
+export const VIP_WORDING: ElectorWording = {
+  fields: (vip) => ({ component: 'vip', vip }),
+  thing: 'the VIP',
+  starting: 'installing the VIP',
+  stopping: 'removing the VIP',
+  stopFailed: 'removing the VIP failed; its kernel lifetime will, and the Lease is left to expire',
+};
 
 /** Work that runs only while this node holds the VIP (DHCP, TFTP): one run per term. */
 export interface DependentWork {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { validateTimings, type LeaseRecord } from '../../src/election/election.js';
 import { Elector } from '../../src/election/elector.js';
+import { VIP_WORDING } from '../../src/vip/holder.js';
 import { createVipMetrics, type VipMetrics } from '../../src/vip/metrics.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
 import { FakeLeasePort, FakeLeaseServer, RecordingHooks, RecordingLogger, Timeline, type TimelineEvent } from './fakes.js';
@@ -45,6 +46,7 @@ class World {
       hooks,
       metrics,
       name: VIP,
+      wording: VIP_WORDING,
       ...(o.initialCandidate === undefined ? {} : { initialCandidate: o.initialCandidate }),
     });
     const agent: Agent = { identity, port, hooks, metrics, elector, ac: new AbortController(), returned: false, done: undefined };
