@@ -11,7 +11,7 @@ import path from 'node:path';
 import { systemClock } from '../src/core/clock.js';
 import { VIP, VipLab } from '../test/support/vip-lab.js';
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+const repoRoot = path.resolve(import.meta.dirname, '..');
 const WINDOW_MS = 30_000;
 const HZ = 100;
 

@@ -42,7 +42,7 @@ import { dhcpLeasesInApi } from '../test/support/dhcp-leases.js';
 import { ip } from '../src/host/netns-set.js';
 import { VIP, VipLab } from '../test/support/vip-lab.js';
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+const repoRoot = path.resolve(import.meta.dirname, '..');
 const RATES = (process.env.IRONET_BENCH_RATES ?? '250,500,1000,1500,2000,3000,4000,6000').split(',').map(Number);
 const PERIOD_S = Number(process.env.IRONET_BENCH_PERIOD_S ?? 5);
 const ONLY = (process.env.IRONET_BENCH_ONLY ?? 'ironet,kea,dnsmasq').split(',');

@@ -28,7 +28,7 @@ import { createInterface } from 'node:readline';
 import { systemClock } from '../src/core/clock.js';
 import { VIP, VipLab } from '../test/support/vip-lab.js';
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+const repoRoot = path.resolve(import.meta.dirname, '..');
 const TRIALS = Number(process.env.IRONET_BENCH_TRIALS ?? 10);
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
 const PORT = 7777;

@@ -32,7 +32,7 @@ import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../src/ipam/o
 import { census } from '../test/support/ipam-invariants.js';
 import { writeFile } from 'node:fs/promises';
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+const repoRoot = path.resolve(import.meta.dirname, '..');
 /** Node flags the image sets (the Dockerfile's NODE_OPTIONS); override with IRONET_BENCH_NODE_FLAGS. */
 const IMAGE_NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8'))?.[1] ?? '';
 const NODE_FLAGS = (process.env.IRONET_BENCH_NODE_FLAGS ?? IMAGE_NODE_OPTIONS).split(' ').filter(Boolean);

@@ -33,10 +33,9 @@ import { connectWithToken, type KubeClient } from '../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../src/kube/manifests.js';
 import { RESOURCES } from '../src/kube/resources.js';
 import type { BareMetalHostObject } from '../src/netdata/host.js';
-import { HOST_LABEL, type NetworkDataTemplateObject } from '../src/netdata/template.js';
-import { hostObject, singleNic, templateObject } from '../test/netdata/fixtures.js';
+import { HOST_LABEL, REFERENCE_ANNOTATION, REFERENCE_PREFIX, type NetworkDataTemplateObject } from '../src/netdata/template.js';
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+const repoRoot = path.resolve(import.meta.dirname, '..');
 const IMAGE_NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8'))?.[1] ?? '';
 const NODE_FLAGS = (process.env.IRONET_BENCH_NODE_FLAGS ?? IMAGE_NODE_OPTIONS).split(' ').filter(Boolean);
 const HOSTS = Number(process.env.IRONET_BENCH_HOSTS ?? 200);
@@ -72,7 +71,17 @@ async function setupNamespace(admin: KubeClient, ns: string): Promise<void> {
     metadata: { name: 'prov', namespace: ns },
     spec: { namePrefix: 'prov', pools: [{ subnet: '10.64.0.0/16' }], prefix: 16, gateway: '10.64.0.1', dnsServers: ['10.64.0.1'] },
   });
-  await admin.resource<NetworkDataTemplateObject>(RESOURCES.networkDataTemplate).create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
+  // one NIC (the boot MAC), an address from the pool, its gateway as default route and its DNS servers
+  await admin.resource<NetworkDataTemplateObject>(RESOURCES.networkDataTemplate).create({
+    metadata: { name: 'ipa', namespace: ns },
+    spec: {
+      networkData: {
+        links: { ethernets: [{ type: 'phy', id: 'enp1s0', mtu: 1500, macAddress: { fromBootMACAddress: true } }] },
+        networks: { ipv4: [{ id: 'provisioning', link: 'enp1s0', ipAddressFromIPPool: 'prov', routes: [{ network: '0.0.0.0', prefix: 0, gateway: { fromIPPool: 'prov' } }] }] },
+        services: { dnsFromIPPool: 'prov' },
+      },
+    },
+  });
 }
 
 function createHosts(admin: KubeClient, ns: string): Promise<unknown> {
@@ -80,7 +89,11 @@ function createHosts(admin: KubeClient, ns: string): Promise<unknown> {
   return mapConcurrent(
     Array.from({ length: HOSTS }, (_, i) => i),
     32,
-    (i) => hosts.create(hostObject(ns, `node-${i}`, { mac: mac(i), template: 'ipa' })),
+    (i) =>
+      hosts.create({
+        metadata: { name: `node-${i}`, namespace: ns, annotations: { [REFERENCE_ANNOTATION]: `${REFERENCE_PREFIX}ipa` } },
+        spec: { online: true, bootMACAddress: mac(i) },
+      }),
   );
 }
 
