@@ -5,7 +5,7 @@
  * SIGTERM.
  */
 import type { Registry } from 'prom-client';
-import type { ControllerConfig } from '../config/command-line.js';
+import type { ControllerConfig } from '../config/controller.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';

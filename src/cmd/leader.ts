@@ -7,7 +7,7 @@
  * fresh start (empty caches) rejoins the election as a standby.
  */
 import type { Registry } from 'prom-client';
-import type { ControllerLeaderElection } from '../config/command-line.js';
+import type { ControllerLeaderElection } from '../config/controller.js';
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
