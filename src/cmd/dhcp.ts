@@ -41,10 +41,16 @@ export function subnetFor(config: DhcpServiceConfig, spec: PoolSpec | undefined,
   throw new ConfigError(setting, `cannot be derived: the pool has no subnet or prefix; set ${setting}`);
 }
 
+/** The server identifier: the VIP, which must be an IPv4 address (DHCPv4). */
+function serverIpFor(config: DhcpServiceConfig, vip: IpAddress): IpAddress {
+  if (vip.family !== 4) throw new ConfigError(config.settingNames.vip, 'DHCPv4 needs an IPv4 VIP (the server identifier)');
+  return vip;
+}
+
 /** The server's configuration for one term: the service's, completed by the loaded pool and the VIP. */
 export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | undefined, vip: IpAddress): DhcpServerConfig {
   return {
-    serverIp: vip,
+    serverIp: serverIpFor(config, vip),
     subnet: subnetFor(config, spec, vip),
     routers: config.routers,
     dnsServers: config.dnsServers,
@@ -64,7 +70,7 @@ export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | u
 }
 
 export function createDhcpService(o: DhcpServiceOptions): { dependent: DependentWork; close(): void } {
-  if (o.vip.family !== 4) throw new ConfigError(o.config.settingNames.vip, 'DHCPv4 needs an IPv4 VIP (the server identifier)');
+  serverIpFor(o.config, o.vip);
   const metrics = createDhcpMetrics(o.registry);
   const store = new KubeDhcpLeaseStore(o.kube, {
     namespace: o.config.poolNamespace,
