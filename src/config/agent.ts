@@ -3,8 +3,9 @@
  * `--vip` selects VIP mode (one VIP on a configured interface, DHCP from
  * `--dhcp-*`); `--node-name` without it selects ProvisioningNetwork mode
  * (the VIPs, pools, DHCP and timings come from the ProvisioningNetworks).
- * A flag of one mode given in the other is refused by name where it would
- * silently change nothing that matters (see the rules in {@link parseAgent}).
+ * The VIP-mode flags a ProvisioningNetwork sets instead are refused by name
+ * in ProvisioningNetwork mode, and `--namespace` in VIP mode; the other flags
+ * of one mode are not read in the other.
  */
 import { parseCidr, type Cidr } from '../core/cidr.js';
 import { ConfigError, InvalidValueError } from '../core/errors.js';
