@@ -5,7 +5,7 @@
  * Lease; readiness of the interface (link up) gates candidacy. SIGTERM steps
  * down in the safe order (dependent work, VIP, then Lease) and exits 0.
  */
-import type { AgentConfig } from '../config/command-line.js';
+import type { AgentConfig } from '../config/agent.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, describeError } from '../core/errors.js';
 import { tryParseIp } from '../core/ip.js';

@@ -4,7 +4,7 @@
  * provisioning networks, network data), until
  * SIGTERM.
  */
-import type { ControllerConfig } from '../config/command-line.js';
+import type { ControllerConfig } from '../config/controller.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import { EventRecorder, type EventObject } from '../kube/event-recorder.js';

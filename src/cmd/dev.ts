@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { DevConfig } from '../config/command-line.js';
+import type { DevConfig } from '../config/tools.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, describeError } from '../core/errors.js';
 import { ensureApiServerBinaries, startLocalApiServer } from '../host/local-apiserver.js';

@@ -4,16 +4,15 @@
  * holder answers as soon as its VIP is up, with every lease already loaded.
  */
 import type { Registry } from 'prom-client';
-import type { AgentDhcpConfig } from '../config/command-line.js';
-import { cidrFrom, parseCidr, type Cidr } from '../core/cidr.js';
+import { cidrFrom, type Cidr } from '../core/cidr.js';
 import type { Clock } from '../core/clock.js';
 import { ConfigError } from '../core/errors.js';
-import { formatIp, parseIp, type IpAddress } from '../core/ip.js';
+import { formatIp, type IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { createDhcpMetrics } from '../dhcp/metrics.js';
 import { DhcpServer } from '../dhcp/server.js';
-import { DHCP_DEFAULTS, type DhcpServerConfig } from '../dhcp/types.js';
+import { DHCP_DEFAULTS, type DhcpServerConfig, type DhcpServiceConfig } from '../dhcp/types.js';
 import { DhcpSocket } from '../host/dhcp-socket.js';
 import type { PoolSpec } from '../ipam/pool-spec.js';
 import { KubeDhcpLeaseStore } from '../kube/dhcp-lease-store.js';
@@ -23,7 +22,7 @@ import type { DependentWork } from '../vip/holder.js';
 
 export interface DhcpServiceOptions {
   readonly kube: KubeClient;
-  readonly config: AgentDhcpConfig;
+  readonly config: DhcpServiceConfig;
   readonly vip: IpAddress;
   readonly netnsPath: string | null;
   readonly iface: string;
@@ -32,17 +31,46 @@ export interface DhcpServiceOptions {
   readonly registry: Registry;
 }
 
-/** The subnet the options describe: the flag, else the pool's first subnet, else the VIP with the pool's prefix. */
-export function subnetFor(flag: string | undefined, spec: PoolSpec | undefined, vip: IpAddress): Cidr {
-  if (flag) return parseCidr(flag, '--dhcp-subnet');
+/** The subnet the options describe: the configured one, else the pool's first subnet, else the VIP with the pool's prefix. */
+export function subnetFor(config: DhcpServiceConfig, spec: PoolSpec | undefined, vip: IpAddress): Cidr {
+  if (config.subnet) return config.subnet;
   const entry = spec?.entries.find((e) => e.family === 4);
   if (entry?.subnet) return entry.subnet;
   if (entry?.prefix) return cidrFrom(vip, entry.prefix);
-  throw new ConfigError('--dhcp-subnet', 'cannot be derived: the pool has no subnet or prefix; set --dhcp-subnet');
+  const setting = config.settingNames.subnet;
+  throw new ConfigError(setting, `cannot be derived: the pool has no subnet or prefix; set ${setting}`);
+}
+
+/** The server identifier: the VIP, which must be an IPv4 address (DHCPv4). */
+function serverIpFor(config: DhcpServiceConfig, vip: IpAddress): IpAddress {
+  if (vip.family !== 4) throw new ConfigError(config.settingNames.vip, 'DHCPv4 needs an IPv4 VIP (the server identifier)');
+  return vip;
+}
+
+/** The server's configuration for one term: the service's, completed by the loaded pool and the VIP. */
+export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | undefined, vip: IpAddress): DhcpServerConfig {
+  return {
+    serverIp: serverIpFor(config, vip),
+    subnet: subnetFor(config, spec, vip),
+    routers: config.routers,
+    dnsServers: config.dnsServers,
+    leaseSeconds: config.leaseSeconds,
+    offerHoldMs: DHCP_DEFAULTS.offerHoldMs,
+    declineQuarantineMs: DHCP_DEFAULTS.declineQuarantineMs,
+    knownHostsOnly: config.knownHostsOnly,
+    boot: {
+      tftpServer: config.tftpServer ?? vip,
+      biosFile: config.biosFile,
+      efiX64File: config.efiX64File,
+      efiArm64File: config.efiArm64File,
+      ipxeScriptUrl: config.ipxeScriptUrl ?? `http://${formatIp(vip)}:6180/boot.ipxe`,
+      httpBootUrl: config.httpBootUrl,
+    },
+  };
 }
 
 export function createDhcpService(o: DhcpServiceOptions): { dependent: DependentWork; close(): void } {
-  if (o.vip.family !== 4) throw new ConfigError('--dhcp-pool', 'DHCPv4 needs an IPv4 VIP (the server identifier)');
+  serverIpFor(o.config, o.vip);
   const metrics = createDhcpMetrics(o.registry);
   const store = new KubeDhcpLeaseStore(o.kube, {
     namespace: o.config.poolNamespace,
@@ -58,7 +86,6 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
   // warm the caches now, while following
   void store.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease store not loaded yet'));
   void knownHosts?.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
-  const vipText = formatIp(o.vip);
   // one run per term: a run stopped while it is still loading opens nothing, and never touches another term's run
   const dependent: DependentWork = {
     start: () => {
@@ -69,24 +96,7 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
         // known-hosts-only: answer nobody before the hosts are listed
         await knownHosts?.warm();
         if (stopped) return;
-        const config: DhcpServerConfig = {
-          serverIp: o.vip,
-          subnet: subnetFor(o.config.subnet, loaded.pool.spec, o.vip),
-          routers: o.config.routers.map((r) => parseIp(r, '--dhcp-routers')),
-          dnsServers: o.config.dnsServers.map((r) => parseIp(r, '--dhcp-dns')),
-          leaseSeconds: o.config.leaseSeconds,
-          offerHoldMs: DHCP_DEFAULTS.offerHoldMs,
-          declineQuarantineMs: DHCP_DEFAULTS.declineQuarantineMs,
-          knownHostsOnly: o.config.knownHostsOnly,
-          boot: {
-            tftpServer: o.config.tftpServer ? parseIp(o.config.tftpServer, '--tftp-server') : o.vip,
-            biosFile: o.config.biosFile,
-            efiX64File: o.config.efiX64File,
-            efiArm64File: o.config.efiArm64File,
-            ipxeScriptUrl: o.config.ipxeScriptUrl ?? `http://${vipText}:6180/boot.ipxe`,
-            httpBootUrl: o.config.httpBootUrl,
-          },
-        };
+        const config = dhcpServerConfigOf(o.config, loaded.pool.spec, o.vip);
         const transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip });
         transport.onBadFrame = (reason) => metrics.malformed.labels(`frame:${reason}`).inc();
         server = new DhcpServer({

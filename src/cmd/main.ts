@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { parseCommandLine, USAGE, type Command } from '../config/command-line.js';
+import { helpText, parseCommandLine, type Command } from '../config/command-line.js';
 import { ConfigError, describeError } from '../core/errors.js';
 import { runController } from './controller.js';
 import { runAgent } from './agent.js';
@@ -34,7 +34,7 @@ async function main(): Promise<number> {
   }
   switch (command.command) {
     case 'help':
-      console.log(USAGE);
+      console.log(helpText(command.topic));
       return 0;
     case 'version':
       console.log(version());

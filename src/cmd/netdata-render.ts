@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments, stringify as toYaml } from 'yaml';
-import type { NetdataRenderConfig } from '../config/command-line.js';
+import type { NetdataRenderConfig } from '../config/tools.js';
 import { ConfigError } from '../core/errors.js';
 import type { KubeObject } from '../core/object-meta.js';
 import type { IpPoolObject } from '../ipam/objects.js';

@@ -5,10 +5,10 @@
  * its Ironic pod, driven by a work queue keyed by network. SIGTERM steps down
  * on every network (work, VIP, Lease) and exits 0.
  */
-import type { AgentDhcpConfig, NetworkAgentConfig } from '../config/command-line.js';
-import { formatCidr } from '../core/cidr.js';
+import type { NetworkAgentConfig } from '../config/agent.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
+import type { DhcpServiceConfig } from '../dhcp/types.js';
 import { formatIp } from '../core/ip.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { findPodNetns } from '../host/pod-netns.js';
@@ -26,17 +26,21 @@ import { validateTimings } from '../election/election.js';
 import { connectComponent, type RunContext, shutdownSignal } from './runtime.js';
 import { openVipUnit, type VipUnit } from './vip-unit.js';
 
-/** The DHCP settings of a network, as the agent's DHCP service takes them. */
-export function dhcpConfigOf(network: ProvisioningNetwork): AgentDhcpConfig | undefined {
+/**
+ * The DHCP settings of a network, as the agent's DHCP service takes them:
+ * typed from the parsed ProvisioningNetwork as they are, and a problem found
+ * at start names the network's field.
+ */
+export function dhcpConfigOf(network: ProvisioningNetwork): DhcpServiceConfig | undefined {
   if (!network.dhcp.enabled || !network.dhcpPool || !network.vip4) return undefined;
   return {
     poolNamespace: network.namespace,
     poolName: network.dhcpPool,
-    subnet: formatCidr(network.cidr),
+    subnet: network.cidr,
     leaseSeconds: network.dhcp.leaseSeconds,
-    routers: network.dhcp.routers.map(formatIp),
-    dnsServers: network.dhcp.dnsServers.map(formatIp),
-    tftpServer: network.dhcp.tftpServer ? formatIp(network.dhcp.tftpServer) : undefined,
+    routers: network.dhcp.routers,
+    dnsServers: network.dhcp.dnsServers,
+    tftpServer: network.dhcp.tftpServer,
     biosFile: network.dhcp.bootFiles.bios,
     efiX64File: network.dhcp.bootFiles.uefiX86_64,
     efiArm64File: network.dhcp.bootFiles.uefiArm64,
@@ -44,6 +48,7 @@ export function dhcpConfigOf(network: ProvisioningNetwork): AgentDhcpConfig | un
     httpBootUrl: undefined,
     knownHostsOnly: network.dhcp.knownHostsOnly,
     knownHostsNamespace: network.namespace,
+    settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
   };
 }
 

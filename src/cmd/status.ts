@@ -3,7 +3,7 @@
  * prints one screen (src/status/view.ts); with --watch, again every N
  * seconds, redrawn in place on a terminal, appended otherwise.
  */
-import type { StatusConfig } from '../config/command-line.js';
+import type { StatusConfig } from '../config/tools.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import { connectKube, type KubeClient } from '../kube/kube-client.js';

@@ -5,9 +5,9 @@
  * agent runs one per network, on the Ironic pod's interface it plumbed.
  */
 import type { Registry } from 'prom-client';
-import type { AgentDhcpConfig } from '../config/command-line.js';
 import type { Clock } from '../core/clock.js';
 import type { IpAddress } from '../core/ip.js';
+import type { DhcpServiceConfig } from '../dhcp/types.js';
 import type { Logger } from '../core/logger.js';
 import { NetnsVip } from '../host/netns-vip.js';
 import type { KubeClient } from '../kube/kube-client.js';
@@ -36,7 +36,7 @@ export interface VipUnitOptions {
   readonly lease: { readonly namespace: string; readonly name: string; readonly labels: Readonly<Record<string, string>> };
   readonly timings: ElectionTimings;
   readonly garp: { readonly burstCount: number; readonly burstIntervalMs: number; readonly refreshMs: number };
-  readonly dhcp?: AgentDhcpConfig;
+  readonly dhcp?: DhcpServiceConfig;
   readonly tftpRoot?: string;
   /**
    * Told when this unit starts or stops holding the VIP (after the VIP is

@@ -37,6 +37,46 @@ export interface DhcpServerConfig {
   readonly knownHostsOnly: boolean;
 }
 
+/**
+ * What the agent's DHCP service is told, typed: from the agent's flags (VIP
+ * mode) or from a ProvisioningNetwork. The server's {@link DhcpServerConfig}
+ * is built from it once the pool is loaded and the VIP known.
+ */
+export interface DhcpServiceConfig {
+  /** The IPPool leases come from. */
+  readonly poolNamespace: string;
+  readonly poolName: string;
+  /** The provisioning subnet (mask and broadcast options); undefined: the pool's subnet. */
+  readonly subnet: Cidr | undefined;
+  readonly leaseSeconds: number;
+  readonly routers: readonly IpAddress[];
+  readonly dnsServers: readonly IpAddress[];
+  /** next-server and option 66; undefined: the VIP. */
+  readonly tftpServer: IpAddress | undefined;
+  readonly biosFile: string;
+  readonly efiX64File: string;
+  readonly efiArm64File: string;
+  /** For clients already running iPXE; undefined: `http://<VIP>:6180/boot.ipxe`. */
+  readonly ipxeScriptUrl: string | undefined;
+  /** UEFI HTTP boot; undefined: such clients are not answered. */
+  readonly httpBootUrl: string | undefined;
+  /** Answer only MACs of BareMetalHosts (spec.bootMACAddress). */
+  readonly knownHostsOnly: boolean;
+  /** Where those BareMetalHosts are. */
+  readonly knownHostsNamespace: string;
+  /**
+   * The names of the settings a problem found at start points the user to:
+   * flags in VIP mode (`--dhcp-subnet`), the ProvisioningNetwork's fields in
+   * ProvisioningNetwork mode (`spec.cidr`).
+   */
+  readonly settingNames: {
+    /** Where the subnet is set (a pool without a subnet or prefix needs it). */
+    readonly subnet: string;
+    /** Where the VIP is set (DHCPv4 answers from an IPv4 VIP). */
+    readonly vip: string;
+  };
+}
+
 export const DHCP_DEFAULTS = {
   leaseSeconds: 3600,
   offerHoldMs: 30_000,

@@ -1,7 +1,7 @@
 /** `ironet controller` against the real API server, as its ServiceAccount. */
 import { expect } from 'chai';
 import { runController } from '../../src/cmd/controller.js';
-import type { ControllerConfig } from '../../src/config/command-line.js';
+import type { ControllerConfig } from '../../src/config/controller.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { clientWithToken, controllerConfig, freshNamespace, tokenFor, tokenWithChartRole } from '../support/cluster.js';
 

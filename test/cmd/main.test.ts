@@ -29,7 +29,22 @@ describe('ironet CLI', () => {
       const r = ironet(args);
       expect(r.code).to.equal(0);
       expect(r.stdout).to.contain('Usage: ironet <command>');
+      expect(r.stdout, 'the overview lists commands, not every flag').to.not.contain('--dhcp-pool');
     }
+  });
+
+  it('prints one command’s usage for `<command> --help` and `help <command>`, and no other command’s', () => {
+    const dev = ironet(['dev', '--help']);
+    expect(dev.code).to.equal(0);
+    expect(dev.stdout).to.match(/^Usage: ironet dev \[flags\]/);
+    expect(dev.stdout).to.contain('--metrics-port PORT').and.contain('[IRONET_METRICS_PORT]').and.contain('default 8080');
+    for (const other of ['--dhcp-pool', '--leader-elect', '--vip', '--scenario', '--template', 'Usage: ironet <command>']) expect(dev.stdout).to.not.contain(other);
+    const controller = ironet(['controller', '--help']);
+    expect(controller.code).to.equal(0);
+    expect(controller.stdout).to.match(/^Usage: ironet controller \[flags\]/);
+    expect(controller.stdout).to.contain('--leader-elect').and.contain('[IRONET_IPAM_BATCH_SIZE]');
+    for (const other of ['--dhcp-pool', '--node-name', '--scenario', '--template', 'ironet agent', 'ironet dev']) expect(controller.stdout).to.not.contain(other);
+    expect(ironet(['help', 'controller']).stdout).to.equal(controller.stdout);
   });
 
   it('exits 2 naming the flag for a bad setting', () => {

@@ -1,44 +1,9 @@
 import { expect } from 'chai';
-import { parseCommandLine, type ParseContext } from '../../src/config/command-line.js';
-import { ConfigError } from '../../src/core/errors.js';
-
-const ctx = (env: Record<string, string> = {}, isTty = false): ParseContext => ({ env, isTty, hostname: 'node-1' });
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
+import { COMMANDS, helpText, parseCommandLine } from '../../src/config/command-line.js';
+import { defaultTextOf } from '../../src/config/flags.js';
+import { configError, ctx } from './parse-context.js';
 
 describe('parseCommandLine', () => {
-  it('gives the controller sane defaults', () => {
-    expect(parseCommandLine(['controller'], ctx())).to.deep.equal({
-      command: 'controller',
-      logLevel: 'info',
-      logFormat: 'json',
-      kubeconfig: undefined,
-      context: undefined,
-      namespace: undefined,
-      metricsHost: '0.0.0.0',
-      metricsPort: 8080,
-      podName: 'node-1',
-      ipamBatchSize: 500,
-      ipamWriteConcurrency: 32,
-    });
-  });
-
-  it('controller leader election: defaults, the environment switch, and timings only with it', () => {
-    expect(parseCommandLine(['controller', '--leader-elect'], ctx({ POD_NAMESPACE: 'ironet' }))).to.deep.include({
-      leaderElection: { namespace: 'ironet', leaseName: 'ironet-controller', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 },
-    });
-    expect(parseCommandLine(['controller'], ctx({ IRONET_LEADER_ELECT: 'true' }))).to.have.nested.property('leaderElection.namespace', 'default');
-    expect(configError(() => parseCommandLine(['controller', '--lease-duration-ms', '5000'], ctx())).message).to.equal('--lease-duration-ms: takes effect only with --leader-elect; add it or drop this flag');
-  });
-
   it('uses text logs on a terminal, JSON otherwise', () => {
     expect(parseCommandLine(['dev'], ctx({}, true))).to.include({ logFormat: 'text' });
     expect(parseCommandLine(['dev'], ctx({}, false))).to.include({ logFormat: 'json' });
@@ -84,99 +49,155 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine(['--version'], ctx())).to.deep.equal({ command: 'version' });
   });
 
-  describe('agent', () => {
-    it('needs --vip and --interface, naming them', () => {
-      expect(configError(() => parseCommandLine(['agent', '--interface', 'prov0'], ctx())).setting).to.equal('--vip');
-      expect(configError(() => parseCommandLine(['agent', '--vip', '172.22.0.2'], ctx())).setting).to.equal('--interface');
-    });
+});
 
-    it('takes defaults a demanding user can live with', () => {
-      const c = parseCommandLine(['agent', '--vip', '172.22.0.2', '--interface', 'prov0'], ctx({ POD_NAME: 'ironet-agent-x', POD_NAMESPACE: 'metal3' }));
-      expect(c).to.deep.include({
-        command: 'agent',
-        vip: '172.22.0.2',
-        vipPrefix: undefined,
-        iface: 'prov0',
-        netns: undefined,
-        identity: 'ironet-agent-x',
-        leaseName: 'ironet-vip-172-22-0-2',
-        leaseNamespace: 'metal3',
-        leaseDurationMs: 3000,
-        renewDeadlineMs: 2000,
-        retryPeriodMs: 500,
-        garpBurstCount: 6,
-        garpBurstIntervalMs: 1000,
-        garpRefreshMs: 10_000,
-        metricsPort: 9090,
-      });
-    });
+describe('config: every command’s flag table agrees with its usage, environment and defaults', () => {
+  /** How each command is typed. */
+  const ARGV: Record<string, string[]> = { controller: ['controller'], agent: ['agent'], lab: ['lab'], dev: ['dev'], netdata: ['netdata', 'render'], status: ['status'] };
+  const VIP = ['--vip', '172.22.0.2', '--interface', 'prov0'];
+  const NETWORKS = ['--node-name', 'cp-1'];
+  const DHCP = [...VIP, '--dhcp-pool', 'metal3/dhcp'];
+  const RENDER = ['--template', 't.yaml', '--host', 'h.yaml'];
+  /**
+   * Per flag: what else the command line needs for the flag to be read (its mode, the flag it depends on),
+   * and a valid value other than the default. Every flag of every table is here (checked below).
+   */
+  const CASES: Record<string, Record<string, { base?: string[]; sample?: string }>> = {
+    controller: {
+      'log-level': { sample: 'debug' },
+      'log-format': { sample: 'text' },
+      kubeconfig: { sample: '/k/config' },
+      context: { sample: 'kind' },
+      namespace: { sample: 'metal3' },
+      'metrics-host': { sample: '127.0.0.1' },
+      'metrics-port': { sample: '9100' },
+      'pod-name': { sample: 'ironet-0' },
+      'ipam-batch-size': { sample: '7' },
+      'ipam-write-concurrency': { sample: '3' },
+      'leader-elect': {},
+      'leader-election-namespace': { base: ['--leader-elect'], sample: 'ironet' },
+      'leader-election-lease': { base: ['--leader-elect'], sample: 'other' },
+      'lease-duration-ms': { base: ['--leader-elect'], sample: '20000' },
+      'renew-deadline-ms': { base: ['--leader-elect'], sample: '9000' },
+      'retry-period-ms': { base: ['--leader-elect'], sample: '1000' },
+    },
+    agent: {
+      'log-level': { base: VIP, sample: 'warn' },
+      'log-format': { base: VIP, sample: 'text' },
+      identity: { base: VIP, sample: 'agent-x' },
+      kubeconfig: { base: NETWORKS, sample: '/k/config' },
+      context: { base: NETWORKS, sample: 'kind' },
+      'metrics-host': { base: VIP, sample: '127.0.0.1' },
+      'metrics-port': { base: NETWORKS, sample: '9191' },
+      'garp-burst-count': { base: VIP, sample: '3' },
+      'garp-burst-interval-ms': { base: NETWORKS, sample: '200' },
+      'garp-refresh-ms': { base: VIP, sample: '0' },
+      'tftp-root': { base: NETWORKS, sample: '/srv/tftp' },
+      'node-name': { sample: 'cp-7' },
+      namespace: { base: NETWORKS, sample: 'metal3' },
+      'node-netns': { base: NETWORKS, sample: 'self' },
+      'attach-grace-seconds': { base: NETWORKS, sample: '5' },
+      vip: { base: ['--interface', 'prov0'], sample: '172.22.0.9/24' },
+      interface: { base: ['--vip', '172.22.0.2'], sample: 'eth9' },
+      netns: { base: VIP, sample: '/run/netns/prov' },
+      'lease-name': { base: VIP, sample: 'my-vip' },
+      'lease-namespace': { base: VIP, sample: 'metal3' },
+      'lease-duration-ms': { base: VIP, sample: '4000' },
+      'renew-deadline-ms': { base: VIP, sample: '1500' },
+      'retry-period-ms': { base: VIP, sample: '400' },
+      'dhcp-pool': { base: VIP, sample: 'metal3/other' },
+      'dhcp-subnet': { base: DHCP, sample: '172.22.0.0/23' },
+      'dhcp-lease-seconds': { base: DHCP, sample: '600' },
+      'dhcp-routers': { base: DHCP, sample: '172.22.0.1' },
+      'dhcp-dns': { base: DHCP, sample: '172.22.0.1,172.22.0.3' },
+      'dhcp-known-hosts-only': { base: DHCP },
+      'dhcp-known-hosts-namespace': { base: [...DHCP, '--dhcp-known-hosts-only'], sample: 'hosts' },
+      'tftp-server': { base: DHCP, sample: '172.22.0.4' },
+      'boot-bios-file': { base: DHCP, sample: 'ipxe.pxe' },
+      'boot-efi-x64-file': { base: DHCP, sample: 'ipxe.efi' },
+      'boot-efi-arm64-file': { base: DHCP, sample: 'ipxe-arm64.efi' },
+      'ipxe-script-url': { base: DHCP, sample: 'http://172.22.0.2:80/boot.ipxe' },
+      'http-boot-url': { base: DHCP, sample: 'http://172.22.0.2:80/boot.efi' },
+    },
+    lab: { scenario: { sample: 'smoke' }, plain: {}, clients: { sample: '0' }, dir: { sample: '/tmp/lab' } },
+    dev: { 'log-level': { sample: 'error' }, 'log-format': { sample: 'text' }, 'metrics-port': { sample: '0' } },
+    netdata: {
+      template: { base: ['--host', 'h.yaml'], sample: 't2.yaml' },
+      host: { base: ['--template', 't.yaml'], sample: 'h2.yaml' },
+      address: { base: RENDER, sample: 'provisioning=172.22.0.50/24' },
+      pool: { base: RENDER, sample: 'pool.yaml' },
+      hardware: { base: RENDER, sample: 'hw.yaml' },
+      key: { base: RENDER, sample: 'nmstate' },
+    },
+    status: { kubeconfig: { sample: '/k/config' }, context: { sample: 'kind' }, namespace: { sample: 'metal3' }, watch: { sample: '5' } },
+  };
 
-    it('reads a prefix on the VIP, and IPv6 lease names', () => {
-      const c = parseCommandLine(['agent', '--vip', 'fd00:22::2/64', '--interface', 'prov0'], ctx());
-      expect(c).to.deep.include({ vip: 'fd00:22::2', vipPrefix: 64, leaseName: 'ironet-vip-fd00-22--2' });
-    });
+  /** A flag's row in the usage text (with its continuation when the flag's column overflows). */
+  const rowOf = (usage: string, name: string): string => {
+    const lines = usage.split('\n');
+    const i = lines.findIndex((l) => l === `  --${name}` || l.startsWith(`  --${name} `));
+    expect(i, `--${name} in the usage`).to.be.greaterThan(-1);
+    const next = lines[i + 1] ?? '';
+    return /^ {30,}\S/.test(next) ? `${lines[i]} ${next.trim()}` : lines[i]!;
+  };
 
-    it('rejects a timing that is not a whole number in range, naming the flag', () => {
-      const err = configError(() => parseCommandLine(['agent', '--vip', '10.0.0.1', '--interface', 'p', '--retry-period-ms', '10'], ctx()));
-      expect(err.setting).to.equal('--retry-period-ms');
-      expect(err.message).to.contain('from 50 to');
-    });
-
-    describe('DHCP', () => {
-      const base = ['agent', '--vip', '172.22.0.2', '--interface', 'prov0'];
-      const dhcpOf = (argv: string[]) => {
-        const c = parseCommandLine([...base, ...argv], ctx());
-        if (c.command !== 'agent') throw new Error(c.command);
-        return c.dhcp;
-      };
-
-      it('is off without --dhcp-pool, and takes Ironic’s boot files by default', () => {
-        expect(dhcpOf([])).to.equal(undefined);
-        expect(dhcpOf(['--dhcp-pool', 'metal3/provisioning'])).to.deep.include({
-          poolNamespace: 'metal3',
-          poolName: 'provisioning',
-          leaseSeconds: 3600,
-          biosFile: 'undionly.kpxe',
-          efiX64File: 'snponly-x86_64.efi',
-          efiArm64File: 'snponly-arm64.efi',
-          knownHostsOnly: false,
-          knownHostsNamespace: 'metal3',
-        });
-      });
-
-      it('looks for known hosts in the pool’s namespace unless told otherwise', () => {
-        expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-only'])).to.deep.include({ knownHostsOnly: true, knownHostsNamespace: 'metal3' });
-        expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-only', '--dhcp-known-hosts-namespace', 'hosts'])).to.deep.include({ knownHostsNamespace: 'hosts' });
-      });
-
-      it('rejects a known-hosts namespace without known-hosts-only, and a pool that is not NAMESPACE/NAME', () => {
-        const err = configError(() => parseCommandLine([...base, '--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-namespace', 'hosts'], ctx()));
-        expect(err.setting).to.equal('--dhcp-known-hosts-namespace');
-        expect(err.message).to.contain('--dhcp-known-hosts-only');
-        expect(configError(() => parseCommandLine([...base, '--dhcp-pool', 'provisioning'], ctx())).setting).to.equal('--dhcp-pool');
-      });
-    });
+  it('knows every command and every flag of each', () => {
+    expect(Object.keys(COMMANDS).sort()).to.deep.equal(Object.keys(CASES).sort());
+    for (const [topic, spec] of Object.entries(COMMANDS)) expect(Object.keys(CASES[topic]!), topic).to.have.members(Object.keys(spec.flags));
   });
 
-  describe('agent, ProvisioningNetwork mode', () => {
-    it('--node-name without --vip: the networks come from the cluster', () => {
-      const c = parseCommandLine(['agent', '--node-name', 'cp-1', '--namespace', 'metal3'], ctx());
-      expect(c).to.deep.include({ command: 'agent-networks', nodeName: 'cp-1', namespace: 'metal3', identity: 'cp-1', nodeNetns: '/proc/1/ns/net', metricsPort: 9090, attachGraceSeconds: 30 });
+  for (const [topic, spec] of Object.entries(COMMANDS)) {
+    describe(`ironet ${spec.name}`, () => {
+      const parse = (argv: string[], env: Record<string, string> = {}) => parseCommandLine([...ARGV[topic]!, ...argv], ctx(env));
+      /** The config, or the message of a required flag left out. */
+      const outcome = (argv: string[]): unknown => {
+        try {
+          return parse(argv);
+        } catch (err) {
+          return { error: err instanceof Error ? err.message : String(err) };
+        }
+      };
+      for (const [name, flag] of Object.entries(spec.flags)) {
+        const { base = [], sample } = CASES[topic]![name] ?? {};
+        it(`--${name}: in the usage with its variable and default; the variable reads as the flag; the default is the table's`, () => {
+          const usage = helpText(topic);
+          const row = rowOf(usage, name);
+          if (flag.env !== undefined) expect(row).to.contain(`[${flag.env}`);
+          const shown = defaultTextOf(flag);
+          if (shown !== undefined) expect(row).to.contain(`default ${shown}`);
+          const given = flag.kind === 'switch' ? [`--${name}`] : [`--${name}`, sample!];
+          const withFlag = parse([...base, ...given]);
+          expect(withFlag, 'the flag changes the config').to.not.deep.equal(outcome(base));
+          if (flag.env !== undefined) expect(parse(base, { [flag.env]: flag.kind === 'switch' ? 'true' : sample! }), `${flag.env} reads as --${name}`).to.deep.equal(withFlag);
+          if (flag.kind === 'value' && flag.default !== undefined) {
+            const d = flag.default;
+            // the tables' defaults are numbers, strings and (empty) lists
+            const text = Array.isArray(d) ? d.join(',') : typeof d === 'number' ? String(d) : typeof d === 'string' ? d : expect.fail(`--${name}: a default of another type`);
+            expect(parse([...base, `--${name}`, text]), `--${name} ${text} is the default`).to.deep.equal(parse(base));
+          }
+        });
+      }
     });
+  }
+});
 
-    it('reads NODE_NAME and POD_NAME from the downward API; --node-netns self is the agent\'s own', () => {
-      const c = parseCommandLine(['agent', '--node-netns', 'self'], ctx({ NODE_NAME: 'cp-2', POD_NAME: 'ironet-agent-x' }));
-      expect(c).to.deep.include({ command: 'agent-networks', nodeName: 'cp-2', identity: 'ironet-agent-x', nodeNetns: null, namespace: undefined });
-    });
+describe('config: help', () => {
+  it('prints one command’s usage for its topic, the overview otherwise', () => {
+    const agent = helpText('agent');
+    expect(agent).to.match(/^Usage: ironet agent \[flags\]/).and.contain('--dhcp-pool').and.not.contain('--leader-elect');
+    expect(helpText('netdata')).to.match(/^Usage: ironet netdata render \[flags\]/).and.not.contain('--metrics-port');
+    for (const topic of [undefined, 'version', 'launch']) {
+      const overview = helpText(topic);
+      expect(overview).to.contain('Usage: ironet <command> [flags]').and.contain('--log-level').and.not.contain('--dhcp-pool');
+      for (const spec of Object.values(COMMANDS)) expect(overview).to.contain(`  ${spec.name} `);
+    }
+  });
 
-    it('refuses VIP-mode flags in this mode, naming them', () => {
-      expect(configError(() => parseCommandLine(['agent', '--node-name', 'n', '--interface', 'eth1'], ctx())).setting).to.equal('--interface');
-      expect(configError(() => parseCommandLine(['agent', '--node-name', 'n', '--dhcp-pool', 'a/b'], ctx())).setting).to.equal('--dhcp-pool');
-      expect(configError(() => parseCommandLine(['agent', '--vip', '172.22.0.2', '--interface', 'p', '--namespace', 'x'], ctx())).setting).to.equal('--namespace');
-    });
-
-    it('neither --vip nor --node-name: the message offers both', () => {
-      expect(configError(() => parseCommandLine(['agent'], ctx())).message).to.match(/--node-name for ProvisioningNetwork mode/);
-    });
+  it('answers --help for every command, and help with a topic', () => {
+    for (const [topic, argv] of [['controller', ['controller']], ['agent', ['agent']], ['lab', ['lab']], ['dev', ['dev']], ['status', ['status']], ['netdata', ['netdata', 'render']]] as const) {
+      expect(parseCommandLine([...argv, '--help'], ctx()), topic).to.deep.equal({ command: 'help', topic });
+      expect(parseCommandLine([...argv, '-h'], ctx()), topic).to.deep.equal({ command: 'help', topic });
+    }
+    expect(parseCommandLine(['help', 'agent'], ctx())).to.deep.equal({ command: 'help', topic: 'agent' });
   });
 });

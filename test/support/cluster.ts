@@ -20,7 +20,7 @@ import { installCrds, loadManifests } from '../../src/kube/manifests.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
-import type { ControllerConfig } from '../../src/config/command-line.js';
+import type { ControllerConfig } from '../../src/config/controller.js';
 import { renderChart, renderedRules } from './helm.js';
 
 export const repoRoot = path.resolve(import.meta.dirname, '../..');

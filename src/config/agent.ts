@@ -1,0 +1,255 @@
+/**
+ * `ironet agent`: one flag table for both modes, and their typed configs.
+ * `--vip` selects VIP mode (one VIP on a configured interface, DHCP from
+ * `--dhcp-*`); `--node-name` without it selects ProvisioningNetwork mode
+ * (the VIPs, pools, DHCP and timings come from the ProvisioningNetworks).
+ * The VIP-mode flags a ProvisioningNetwork sets instead are refused by name
+ * in ProvisioningNetwork mode, and `--namespace` in VIP mode; the other flags
+ * of one mode are not read in the other.
+ */
+import { VIP_LEASE_PREFIX } from '../network/pods.js';
+import { parseCidr, type Cidr } from '../core/cidr.js';
+import { ConfigError, InvalidValueError } from '../core/errors.js';
+import { tryParseIp, type IpAddress } from '../core/ip.js';
+import type { DhcpServiceConfig } from '../dhcp/types.js';
+import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
+import { commaList, invalid, option, orUnset, readFlags, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
+
+export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
+  readonly command: 'agent';
+  readonly metricsHost: string;
+  readonly metricsPort: number;
+  /** Holder identity written into the Lease (unique per agent). */
+  readonly identity: string;
+  /** The VIP and its prefix on the interface. */
+  readonly vip: string;
+  readonly vipPrefix: number | undefined;
+  /** Target network namespace path; undefined: the agent's own. */
+  readonly netns: string | undefined;
+  readonly iface: string;
+  readonly leaseName: string;
+  readonly leaseNamespace: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly garpBurstCount: number;
+  readonly garpBurstIntervalMs: number;
+  readonly garpRefreshMs: number;
+  /** DHCP for PXE, served while holding the VIP; undefined: off. */
+  readonly dhcp: DhcpServiceConfig | undefined;
+  /** Read-only TFTP on the VIP from this folder; undefined: off. */
+  readonly tftpRoot: string | undefined;
+}
+
+/**
+ * `ironet agent --node-name N`: ProvisioningNetwork mode. The agent plumbs the
+ * Ironic pods of every ProvisioningNetwork on its node and holds each
+ * network's VIP on them; the VIP, pools, DHCP and timings come from the
+ * ProvisioningNetworks.
+ */
+export interface NetworkAgentConfig extends CommonConfig, KubeConnectionConfig {
+  readonly command: 'agent-networks';
+  readonly metricsHost: string;
+  readonly metricsPort: number;
+  readonly identity: string;
+  readonly nodeName: string;
+  /** Watch ProvisioningNetworks and pods in one namespace, or all when undefined. */
+  readonly namespace: string | undefined;
+  /** The node's network namespace (where parent interfaces are); null: the agent's own. Default /proc/1/ns/net (hostPID). */
+  readonly nodeNetns: string | null;
+  /** Seconds an Ironic pod may lack Multus' network-status before a Warning Event. */
+  readonly attachGraceSeconds: number;
+  readonly garpBurstCount: number;
+  readonly garpBurstIntervalMs: number;
+  readonly garpRefreshMs: number;
+  readonly tftpRoot: string | undefined;
+}
+
+const ip: Parse<IpAddress> = (t, s) => {
+  const parsed = tryParseIp(t);
+  if (!parsed) throw invalid(s, `${JSON.stringify(t)} is not an IPv4 or IPv6 address (expected e.g. 192.0.2.1 or 2001:db8::1)`);
+  return parsed;
+};
+
+const cidr: Parse<Cidr> = (t, s) => {
+  try {
+    return parseCidr(t, s.flag);
+  } catch (err) {
+    // parseCidr's message leads with the field it was given; the ConfigError adds it back
+    if (err instanceof InvalidValueError) throw invalid(s, err.message.slice(err.field.length + 2));
+    throw err;
+  }
+};
+
+/** `ADDR[/PREFIX]`. */
+const vipParse: Parse<{ readonly address: string; readonly ip: IpAddress; readonly prefix: number | undefined }> = (t, s) => {
+  const [address = '', prefixText] = t.split('/');
+  const prefix = prefixText === undefined ? undefined : wholeNumber(0, 128)(prefixText, s);
+  const parsed = tryParseIp(address);
+  if (!parsed) throw invalid(s, `${JSON.stringify(address)} is not an IP address`);
+  return { address, ip: parsed, prefix };
+};
+
+const poolRef: Parse<{ readonly namespace: string; readonly name: string }> = (t, s) => {
+  const [namespace, name, extra] = t.split('/');
+  if (!namespace || !name || extra !== undefined) throw invalid(s, `${JSON.stringify(t)} is not NAMESPACE/NAME`);
+  return { namespace, name };
+};
+
+const FLAGS = {
+  ...LOG_FLAGS,
+  identity: option({ arg: 'NAME', env: 'POD_NAME', section: 'Both modes', help: 'the holder identity in Leases', defaultText: 'the host name (VIP mode), the node name (ProvisioningNetwork mode)', parse: text }),
+  ...KUBE_FLAGS,
+  ...metricsFlags(9090),
+  'garp-burst-count': option({ arg: 'N', help: 'announcements on takeover, --garp-burst-interval-ms apart', default: 6, parse: wholeNumber(1, 100) }),
+  'garp-burst-interval-ms': option({ arg: 'N', help: 'between the announcements of a burst', default: 1000, parse: wholeNumber(10, 60_000) }),
+  'garp-refresh-ms': option({ arg: 'N', help: 'then one every N ms while holding (0: never)', default: 10_000, parse: wholeNumber(0, 3_600_000) }),
+  'tftp-root': option({ arg: 'DIR', env: 'IRONET_TFTP_ROOT', help: 'serve DIR read-only by TFTP on the VIP', defaultText: 'off', parse: text }),
+  'node-name': option({
+    arg: 'NAME',
+    env: 'NODE_NAME',
+    section: "ProvisioningNetwork mode (the agent plumbs the Ironic pods on its node and holds each network's VIP on them)",
+    help: "required; this node (the pods' spec.nodeName); use the downward API",
+    parse: text,
+  }),
+  namespace: option({ arg: 'NS', env: 'IRONET_NAMESPACE', help: 'ProvisioningNetworks and Ironic pods in one namespace', defaultText: 'all', parse: text }),
+  'node-netns': option({
+    arg: 'PATH',
+    env: 'IRONET_NODE_NETNS',
+    help: 'the node\'s network namespace, to check spec.attachment.parent ("self": the agent\'s own)',
+    default: '/proc/1/ns/net',
+    parse: (t) => (t === 'self' ? null : t),
+  }),
+  'attach-grace-seconds': option({ arg: 'N', help: "an Ironic pod without Multus' network-status this long gets a Warning Event", default: 30, parse: wholeNumber(1, 3600) }),
+  vip: option({ arg: 'ADDR[/PREFIX]', env: 'IRONET_VIP', section: 'VIP mode (one VIP on a configured interface; one Lease per VIP)', help: 'required; e.g. 172.22.0.2 (/32 by default) or fd00::2', parse: vipParse }),
+  interface: option({ arg: 'NAME', env: 'IRONET_INTERFACE', help: 'required; the interface the VIP goes on', parse: text }),
+  netns: option({ arg: 'PATH', env: 'IRONET_NETNS', help: "that interface's network namespace", defaultText: "the agent's own", parse: text }),
+  'lease-name': option({ arg: 'NAME', env: 'IRONET_LEASE_NAME', help: 'the Lease', defaultText: `${VIP_LEASE_PREFIX}-<vip>`, parse: text }),
+  'lease-namespace': option({ arg: 'NS', env: 'POD_NAMESPACE', help: 'where the Lease is', default: 'default', parse: text }),
+  'lease-duration-ms': option({ arg: 'N', help: 'a follower takes over this long after the last renew it saw', default: 3000, parse: wholeNumber(1000, 3_600_000) }),
+  'renew-deadline-ms': option({ arg: 'N', help: 'the holder drops the VIP when it could not renew for this long', default: 2000, parse: wholeNumber(60, 3_600_000) }),
+  'retry-period-ms': option({ arg: 'N', help: 'renew interval', default: 500, parse: wholeNumber(50, 3_600_000) }),
+  'dhcp-pool': option({
+    arg: 'NS/NAME',
+    env: 'IRONET_DHCP_POOL',
+    section: 'DHCP for PXE in VIP mode (served only while holding the VIP; the VIP is the server identifier)',
+    help: 'the IPPool leases come from; enables DHCP',
+    parse: poolRef,
+  }),
+  'dhcp-subnet': option({ arg: 'CIDR', help: 'mask and broadcast options', defaultText: "the pool's subnet", parse: orUnset(cidr) }),
+  'dhcp-lease-seconds': option({ arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
+  'dhcp-routers': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
+  'dhcp-dns': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
+  'dhcp-known-hosts-only': toggle({ help: 'answer only MACs of BareMetalHosts (spec.bootMACAddress)' }),
+  'dhcp-known-hosts-namespace': option({ arg: 'NS', help: 'where those BareMetalHosts are', defaultText: "the pool's namespace", parse: text }),
+  'tftp-server': option({ arg: 'ADDR', help: 'next-server and option 66', defaultText: 'the VIP', parse: orUnset(ip) }),
+  'boot-bios-file': option({ arg: 'F', help: 'BIOS clients (option 93 = 0)', default: 'undionly.kpxe', parse: text }),
+  'boot-efi-x64-file': option({ arg: 'F', help: 'x86-64 UEFI (option 93 = 7 or 9)', default: 'snponly-x86_64.efi', parse: text }),
+  'boot-efi-arm64-file': option({ arg: 'F', help: 'ARM64 UEFI (option 93 = 11)', default: 'snponly-arm64.efi', parse: text }),
+  'ipxe-script-url': option({ arg: 'URL', help: 'for clients already running iPXE', defaultText: 'http://<VIP>:6180/boot.ipxe', parse: text }),
+  'http-boot-url': option({ arg: 'URL', help: 'UEFI HTTP boot (option 93 = 16)', defaultText: 'not answered', parse: text }),
+} as const;
+
+export const AGENT: CommandSpec<typeof FLAGS> = {
+  name: 'agent',
+  summary: 'hold the provisioning VIP (Lease election) on a node: for every ProvisioningNetwork (--node-name), or one VIP (--vip)',
+  flags: FLAGS,
+};
+
+type AgentFlags = FlagValues<typeof FLAGS>;
+
+/** VIP-mode flags that ProvisioningNetwork mode takes from the ProvisioningNetwork instead. */
+const VIP_MODE_ONLY = ['interface', 'netns', 'lease-name', 'dhcp-pool', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const;
+
+export function parseAgent(args: readonly string[], ctx: ParseContext): AgentConfig | NetworkAgentConfig | HelpCommand {
+  const f = readFlags(FLAGS, args, ctx.env);
+  if (f.help) return { command: 'help', topic: 'agent' };
+  const nodeName = f.get('node-name');
+  if (!f.text('vip') && nodeName) return networkMode(f, ctx, nodeName);
+  return vipMode(f, ctx);
+}
+
+function networkMode(f: AgentFlags, ctx: ParseContext, nodeName: string): NetworkAgentConfig {
+  for (const flag of VIP_MODE_ONLY) {
+    if (f.given(flag)) throw new ConfigError(`--${flag}`, 'belongs to VIP mode (--vip); in ProvisioningNetwork mode (--node-name) it comes from the ProvisioningNetwork: drop it');
+  }
+  return {
+    command: 'agent-networks',
+    ...commonOf(f, ctx),
+    ...kubeConnectionOf(f),
+    metricsHost: f.get('metrics-host'),
+    metricsPort: f.get('metrics-port'),
+    identity: f.get('identity') ?? nodeName,
+    nodeName,
+    namespace: f.get('namespace'),
+    nodeNetns: f.get('node-netns'),
+    attachGraceSeconds: f.get('attach-grace-seconds'),
+    ...garpOf(f),
+    tftpRoot: f.get('tftp-root'),
+  };
+}
+
+function vipMode(f: AgentFlags, ctx: ParseContext): AgentConfig {
+  if (f.given('namespace')) throw new ConfigError('--namespace', 'belongs to ProvisioningNetwork mode: add --node-name, or drop it');
+  const dhcp = dhcpOf(f);
+  // an empty --vip is a missing one, as an empty environment variable is
+  const vip = f.text('vip') ? f.get('vip') : undefined;
+  if (!vip) throw new ConfigError('--vip', 'is required: the provisioning VIP, e.g. --vip 172.22.0.2 (VIP mode); or give --node-name for ProvisioningNetwork mode');
+  const iface = f.get('interface');
+  if (!iface) throw new ConfigError('--interface', 'is required: the interface the VIP goes on, e.g. --interface prov0');
+  if (dhcp && vip.ip.family !== 4) throw new ConfigError('--dhcp-pool', 'DHCPv4 needs an IPv4 VIP (the server identifier)');
+  return {
+    command: 'agent',
+    ...commonOf(f, ctx),
+    ...kubeConnectionOf(f),
+    metricsHost: f.get('metrics-host'),
+    metricsPort: f.get('metrics-port'),
+    identity: f.get('identity') ?? ctx.hostname,
+    vip: vip.address,
+    vipPrefix: vip.prefix,
+    netns: f.get('netns'),
+    iface,
+    leaseName: f.get('lease-name') ?? `${VIP_LEASE_PREFIX}-${vip.address.replaceAll(/[.:]/g, '-').replace(/-+$/, '')}`,
+    leaseNamespace: f.get('lease-namespace'),
+    leaseDurationMs: f.get('lease-duration-ms'),
+    renewDeadlineMs: f.get('renew-deadline-ms'),
+    retryPeriodMs: f.get('retry-period-ms'),
+    ...garpOf(f),
+    dhcp,
+    tftpRoot: f.get('tftp-root'),
+  };
+}
+
+/** VIP mode's DHCP flags, typed; undefined without --dhcp-pool (the other DHCP flags are then not read). */
+function dhcpOf(f: AgentFlags): DhcpServiceConfig | undefined {
+  // an empty --dhcp-pool leaves DHCP off
+  const pool = f.text('dhcp-pool') ? f.get('dhcp-pool') : undefined;
+  if (!pool) return undefined;
+  const knownHostsOnly = f.get('dhcp-known-hosts-only');
+  const dhcp: DhcpServiceConfig = {
+    poolNamespace: pool.namespace,
+    poolName: pool.name,
+    subnet: f.get('dhcp-subnet'),
+    leaseSeconds: f.get('dhcp-lease-seconds'),
+    routers: f.get('dhcp-routers'),
+    dnsServers: f.get('dhcp-dns'),
+    tftpServer: f.get('tftp-server'),
+    biosFile: f.get('boot-bios-file'),
+    efiX64File: f.get('boot-efi-x64-file'),
+    efiArm64File: f.get('boot-efi-arm64-file'),
+    ipxeScriptUrl: f.get('ipxe-script-url'),
+    httpBootUrl: f.get('http-boot-url'),
+    knownHostsOnly,
+    knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
+    settingNames: { subnet: '--dhcp-subnet', vip: '--vip' },
+  };
+  if (f.given('dhcp-known-hosts-namespace') && !knownHostsOnly) {
+    throw new ConfigError('--dhcp-known-hosts-namespace', 'only means something with --dhcp-known-hosts-only; add that flag or drop this one');
+  }
+  return dhcp;
+}
+
+/** The announcement flags both modes take. */
+function garpOf(f: AgentFlags): { garpBurstCount: number; garpBurstIntervalMs: number; garpRefreshMs: number } {
+  return { garpBurstCount: f.get('garp-burst-count'), garpBurstIntervalMs: f.get('garp-burst-interval-ms'), garpRefreshMs: f.get('garp-refresh-ms') };
+}

@@ -1,0 +1,144 @@
+/** The tools around the two components: `ironet lab`, `dev`, `status`, `netdata render`; their flag tables and typed configs. */
+import { ConfigError } from '../core/errors.js';
+import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsPortFlag, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
+import { invalid, option, readFlags, repeated, text, toggle, wholeNumber, type CommandSpec, type Parse } from './flags.js';
+
+export interface LabConfig {
+  readonly command: 'lab';
+  /** interactive: the live view and its keys; smoke: bring up, boot two, kill the holder, boot one more, tear down. */
+  readonly scenario: 'interactive' | 'smoke';
+  /** An append-only log instead of a screen redrawn in place. */
+  readonly plain: boolean;
+  /** PXE clients booted at the start of the interactive lab. */
+  readonly clients: number;
+  /** Where logs, the kubeconfig and the API server's files go; default ~/.cache/ironet/lab/<pid>. */
+  readonly dir: string | undefined;
+}
+
+export interface DevConfig extends CommonConfig {
+  readonly command: 'dev';
+  readonly metricsPort: number;
+}
+
+export interface StatusConfig extends KubeConnectionConfig {
+  readonly command: 'status';
+  readonly namespace: string | undefined;
+  /** Redraw every N seconds (0: print once). */
+  readonly watchSeconds: number;
+}
+
+export interface NetdataRenderConfig {
+  readonly command: 'netdata-render';
+  readonly templateFile: string;
+  readonly hostFile: string;
+  readonly hardwareFile: string | undefined;
+  readonly poolFiles: readonly string[];
+  /** pool name → `IP` or `IP/PREFIX`. */
+  readonly addresses: ReadonlyMap<string, string>;
+  /** Print only this key's content (e.g. networkData, to pipe into cloud-init), not the Secret. */
+  readonly key: string | undefined;
+}
+
+const LAB_FLAGS = {
+  scenario: option({
+    arg: 'smoke',
+    help: "non-interactive: boot two clients, SIGKILL the VIP holder's agent, boot a third, tear down; prints a timeline and, last, one JSON line (exit 0 only when ok)",
+    defaultText: 'the interactive lab',
+    parse: (t, s): 'smoke' => {
+      if (t !== 'smoke') throw invalid(s, `${JSON.stringify(t)} is not a scenario: the one there is is "smoke" (leave it out for the interactive lab)`);
+      return t;
+    },
+  }),
+  plain: toggle({ help: 'an append-only log instead of the screen redrawn in place' }),
+  clients: option({ arg: 'N', help: 'PXE clients booted at the start of the interactive lab (0-3)', default: 2, parse: wholeNumber(0, 3) }),
+  dir: option({ arg: 'DIR', help: 'logs and the kubeconfig', defaultText: '~/.cache/ironet/lab/<pid>', parse: text }),
+} as const;
+
+export const LAB: CommandSpec<typeof LAB_FLAGS> = {
+  name: 'lab',
+  summary:
+    'the whole picture on one machine (root; run from an ironet checkout after sh scripts/setup.sh): API server, controller,\nthree nodes with Multus-attached Ironic pods and agents, QEMU PXE clients, a live view',
+  flags: LAB_FLAGS,
+  notes:
+    "Keys in the interactive lab: k kill the VIP holder's agent, p pause/resume the API server,\nh add a host (BareMetalHost + PXE client), q or Ctrl-C quit and remove everything",
+};
+
+export function parseLab(args: readonly string[], ctx: ParseContext): LabConfig | HelpCommand {
+  const f = readFlags(LAB_FLAGS, args, ctx.env);
+  if (f.help) return { command: 'help', topic: 'lab' };
+  const scenario = f.get('scenario') ?? 'interactive';
+  return { command: 'lab', scenario, plain: f.get('plain'), clients: f.get('clients'), dir: f.get('dir') };
+}
+
+const DEV_FLAGS = { ...LOG_FLAGS, 'metrics-port': metricsPortFlag(8080) } as const;
+
+export const DEV: CommandSpec<typeof DEV_FLAGS> = {
+  name: 'dev',
+  summary: 'start a local API server with the CRDs and run the controller against it',
+  flags: DEV_FLAGS,
+};
+
+export function parseDev(args: readonly string[], ctx: ParseContext): DevConfig | HelpCommand {
+  const f = readFlags(DEV_FLAGS, args, ctx.env);
+  if (f.help) return { command: 'help', topic: 'dev' };
+  return { command: 'dev', ...commonOf(f, ctx), metricsPort: f.get('metrics-port') };
+}
+
+const STATUS_FLAGS = {
+  ...KUBE_FLAGS,
+  namespace: option({ arg: 'NS', env: 'IRONET_NAMESPACE', help: 'one namespace', defaultText: 'all', parse: text }),
+  watch: option({ arg: 'SECONDS', help: 'redraw every SECONDS (in place on a terminal)', defaultText: 'print once', parse: wholeNumber(1, 3600) }),
+} as const;
+
+export const STATUS: CommandSpec<typeof STATUS_FLAGS> = {
+  name: 'status',
+  summary: 'one screen: VIP holders, DHCP leases, pool usage, hosts waiting for network data',
+  flags: STATUS_FLAGS,
+};
+
+export function parseStatus(args: readonly string[], ctx: ParseContext): StatusConfig | HelpCommand {
+  const f = readFlags(STATUS_FLAGS, args, ctx.env);
+  if (f.help) return { command: 'help', topic: 'status' };
+  return { command: 'status', ...kubeConnectionOf(f), namespace: f.get('namespace'), watchSeconds: f.get('watch') ?? 0 };
+}
+
+/** `POOL=IP[/PREFIX]`. */
+const address: Parse<readonly [string, string]> = (t, s) => {
+  const eq = t.indexOf('=');
+  if (eq <= 0 || eq === t.length - 1) throw invalid(s, `${JSON.stringify(t)} is not POOL=IP[/PREFIX] (e.g. provisioning=172.22.0.50/24)`);
+  return [t.slice(0, eq), t.slice(eq + 1)];
+};
+
+const NETDATA_RENDER_FLAGS = {
+  template: option({ arg: 'FILE', help: 'required; the NetworkDataTemplate', parse: text }),
+  host: option({ arg: 'FILE', help: 'required; the BareMetalHost', parse: text }),
+  address: repeated({ arg: 'POOL=IP[/PREFIX]', help: "the address the host's claim on POOL would get (repeat per pool); default: the first address of the pool given with --pool", parse: address }),
+  pool: repeated({ arg: 'FILE', help: 'an IPPool the template names (gateways, DNS servers, prefixes); repeatable', parse: text }),
+  hardware: option({ arg: 'FILE', help: "the host's HardwareData (for macAddress.fromHostInterface)", parse: text }),
+  key: option({
+    arg: 'NAME',
+    help: 'print only that key of the Secret (networkData, nmstate), not the Secret',
+    parse: (t, s): 'networkData' | 'nmstate' => {
+      if (t !== 'networkData' && t !== 'nmstate') throw invalid(s, `${JSON.stringify(t)} is not networkData or nmstate`);
+      return t;
+    },
+  }),
+} as const;
+
+export const NETDATA_RENDER: CommandSpec<typeof NETDATA_RENDER_FLAGS> = {
+  name: 'netdata render',
+  summary: 'print the network-data Secret the controller would write for a host (no cluster needed)',
+  flags: NETDATA_RENDER_FLAGS,
+  notes: 'Files are YAML or JSON manifests; a file may hold several documents.',
+};
+
+export function parseNetdataRender(args: readonly string[], ctx: ParseContext): NetdataRenderConfig | HelpCommand {
+  const f = readFlags(NETDATA_RENDER_FLAGS, args, ctx.env);
+  if (f.help) return { command: 'help', topic: 'netdata' };
+  const templateFile = f.get('template');
+  if (!templateFile) throw new ConfigError('--template', 'is required: the NetworkDataTemplate manifest (a file)');
+  const hostFile = f.get('host');
+  if (!hostFile) throw new ConfigError('--host', 'is required: the BareMetalHost manifest (a file)');
+  const addresses = new Map(f.get('address'));
+  return { command: 'netdata-render', templateFile, hostFile, hardwareFile: f.get('hardware'), poolFiles: f.get('pool'), addresses, key: f.get('key') };
+}

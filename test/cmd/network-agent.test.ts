@@ -1,0 +1,90 @@
+/** ProvisioningNetwork mode's DHCP settings: typed from the parsed network, and every problem named by the network's field. */
+import { expect } from 'chai';
+import { dhcpConfigOf } from '../../src/cmd/network-agent.js';
+import { dhcpServerConfigOf } from '../../src/cmd/dhcp.js';
+import { parseCidr } from '../../src/core/cidr.js';
+import { ConfigError } from '../../src/core/errors.js';
+import { parseIp } from '../../src/core/ip.js';
+import { parseNetwork, type ProvisioningNetwork, type ProvisioningNetworkSpecInput } from '../../src/network/network.js';
+import { catchError } from '../core/catch-error.js';
+import { poolSpec } from '../dhcp/fakes.js';
+import { networkObject } from '../network/fixtures.js';
+
+const networkOf = (spec: Partial<ProvisioningNetworkSpecInput> = {}): ProvisioningNetwork => {
+  const { network, problems } = parseNetwork(networkObject(spec));
+  expect(problems).to.deep.equal([]);
+  return network!;
+};
+
+/** Anything that reads like a flag: `--dhcp-routers`. */
+const FLAG = /--[a-z]/;
+
+describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => {
+  it('are the parsed network’s values as they are: no text in between', () => {
+    const network = networkOf({ dhcp: { routers: ['172.22.0.1'], dnsServers: ['172.22.0.1', '172.22.0.3'], tftpServer: '172.22.0.4', leaseSeconds: 600, knownHostsOnly: true } });
+    expect(dhcpConfigOf(network)).to.deep.equal({
+      poolNamespace: 'metal3',
+      poolName: 'ironic-dhcp',
+      subnet: parseCidr('172.22.0.0/24'),
+      leaseSeconds: 600,
+      routers: [parseIp('172.22.0.1')],
+      dnsServers: [parseIp('172.22.0.1'), parseIp('172.22.0.3')],
+      tftpServer: parseIp('172.22.0.4'),
+      biosFile: 'undionly.kpxe',
+      efiX64File: 'snponly-x86_64.efi',
+      efiArm64File: 'snponly-arm64.efi',
+      ipxeScriptUrl: undefined,
+      httpBootUrl: undefined,
+      knownHostsOnly: true,
+      knownHostsNamespace: 'metal3',
+      settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
+    });
+    expect(dhcpConfigOf(networkOf({ dhcp: { enabled: false }, dhcpPool: undefined }))).to.equal(undefined);
+  });
+
+  it('give the server its config from spec.cidr, whatever the pool says, with the VIP as server and TFTP server', () => {
+    const network = networkOf({ dhcp: { routers: ['172.22.0.1'] } });
+    const server = dhcpServerConfigOf(dhcpConfigOf(network)!, poolSpec({ pools: [{ start: '172.22.0.100', end: '172.22.0.199' }], prefix: undefined }), network.vip4!);
+    expect(server).to.deep.include({ serverIp: parseIp('172.22.0.2'), subnet: parseCidr('172.22.0.0/24'), routers: [parseIp('172.22.0.1')], leaseSeconds: 3600 });
+    expect(server.boot).to.deep.include({ tftpServer: parseIp('172.22.0.2'), ipxeScriptUrl: 'http://172.22.0.2:6180/boot.ipxe' });
+  });
+
+  describe('a bad value in a ProvisioningNetwork names the CRD field, never a flag', () => {
+    const cases: [string, Partial<ProvisioningNetworkSpecInput>, string][] = [
+      ['a router that is not an address', { dhcp: { routers: ['172.22.0.1', 'gateway'] } }, 'spec.dhcp.routers[1]'],
+      ['an IPv6 DNS server', { dhcp: { dnsServers: ['fd00::53'] } }, 'spec.dhcp.dnsServers[0]'],
+      ['a TFTP server that is not an address', { dhcp: { tftpServer: 'tftp.example' } }, 'spec.dhcp.tftpServer'],
+      ['a subnet that is not one', { cidr: '172.22.0.0' }, 'spec.cidr'],
+      ['a VIP outside the subnet', { vip: { ipv4: '172.23.0.2' } }, 'spec.vip.ipv4'],
+      ['a lease shorter than a PXE download', { dhcp: { leaseSeconds: 10 } }, 'spec.dhcp.leaseSeconds'],
+      ['a boot file with a space', { dhcp: { bootFiles: { bios: 'undi only.kpxe' } } }, 'spec.dhcp.bootFiles.bios'],
+    ];
+    for (const [what, spec, field] of cases) {
+      it(`${what}: ${field}`, () => {
+        const { network, problems } = parseNetwork(networkObject(spec));
+        expect(network, 'no network to serve DHCP from').to.equal(undefined);
+        const named = problems.find((p) => p.field === field);
+        expect(named, JSON.stringify(problems)).to.not.equal(undefined);
+        expect(named!.message).to.contain(field);
+        for (const p of problems) expect(p.message).to.not.match(FLAG);
+      });
+    }
+
+    it('an IPv6-only VIP with DHCP on: spec.dhcp.enabled, telling to set spec.vip.ipv4', () => {
+      const { problems } = parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' } }));
+      expect(problems.map((p) => p.field)).to.deep.equal(['spec.dhcp.enabled']);
+      expect(problems[0]!.message).to.contain('spec.vip.ipv4').and.not.match(FLAG);
+    });
+
+    it('what can still fail when DHCP starts names the field too (the message the network’s DHCPServing condition shows)', () => {
+      const config = dhcpConfigOf(networkOf())!;
+      const noPoolSubnet = poolSpec({ pools: [{ start: '172.22.0.100', end: '172.22.0.199' }], prefix: undefined });
+      const v6 = catchError(() => dhcpServerConfigOf(config, noPoolSubnet, parseIp('fd00:1::2')));
+      expect(v6).to.be.instanceOf(ConfigError);
+      expect((v6 as ConfigError).setting).to.equal('spec.vip.ipv4');
+      expect(v6.message).to.equal('spec.vip.ipv4: DHCPv4 needs an IPv4 VIP (the server identifier)').and.not.match(FLAG);
+      const noSubnet = catchError(() => dhcpServerConfigOf({ ...config, subnet: undefined }, noPoolSubnet, parseIp('172.22.0.2')));
+      expect(noSubnet.message).to.equal('spec.cidr: cannot be derived: the pool has no subnet or prefix; set spec.cidr').and.not.match(FLAG);
+    });
+  });
+});
