@@ -29,7 +29,7 @@ import { connectWithToken, type KubeClient } from '../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../src/kube/manifests.js';
 import { RESOURCES } from '../src/kube/resources.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../src/ipam/objects.js';
-import { census } from '../test/support/ipam-invariants.js';
+import { readIpamCensus } from '../src/kube/status-reader.js';
 import { writeFile } from 'node:fs/promises';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
@@ -118,7 +118,7 @@ async function runCase(admin: KubeClient, server: { url: string; ca: string; tok
       for (const line of metrics.split('\n')) if (/^ironet_(nodejs_heap_size|nodejs_external|process_resident|ipam_reconcile_duration_seconds_(count|sum))/.test(line)) console.log('   ', line);
     }
     const rss = peakRssMb(child.pid ?? 0);
-    const c = await census({ pools, claims: claimClient, addresses }, ns, 'bench');
+    const c = await readIpamCensus({ pools, claims: claimClient, addresses }, ns, 'bench');
     const seconds = (boundAt - readyAt) / 1000;
     return {
       label,

@@ -1,13 +1,15 @@
 /**
  * One read of everything `ironet status` shows (plain lists, no watches): a
  * resource the cluster does not serve, or this user may not list, is named in
- * the snapshot's `unavailable` instead of failing the whole screen.
+ * the snapshot's `unavailable` instead of failing the whole screen. Also one
+ * read of a pool's IPAM invariants (for the benchmarks and the tests).
  */
 import type { Clock } from '../core/clock.js';
 import { describeError, TransientError } from '../core/errors.js';
 import type { KubeObject } from '../core/object-meta.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
-import { DHCP_LEASE_LABEL, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
+import { ipamCensus, type IpamCensus } from '../ipam/invariants.js';
+import { DHCP_LEASE_LABEL, type CapiIpAddressClaimObject, type CapiIpAddressObject, type IpAddressObject, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
 import type { ProvisioningNetworkObject } from '../network/network.js';
 import { VIP_LEASE_PREFIX } from '../network/pods.js';
 import { CONTROLLER_LEASE_NAME } from '../election/election.js';
@@ -17,6 +19,7 @@ import { isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
 import { toStored, type LeaseObject } from './coordination-lease.js';
 import { RESOURCES } from './resources.js';
+import type { ResourceClient } from './resource-client.js';
 import type { ResourceRef } from './types.js';
 
 export async function readStatus(kube: KubeClient, namespace: string | undefined, clock: Clock): Promise<StatusSnapshot> {
@@ -55,4 +58,26 @@ export async function readStatus(kube: KubeClient, namespace: string | undefined
       return { namespace: l.metadata.namespace ?? '', name: l.metadata.name ?? '', holder: r.holderIdentity, renewTimeMs: r.renewTimeMs, durationSeconds: r.leaseDurationSeconds };
     });
   return { server: kube.rest.server.origin, nowMs: clock.wallMs(), networks, leases: leaseFacts, pools, blocks, leaseClaims, templates, unavailable };
+}
+
+/** Lists what the IPAM invariants of `poolName` are checked on (src/ipam/invariants.ts), and checks them. */
+export async function readIpamCensus(
+  clients: {
+    pools: ResourceClient<IpPoolObject>;
+    claims: ResourceClient<IpClaimObject>;
+    addresses: ResourceClient<IpAddressObject>;
+    capiClaims?: ResourceClient<CapiIpAddressClaimObject>;
+    capiAddresses?: ResourceClient<CapiIpAddressObject>;
+  },
+  namespace: string,
+  poolName: string,
+): Promise<IpamCensus> {
+  const [pool, claims, addresses, capiClaims, capiAddresses] = await Promise.all([
+    clients.pools.get({ namespace, name: poolName }),
+    clients.claims.list(namespace),
+    clients.addresses.list(namespace),
+    clients.capiClaims?.list(namespace),
+    clients.capiAddresses?.list(namespace),
+  ]);
+  return ipamCensus({ pool, claims: claims.items, addresses: addresses.items, capiClaims: capiClaims?.items, capiAddresses: capiAddresses?.items }, poolName);
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { mapConcurrent } from '../../src/core/concurrency.js';
 import { freePort } from '../../src/host/local-apiserver.js';
 import { freshNamespace, tokenWithChartRole, writeKubeconfig } from '../support/cluster.js';
-import { census } from '../support/ipam-invariants.js';
+import { readIpamCensus } from '../../src/kube/status-reader.js';
 import { claim, eventually, ipamObjects, pool } from '../support/ipam-fixture.js';
 import { spawnIronet, stopAll, type IronetProcess } from '../support/processes.js';
 
@@ -68,7 +68,7 @@ describe('ironet controller replicas with --leader-elect', function () {
     expect(ready.status, 'a standby is Ready (rollouts do not wait on it)').to.equal(200);
 
     await mapConcurrent(Array.from({ length: 50 }, (_, i) => i), 16, (i) => o.claims.create(claim(ns, `host-${i}`, 'prov')));
-    await eventually(async () => ((await census(o, ns, 'prov')).bound === 50 ? true : undefined), 'the first 50 claims bound by a');
+    await eventually(async () => ((await readIpamCensus(o, ns, 'prov')).bound === 50 ? true : undefined), 'the first 50 claims bound by a');
     expect(ipamWrites(await metrics(b)), 'the standby wrote to IPAM objects').to.equal(0);
     expect(await leading(b)).to.equal(false);
 
@@ -80,7 +80,7 @@ describe('ironet controller replicas with --leader-elect', function () {
     // a standby may take over leaseDuration after the last renew it saw; it checks every retryPeriod
     expect(takeoverMs, 'takeover time').to.be.below(TIMINGS.leaseDurationMs + 2 * TIMINGS.retryPeriodMs + 1500);
     const c = await eventually(async () => {
-      const x = await census(o, ns, 'prov');
+      const x = await readIpamCensus(o, ns, 'prov');
       return x.bound === 100 && x.indexesMatch ? x : undefined;
     }, 'all 100 claims bound after the takeover');
     expect(c.duplicateIps, 'addresses sharing an IP').to.equal(0);

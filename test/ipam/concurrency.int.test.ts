@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mapConcurrent } from '../../src/core/concurrency.js';
 import { freshNamespace, tokenWithChartRole, writeKubeconfig } from '../support/cluster.js';
-import { census, type IpamCensus } from '../support/ipam-invariants.js';
+import type { IpamCensus } from '../../src/ipam/invariants.js';
+import { readIpamCensus } from '../../src/kube/status-reader.js';
 import { capiClaim, claim, eventually, ipamObjects, pool } from '../support/ipam-fixture.js';
 import { spawnIronet, stopAll, type IronetProcess } from '../support/processes.js';
 
@@ -54,7 +55,7 @@ describe('IPAM under concurrency and crashes', function () {
     );
     const settled = await eventually(
       async () => {
-        const c = await census(o, ns, 'big');
+        const c = await readIpamCensus(o, ns, 'big');
         return c.bound === 2000 && c.addresses === 2000 && c.indexesMatch ? c : undefined;
       },
       'all 2,000 claims bound',
@@ -83,14 +84,14 @@ describe('IPAM under concurrency and crashes', function () {
     }, 'allocation under way', 60_000);
     procs[0]!.kill('SIGKILL');
     expect(await procs[0]!.exited).to.equal('SIGKILL');
-    const midway = await census(o, ns, 'crash');
+    const midway = await readIpamCensus(o, ns, 'crash');
     expect(midway.bound).to.be.lessThan(600);
     expect(midway.duplicateIps).to.equal(0);
 
     procs = await controllers(ns, 1, 'k2');
     const settled = await eventually(
       async () => {
-        const c = await census(o, ns, 'crash');
+        const c = await readIpamCensus(o, ns, 'crash');
         return c.bound === 600 && c.addresses === 600 && c.indexesMatch ? c : undefined;
       },
       'all claims bound after the restart',
@@ -111,7 +112,7 @@ describe('IPAM under concurrency and crashes', function () {
     );
     const full = await eventually(
       async () => {
-        const c = await census(o, ns, 'fifty');
+        const c = await readIpamCensus(o, ns, 'fifty');
         return c.bound === 50 && c.errored['Exhausted IP Pools'] === 10 && c.indexesMatch ? c : undefined;
       },
       '50 bound and 10 exhausted',
@@ -122,7 +123,7 @@ describe('IPAM under concurrency and crashes', function () {
     await Promise.all(bound.map((c) => o.claims.delete({ namespace: ns, name: c.metadata.name! })));
     const after = await eventually(
       async () => {
-        const c = await census(o, ns, 'fifty');
+        const c = await readIpamCensus(o, ns, 'fifty');
         return c.claims === 50 && c.bound === 50 && Object.keys(c.errored).length === 0 && c.indexesMatch ? c : undefined;
       },
       'surplus claims bound',
@@ -146,7 +147,7 @@ describe('IPAM under concurrency and crashes', function () {
     );
     const settled = await eventually(
       async () => {
-        const c = await census(o, ns, 'mixed');
+        const c = await readIpamCensus(o, ns, 'mixed');
         return c.bound === 400 && c.addresses === 400 && c.indexesMatch ? c : undefined;
       },
       '400 mixed claims bound',
@@ -162,7 +163,7 @@ describe('IPAM under concurrency and crashes', function () {
     procs = await controllers(ns, 3, 'r');
     const names = Array.from({ length: 30 }, (_, i) => `r-${i}`);
     await mapConcurrent(names, 30, (n) => o.claims.create(claim(ns, n, 'again')));
-    await eventually(async () => ((await census(o, ns, 'again')).bound === 30 ? true : undefined), 'first round bound', 120_000);
+    await eventually(async () => ((await readIpamCensus(o, ns, 'again')).bound === 30 ? true : undefined), 'first round bound', 120_000);
     for (let round = 0; round < 3; round++) {
       const victims = names.filter((_, i) => i % 3 === round);
       await Promise.all(victims.map((n) => o.claims.delete({ namespace: ns, name: n })));
@@ -174,7 +175,7 @@ describe('IPAM under concurrency and crashes', function () {
     }
     const settled = await eventually(
       async () => {
-        const c = await census(o, ns, 'again');
+        const c = await readIpamCensus(o, ns, 'again');
         return c.bound === 30 && c.addresses === 30 && c.indexesMatch ? c : undefined;
       },
       'all claims bound after the churn',

@@ -1,12 +1,12 @@
 /**
- * The IPAM safety invariants, checked from the API server's point of view:
- * no address handed out twice (across metal3 and CAPI addresses), every
- * address owned by a live claim that points back at it, every bound claim
- * pointing at its own address, and the pool's status.indexes equal to the
- * addresses.
+ * The IPAM safety invariants of one pool, checked from the objects the API
+ * server holds: no address handed out twice (across Metal3 and CAPI
+ * addresses), every address owned by a live claim that points back at it,
+ * every bound claim pointing at its own address, and the pool's
+ * status.indexes equal to the addresses. Pure: the objects in, counts out
+ * (the benchmarks and the tests read them with kube/status-reader.ts).
  */
-import type { CapiIpAddressClaimObject, CapiIpAddressObject, IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
-import type { ResourceClient } from '../../src/kube/resource-client.js';
+import type { CapiIpAddressClaimObject, CapiIpAddressObject, IpAddressObject, IpClaimObject, IpPoolObject } from './objects.js';
 
 export interface IpamCensus {
   readonly claims: number;
@@ -32,35 +32,28 @@ interface Row {
   claimUid: string | undefined;
 }
 
-export async function census(
-  clients: {
-    pools: ResourceClient<IpPoolObject>;
-    claims: ResourceClient<IpClaimObject>;
-    addresses: ResourceClient<IpAddressObject>;
-    capiClaims?: ResourceClient<CapiIpAddressClaimObject>;
-    capiAddresses?: ResourceClient<CapiIpAddressObject>;
-  },
-  namespace: string,
-  poolName: string,
-): Promise<IpamCensus> {
-  const [pool, claims, addresses, capiClaims, capiAddresses] = await Promise.all([
-    clients.pools.get({ namespace, name: poolName }),
-    clients.claims.list(namespace),
-    clients.addresses.list(namespace),
-    clients.capiClaims?.list(namespace),
-    clients.capiAddresses?.list(namespace),
-  ]);
+/** The objects of one namespace the check reads (CAPI's only when that API is in use). */
+export interface IpamObjects {
+  readonly pool: IpPoolObject;
+  readonly claims: readonly IpClaimObject[];
+  readonly addresses: readonly IpAddressObject[];
+  readonly capiClaims?: readonly CapiIpAddressClaimObject[];
+  readonly capiAddresses?: readonly CapiIpAddressObject[];
+}
+
+export function ipamCensus(o: IpamObjects, poolName: string): IpamCensus {
+  const { pool, claims, addresses, capiClaims, capiAddresses } = o;
   const rows: Row[] = [
-    ...addresses.items
+    ...addresses
       .filter((a) => a.spec?.pool?.name === poolName)
       .map((a): Row => ({ kind: 'metal3', name: a.metadata.name ?? '', ip: a.spec?.address ?? '', claim: a.spec?.claim?.name ?? '', claimUid: a.metadata.ownerReferences?.find((r) => r.kind === 'IPClaim')?.uid })),
-    ...(capiAddresses?.items ?? [])
+    ...(capiAddresses ?? [])
       .filter((a) => a.spec?.poolRef?.name === poolName)
       .map((a): Row => ({ kind: 'capi', name: a.metadata.name ?? '', ip: a.spec?.address ?? '', claim: a.spec?.claimRef?.name ?? '', claimUid: a.metadata.ownerReferences?.find((r) => r.kind === 'IPAddressClaim')?.uid })),
   ];
   const claimRows = [
-    ...claims.items.map((c) => ({ kind: 'metal3' as const, name: c.metadata.name ?? '', uid: c.metadata.uid, bound: c.status?.address?.name, error: c.status?.errorMessage })),
-    ...(capiClaims?.items ?? []).map((c) => ({
+    ...claims.map((c) => ({ kind: 'metal3' as const, name: c.metadata.name ?? '', uid: c.metadata.uid, bound: c.status?.address?.name, error: c.status?.errorMessage })),
+    ...(capiClaims ?? []).map((c) => ({
       kind: 'capi' as const,
       name: c.metadata.name ?? '',
       uid: c.metadata.uid,
