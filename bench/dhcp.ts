@@ -38,7 +38,7 @@ import { systemClock } from '../src/core/clock.js';
 import { DHCP_LEASE_LABEL } from '../src/ipam/objects.js';
 import type { KubeObject } from '../src/core/object-meta.js';
 import { RESOURCES } from '../src/kube/resources.js';
-import { dhcpLeasesInApi } from '../test/support/dhcp-leases.js';
+import { readDhcpLeases } from '../src/kube/status-reader.js';
 import { ip } from '../src/host/netns-set.js';
 import { VIP, VipLab } from '../test/support/vip-lab.js';
 
@@ -186,7 +186,7 @@ function ironet(lab: VipLab): Contender {
       await lab.waitForLog(0, '"DHCP serving"', 30_000);
     },
     async check(step) {
-      const inPool = (await dhcpLeasesInApi(lab.admin!, ns, 'dhcp')).size;
+      const inPool = (await readDhcpLeases(lab.admin!, ns, 'dhcp')).size;
       step.durable = { acked: step.requestAck.received, inPool };
       // not timed against anyone: how long the lease objects (MAC, hostname, expiry) trail the burst
       const t0 = systemClock.monotonicMs();

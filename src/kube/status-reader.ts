@@ -2,12 +2,15 @@
  * One read of everything `ironet status` shows (plain lists, no watches): a
  * resource the cluster does not serve, or this user may not list, is named in
  * the snapshot's `unavailable` instead of failing the whole screen. Also one
- * read of a pool's IPAM invariants (for the benchmarks and the tests).
+ * read of a pool's IPAM invariants and of its DHCP leases (for the
+ * benchmarks and the tests).
  */
 import type { Clock } from '../core/clock.js';
 import { describeError, TransientError } from '../core/errors.js';
 import type { KubeObject } from '../core/object-meta.js';
+import type { Mac } from '../core/mac.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
+import { addressByMac, leaseCensus } from '../dhcp/lease-census.js';
 import { ipamCensus, type IpamCensus } from '../ipam/invariants.js';
 import { DHCP_LEASE_LABEL, type CapiIpAddressClaimObject, type CapiIpAddressObject, type IpAddressObject, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
 import type { ProvisioningNetworkObject } from '../network/network.js';
@@ -80,4 +83,11 @@ export async function readIpamCensus(
     clients.capiAddresses?.list(namespace),
   ]);
   return ipamCensus({ pool, claims: claims.items, addresses: addresses.items, capiClaims: capiClaims?.items, capiAddresses: capiAddresses?.items }, poolName);
+}
+
+/** The DHCP leases durable in the API server for one pool (the pool and its lease blocks, read by the lease census): MAC → address. */
+export async function readDhcpLeases(kube: KubeClient, namespace: string, pool: string): Promise<Map<Mac, string>> {
+  const p = await kube.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace, name: pool });
+  const blocks = await kube.resource<DhcpLeaseBlockObject>(RESOURCES.dhcpLeaseBlock).list(namespace, { labelSelector: `${BLOCK_POOL_LABEL}=${pool}` });
+  return addressByMac(leaseCensus({ pools: [p], blocks: blocks.items }));
 }
