@@ -2,7 +2,10 @@
 /**
  * ESLint rules that enforce DESIGN.md's dependency direction:
  *   cmd → adapters (kube, host, metrics, log) → capabilities → core
- * plus the rule that each outside surface has exactly one owner folder.
+ * with the capabilities in written ranks (a capability imports only lower
+ * ranks, so no two import each other), plus the rule that each outside
+ * surface has exactly one owner folder, and the few imports that a layer's
+ * rules allow but the design does not.
  * Pure data + two small rules; `test/lint/boundaries.test.ts` proves they fire.
  */
 import path from 'node:path';
@@ -26,6 +29,32 @@ export const LAYER_OF = {
   log: 'adapter',
   cmd: 'cmd',
 };
+
+/**
+ * The capabilities' ranks: a capability may import capabilities of a lower
+ * rank only. The primitives of the field (IPAM, election, TFTP) first; then
+ * what is built on them (the VIP, DHCP, network data, the provisioning
+ * network); then what shows them all (status).
+ */
+export const CAPABILITY_RANK = {
+  ipam: 1,
+  election: 1,
+  tftp: 1,
+  vip: 2,
+  dhcp: 2,
+  netdata: 2,
+  network: 2,
+  status: 3,
+};
+
+/** Imports a layer's rules would allow but the design forbids: the importing folder, the imported path (under src/), and why. */
+export const FORBIDDEN_IMPORTS = [
+  {
+    from: 'kube',
+    target: /^dhcp\/ledger(-plan)?\.ts$/,
+    why: "the DHCP lease ledger's policy stays in src/dhcp: the kube adapter implements its port (verbs and caches) and src/cmd wires the two",
+  },
+];
 
 /** Which layers each layer may import (its own folder is always allowed). */
 export const MAY_IMPORT = {
@@ -54,11 +83,25 @@ export const OWNED_IMPORTS = [
 ];
 
 /** @param {string} cwd @param {string} filename */
+function srcPathOf(cwd, filename) {
+  const rel = path.relative(path.resolve(cwd, 'src'), path.resolve(cwd, filename));
+  return rel.startsWith('..') || path.isAbsolute(rel) ? undefined : rel.split(path.sep).join('/');
+}
+
+/** @param {string} cwd @param {string} filename */
 function srcFolderOf(cwd, filename) {
   const rel = path.relative(path.resolve(cwd, 'src'), path.resolve(cwd, filename));
   if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
   const [top] = rel.split(path.sep);
   return top && top in LAYER_OF ? top : undefined;
+}
+
+/** "ipam, election, tftp < vip, dhcp, netdata, network < status". */
+function rankLine() {
+  /** @type {string[][]} */
+  const byRank = [];
+  for (const [name, rank] of Object.entries(CAPABILITY_RANK)) (byRank[rank] ??= []).push(name);
+  return byRank.filter(Boolean).map((names) => names.join(', ')).join(' < ');
 }
 
 /** @type {import('eslint').Rule.RuleModule} */
@@ -85,7 +128,8 @@ const layers = {
         }
       }
       if (!source.startsWith('.')) return;
-      const target = srcFolderOf(context.cwd, path.resolve(path.dirname(path.resolve(context.cwd, context.filename)), source));
+      const resolved = path.resolve(path.dirname(path.resolve(context.cwd, context.filename)), source);
+      const target = srcFolderOf(context.cwd, resolved);
       if (!target || target === from) return;
       const targetLayer = LAYER_OF[/** @type {keyof typeof LAYER_OF} */ (target)];
       if (!MAY_IMPORT[fromLayer].includes(targetLayer)) {
@@ -93,6 +137,20 @@ const layers = {
           node,
           message: `src/${from} (${fromLayer}) may not import src/${target} (${targetLayer}): ${WHY[fromLayer]}.`,
         });
+        return;
+      }
+      const fromRank = CAPABILITY_RANK[/** @type {keyof typeof CAPABILITY_RANK} */ (from)];
+      const targetRank = CAPABILITY_RANK[/** @type {keyof typeof CAPABILITY_RANK} */ (target)];
+      if (fromRank !== undefined && targetRank !== undefined && targetRank >= fromRank) {
+        context.report({
+          node,
+          message: `src/${from} (capability rank ${fromRank}) may not import src/${target} (rank ${targetRank}): a capability imports only capabilities of a lower rank (${rankLine()}), so no two capabilities import each other; move what both need down a rank, or let src/cmd wire them.`,
+        });
+        return;
+      }
+      const targetPath = srcPathOf(context.cwd, resolved.replace(/\.js$/, '.ts'));
+      for (const f of FORBIDDEN_IMPORTS) {
+        if (f.from === from && targetPath && f.target.test(targetPath)) context.report({ node, message: `src/${from} may not import src/${targetPath}: ${f.why}.` });
       }
     };
     return {

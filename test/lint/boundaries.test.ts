@@ -52,6 +52,15 @@ describe('lint: import boundaries', () => {
     ['src/ipam/allocator.ts', 'const x = process.env.IRONET_POOL;', /may not read process.env/],
     ['src/config/load.ts', 'const a = process.argv[2];', /may not read process.argv/],
     ['src/ipam/allocator.ts', "import { loadConfig } from '../config/load.js';", /src\/ipam \(capability\) may not import src\/config/],
+    // capability ranks: never the same rank, never a higher one
+    ['src/vip/holder.ts', "import { DhcpServer } from '../dhcp/server.js';", /src\/vip \(capability rank 2\) may not import src\/dhcp \(rank 2\): a capability imports only capabilities of a lower rank \(ipam, election, tftp < vip, dhcp, netdata, network < status\)/],
+    ['src/ipam/plan.ts', "import type { Lease } from '../dhcp/types.js';", /src\/ipam \(capability rank 1\) may not import src\/dhcp \(rank 2\)/],
+    ['src/election/elector.ts', "import type { VipTarget } from '../vip/ports.js';", /src\/election \(capability rank 1\) may not import src\/vip \(rank 2\)/],
+    ['src/network/plan.ts', "import { statusLines } from '../status/view.js';", /src\/network \(capability rank 2\) may not import src\/status \(rank 3\)/],
+    ['src/tftp/server.ts', "import { step } from '../election/election.js';", /src\/tftp \(capability rank 1\) may not import src\/election \(rank 1\)/],
+    // the kube adapter implements the ledger's port; it never runs the ledger
+    ['src/kube/dhcp-block-api.ts', "import { LeaseLedger } from '../dhcp/ledger.js';", /src\/kube may not import src\/dhcp\/ledger\.ts: the DHCP lease ledger's policy stays in src\/dhcp/],
+    ['src/kube/dhcp-block-api.ts', "import { planCommit } from '../dhcp/ledger-plan.js';", /src\/kube may not import src\/dhcp\/ledger-plan\.ts/],
   ];
   for (const [file, code, expected] of violations) {
     it(`rejects in ${file}: ${code}`, async () => {
@@ -64,6 +73,9 @@ describe('lint: import boundaries', () => {
   const allowed: [string, string][] = [
     ['src/ipam/allocator.ts', "import { parseIp } from '../core/ip.js';"],
     ['src/dhcp/decide.ts', "import { allocate } from '../ipam/allocator.js';"],
+    ['src/vip/holder.ts', "import type { ElectorHooks } from '../election/elector.js';"],
+    ['src/status/view.ts', "import { leaseCensus } from '../dhcp/lease-census.js';\nimport { poolUsage } from '../ipam/usage.js';"],
+    ['src/kube/dhcp-block-api.ts', "import type { LeaseBlockApi } from '../dhcp/ports.js';"],
     ['src/kube/ipam-store.ts', "import type { IpamStore } from '../ipam/ports.js';"],
     ['src/kube/rest.ts', "import { KubeConfig } from '@kubernetes/client-node';"],
     ['src/host/packet.ts', "import dgram from 'node:dgram';"],
