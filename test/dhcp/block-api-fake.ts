@@ -51,6 +51,12 @@ export interface Call {
   readonly client: FakeBlockApi;
 }
 
+/** Which calls a hook is for: any, or those of one object, or of one client. */
+export interface CallFilter {
+  readonly name?: string;
+  readonly client?: FakeBlockApi;
+}
+
 type Stored = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
 
 const clone = <T>(o: T): T => structuredClone(o);
@@ -69,7 +75,7 @@ export class FakeApiServer {
   /** resourceVersions at which a block was releasing. */
   private readonly releasingVersions = new Set<string>();
   private readonly clients: FakeBlockApi[] = [];
-  private readonly hooks: { verb: Verb; name: string | undefined; run: (call: Call) => Promise<void> | void }[] = [];
+  private readonly hooks: { verb: Verb; only: CallFilter; run: (call: Call) => Promise<void> | void }[] = [];
   private readonly failures: { verb: Verb; error: Error }[] = [];
 
   /** A new client (one ledger's API): its caches are empty until warm(). */
@@ -82,7 +88,7 @@ export class FakeApiServer {
   // — staging, as another writer (never a violation; every client's watch sees it on deliver()) —
 
   createPool(spec: NonNullable<IpPoolObject['spec']>): IpPoolObject {
-    return this.put('pool', { apiVersion: 'ipam.metal3.io/v1alpha1', kind: 'IPPool', metadata: { name: this.poolName, namespace: this.namespace, generation: 1 }, spec } as Stored) as IpPoolObject;
+    return this.put('pool', { apiVersion: 'ipam.metal3.io/v1alpha1', kind: 'IPPool', metadata: { name: this.poolName, namespace: this.namespace, generation: 1 }, spec });
   }
 
   /** Merges entries into the pool's status.indexes (null removes). */
@@ -98,7 +104,7 @@ export class FakeApiServer {
   /** Creates or replaces a block (labelled for the pool unless `labels` says otherwise). */
   putBlock(name: string, spec: NonNullable<DhcpLeaseBlockObject['spec']>, labels: Record<string, string> = { [BLOCK_POOL_LABEL]: this.poolName }): DhcpLeaseBlockObject {
     const had = this.objects.block.get(name);
-    return this.put('block', { apiVersion: 'ironet.io/v1alpha1', kind: 'DHCPLeaseBlock', ...had, metadata: { ...had?.metadata, name, namespace: this.namespace, labels }, spec } as Stored) as DhcpLeaseBlockObject;
+    return this.put('block', { apiVersion: 'ironet.io/v1alpha1', kind: 'DHCPLeaseBlock', ...had, metadata: { ...had?.metadata, name, namespace: this.namespace, labels }, spec });
   }
 
   /** Merges leases into a block's spec.leases (null removes), as another writer. */
@@ -137,13 +143,13 @@ export class FakeApiServer {
     for (const c of this.clients) c.catchUp();
   }
 
-  /** Runs `run` once, just before the next `verb` call (for `name`, if given) reaches the server; the call waits for it. */
-  before(verb: Verb, run: (call: Call) => Promise<void> | void, name?: string): void {
-    this.hooks.push({ verb, name, run });
+  /** Runs `run` once, just before the next `verb` call (of that object, by that client, if given) reaches the server; the call waits for it. */
+  before(verb: Verb, run: (call: Call) => Promise<void> | void, only: CallFilter = {}): void {
+    this.hooks.push({ verb, only, run });
   }
 
   /** Holds the next `verb` call until released: `reached` resolves when it arrives. */
-  hold(verb: Verb, name?: string): { readonly reached: Promise<void>; release(): void } {
+  hold(verb: Verb, only: CallFilter = {}): { readonly reached: Promise<void>; release(): void } {
     let reached!: () => void;
     let release!: () => void;
     const reachedP = new Promise<void>((r) => (reached = r));
@@ -154,7 +160,7 @@ export class FakeApiServer {
         reached();
         await gate;
       },
-      name,
+      only,
     );
     return { reached: reachedP, release: () => release() };
   }
@@ -180,7 +186,7 @@ export class FakeApiServer {
 
   async arrive(call: Call): Promise<void> {
     this.calls.push(call);
-    const i = this.hooks.findIndex((h) => h.verb === call.verb && (h.name === undefined || h.name === call.name));
+    const i = this.hooks.findIndex((h) => h.verb === call.verb && (h.only.name === undefined || h.only.name === call.name) && (h.only.client === undefined || h.only.client === call.client));
     if (i >= 0) await this.hooks.splice(i, 1)[0]!.run(call);
     const f = this.failures.findIndex((x) => x.verb === call.verb);
     if (f >= 0) throw this.failures.splice(f, 1)[0]!.error;
@@ -193,7 +199,7 @@ export class FakeApiServer {
   create<T extends KubeObject>(kind: Kind, obj: T): Created<T> {
     const name = obj.metadata.name ?? '';
     if (this.objects[kind].has(name)) return { kind: 'exists' };
-    return { kind: 'created', object: this.put(kind, { ...obj, metadata: { ...obj.metadata, namespace: this.namespace } } as Stored) as unknown as T };
+    return { kind: 'created', object: this.put(kind, { ...obj, metadata: { ...obj.metadata, namespace: this.namespace } }) as unknown as T };
   }
 
   conditional<T extends KubeObject>(kind: Kind, name: string, resourceVersion: string | undefined, change: (o: Stored) => Stored): Conditional<T> {
@@ -442,7 +448,7 @@ export class FakeBlockApi implements DhcpBlockApi {
     const tomb = this.tombstones.get(`${kind}/${name}`);
     if (old && !newer(obj.metadata.resourceVersion, old.metadata.resourceVersion)) return obj;
     if (tomb !== undefined && !newer(obj.metadata.resourceVersion, tomb)) return obj;
-    this.apply(kind, 'upserted', clone(obj) as unknown as Stored);
+    this.apply(kind, 'upserted', clone(obj));
     return obj;
   }
 
@@ -462,9 +468,9 @@ export class FakeBlockApi implements DhcpBlockApi {
     if (type === 'deleted') this.cache[kind].delete(name);
     else this.cache[kind].set(name, obj);
     const e = { type, object: obj };
-    if (kind === 'pool') this.events?.pool(e as never);
-    else if (kind === 'address') this.events?.address(e as never);
-    else if (kind === 'block') this.events?.block(e as never);
+    if (kind === 'pool') this.events?.pool(e);
+    else if (kind === 'address') this.events?.address(e);
+    else if (kind === 'block') this.events?.block(e);
   }
 
   /** The adapter's selectors: the pool by name, blocks by pool label, claims by lease label, every address. */

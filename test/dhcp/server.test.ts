@@ -254,6 +254,16 @@ describe('dhcp/server DhcpServer', () => {
       expect(await count(h.metrics, 'request', 'ack')).to.equal(1);
     });
 
+    it('tells the ledger of each address offered (the demand it reserves ahead for), and of nothing else', async () => {
+      const h = await started();
+      await h.send(discover(A));
+      await h.send(discover(B));
+      expect(h.ledger.offersNoted).to.equal(2);
+      await h.send(selecting(A, ip('172.22.0.10')));
+      await h.send({ type: MSG.request, mac: C, requestedIp: ip('172.22.0.12'), serverId: ip('172.22.0.99') });
+      expect(h.ledger.offersNoted, 'a REQUEST, and a dropped one, are no offer').to.equal(2);
+    });
+
     it('an address being committed for one client is not offered to another in the same burst', async () => {
       const h = await started();
       await h.bindLease(C); // .10: the next write must wait for a commit in flight
