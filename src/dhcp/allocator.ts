@@ -198,7 +198,7 @@ export class Allocator {
 
   /**
    * Next-fit over the reserved free addresses: the cursor is a live iterator
-   * of the store's map (addresses freed go to its end), restarted once per
+   * of the ledger's map (addresses freed go to its end), restarted once per
    * call when it runs out, so a burst costs O(1) per client.
    */
   private nextReserved(mac: Mac, nowMs: number): IpAddress | undefined {
