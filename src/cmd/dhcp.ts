@@ -1,6 +1,6 @@
 /**
  * Wires DHCP (and TFTP, when a boot-file folder is given) as dependent work of
- * the VIP holder: the lease store's caches stay warm on every agent, so a new
+ * the VIP holder: the lease ledger's caches stay warm on every agent, so a new
  * holder answers as soon as its VIP is up, with every lease already loaded.
  */
 import type { Registry } from 'prom-client';
@@ -10,12 +10,13 @@ import { ConfigError } from '../core/errors.js';
 import { formatIp, type IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
+import { DhcpLeaseLedger } from '../dhcp/ledger.js';
 import { createDhcpMetrics } from '../dhcp/metrics.js';
 import { DhcpServer } from '../dhcp/server.js';
 import { DHCP_DEFAULTS, type DhcpServerConfig, type DhcpServiceConfig } from '../dhcp/types.js';
 import { DhcpSocket } from '../host/dhcp-socket.js';
 import type { PoolSpec } from '../ipam/pool-spec.js';
-import { KubeDhcpLeaseStore } from '../kube/dhcp-lease-store.js';
+import { KubeDhcpBlockApi } from '../kube/dhcp-block-api.js';
 import { KubeKnownHosts } from '../kube/known-hosts.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import type { DependentWork } from '../vip/holder.js';
@@ -72,19 +73,19 @@ export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | u
 export function createDhcpService(o: DhcpServiceOptions): { dependent: DependentWork; close(): void } {
   serverIpFor(o.config, o.vip);
   const metrics = createDhcpMetrics(o.registry);
-  const store = new KubeDhcpLeaseStore(o.kube, {
-    namespace: o.config.poolNamespace,
-    pool: o.config.poolName,
+  const api = new KubeDhcpBlockApi(o.kube, { namespace: o.config.poolNamespace, pool: o.config.poolName, clock: o.clock, logger: o.logger });
+  const ledger = new DhcpLeaseLedger(api, {
     leaseSeconds: o.config.leaseSeconds,
     clock: o.clock,
     logger: o.logger,
+    random: Math.random,
     onObjectBacklog: (n) => metrics.objectsPending.set(n),
-    onReservation: (inline) => metrics.reservations.labels(inline ? 'inline' : 'ahead').inc(),
+    onReservation: (kind) => metrics.reservations.labels(kind).inc(),
     onReservedFree: (n) => metrics.reservedFree.set(n),
   });
   const knownHosts = o.config.knownHostsOnly ? new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger: o.logger }) : undefined;
   // warm the caches now, while following
-  void store.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease store not loaded yet'));
+  void ledger.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease store not loaded yet'));
   void knownHosts?.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
   // one run per term: a run stopped while it is still loading opens nothing, and never touches another term's run
   const dependent: DependentWork = {
@@ -92,7 +93,7 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
       let stopped = false;
       let server: DhcpServer | undefined;
       const ready = (async () => {
-        const loaded = await store.load();
+        const loaded = await ledger.load();
         // known-hosts-only: answer nobody before the hosts are listed
         await knownHosts?.warm();
         if (stopped) return;
@@ -102,7 +103,7 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
         server = new DhcpServer({
           config,
           transport,
-          store,
+          ledger,
           clock: o.clock,
           logger: o.logger,
           metrics,
@@ -123,7 +124,7 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
   return {
     dependent,
     close: () => {
-      store.close();
+      ledger.close();
       knownHosts?.close();
     },
   };

@@ -51,7 +51,7 @@ export class Allocator {
    * segment). Such an address is free only for that MAC.
    */
   private committed: ReadonlyMap<string, Mac> = new Map();
-  /** Addresses reserved to lease blocks and leased by nobody (live, kept by the lease store), walked next-fit first. */
+  /** Addresses reserved to lease blocks and leased by nobody (live, kept by the lease ledger), walked next-fit first. */
   private reservedFree: ReadonlyMap<string, IpAddress> = new Map();
   private reservedCursor: Iterator<IpAddress> | undefined;
   private readonly cursors = new Map<number, bigint>();
@@ -75,7 +75,7 @@ export class Allocator {
   /**
    * Replaces the pool (its spec changed), what IPAM allocated in it other than
    * DHCP leases, and the DHCP leases durable in it (`dhcp-<mac>` entries, as
-   * ipKey → MAC: a live map the lease store keeps current, read, never copied),
+   * ipKey → MAC: a live view the lease ledger keeps current, read, never copied),
    * and the addresses reserved to lease blocks that nobody leases (live too).
    */
   setPool(spec: PoolSpec, ipamUsed: Iterable<IpAddress>, committed: ReadonlyMap<string, Mac> = new Map(), reservedFree: ReadonlyMap<string, IpAddress> = new Map()): void {
@@ -198,7 +198,7 @@ export class Allocator {
 
   /**
    * Next-fit over the reserved free addresses: the cursor is a live iterator
-   * of the store's map (addresses freed go to its end), restarted once per
+   * of the ledger's map (addresses freed go to its end), restarted once per
    * call when it runs out, so a burst costs O(1) per client.
    */
   private nextReserved(mac: Mac, nowMs: number): IpAddress | undefined {

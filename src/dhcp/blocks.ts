@@ -10,7 +10,7 @@
  * MAC. A lease is committed to its block's object (a conditional write whose
  * cost does not grow with the pool), not to the pool.
  *
- * Safety rules the store follows:
+ * Safety rules the lease ledger (ledger.ts) follows:
  * - a lease is written only into an existing, non-releasing block, for an
  *   address the pool reserves to that block, with the block's
  *   resourceVersion as precondition;

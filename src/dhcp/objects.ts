@@ -4,13 +4,15 @@
  * entry `dhcp-<mac>: <ip>` in the DHCP pool's status.indexes) — written before
  * the ACK, the durable part — then an IPClaim `dhcp-<mac>`, labelled as a DHCP
  * lease and annotated with the MAC, client id, hostname and expiry, and an
- * IPAddress named as IPAM names every address. Pure conversions.
+ * IPAddress named as IPAM names every address; and the DHCPLeaseBlock object
+ * itself. Pure conversions.
  */
 import { formatIp, type IpAddress } from '../core/ip.js';
 import { tryParseMac, type Mac } from '../core/mac.js';
 import type { KubeObject } from '../core/object-meta.js';
 import { addressName } from '../ipam/naming.js';
 import { DHCP_INDEX_PREFIX, DHCP_LEASE_LABEL, METAL3_IPAM_VERSION, type IpAddressObject, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
+import { BLOCK_POOL_LABEL, LEASE_BLOCK_VERSION, blockName, type DhcpLeaseBlockObject } from './blocks.js';
 import type { Lease } from './types.js';
 
 export const LEASE_ANNOTATIONS = {
@@ -87,5 +89,21 @@ export function leaseAddress(pool: IpPoolObject, claim: KubeObject, ip: IpAddres
       claim: { name: claim.metadata.name, namespace: pool.metadata.namespace },
       ...(prefix ? { prefix } : {}),
     },
+  };
+}
+
+/** The (empty) DHCPLeaseBlock object of block `id` of `pool`, owned by the pool. */
+export function leaseBlock(pool: IpPoolObject, id: string): DhcpLeaseBlockObject {
+  const name = pool.metadata.name ?? '';
+  return {
+    apiVersion: LEASE_BLOCK_VERSION,
+    kind: 'DHCPLeaseBlock',
+    metadata: {
+      name: blockName(name, id),
+      namespace: pool.metadata.namespace,
+      labels: { [BLOCK_POOL_LABEL]: name },
+      ownerReferences: [{ apiVersion: METAL3_IPAM_VERSION, kind: 'IPPool', name, uid: pool.metadata.uid ?? '' }],
+    },
+    spec: { pool: name, releasing: false, leases: {} },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Who holds which address of the DHCP pool, kept up to date incrementally
- * (pure, no I/O). The lease store feeds it every version of the pool's
+ * (pure, no I/O). The lease ledger (ledger.ts) feeds it every version of the pool's
  * status.indexes, every IPAddress event and every DHCPLeaseBlock; a version
  * costs one pass of string comparisons, and only entries that changed are
  * parsed. With thousands of leases and writes every few tens of milliseconds

@@ -1,7 +1,14 @@
-/** What the DHCP server needs from the outside: the wire, and the lease store. */
+/**
+ * What the DHCP capability needs from the outside: the wire (DhcpTransport),
+ * the server's lease ledger (LeaseLedger, implemented by ./ledger.ts), and the
+ * ledger's view of the API server (DhcpBlockApi, implemented by
+ * src/kube/dhcp-block-api.ts: verbs and caches, no policy).
+ */
 import type { IpAddress } from '../core/ip.js';
 import type { Mac } from '../core/mac.js';
+import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../ipam/objects.js';
 import type { PoolSpec } from '../ipam/pool-spec.js';
+import type { DhcpLeaseBlockObject } from './blocks.js';
 import type { Destination } from './destination.js';
 import type { Lease } from './types.js';
 
@@ -13,6 +20,8 @@ export interface DhcpTransport {
   close(): void;
 }
 
+// — the DHCP server's port —
+
 /** The DHCP pool as IPAM sees it: its spec, what IPAM allocated in it besides DHCP leases, and the leases. */
 export interface PoolView {
   readonly spec: PoolSpec | undefined;
@@ -20,15 +29,18 @@ export interface PoolView {
   readonly problem?: string;
   readonly ipamUsed: readonly IpAddress[];
   /**
-   * Every DHCP lease durable in the pool (`dhcp-<mac>` entries), whichever
-   * server wrote it, as ipKey → MAC. A live map: the store keeps it current
-   * between views, so a new lease does not cost a new view.
+   * Every DHCP lease durable in the pool (block leases and `dhcp-<mac>`
+   * entries), whichever server wrote it, as ipKey → MAC. A read-only view of
+   * the ledger's live map, not a copy: the ledger keeps it current between
+   * views, so a new lease does not cost a new view, and the allocator reads
+   * it on every offer (too often for a copy). It cannot be changed through
+   * the view.
    */
   readonly committed: ReadonlyMap<string, Mac>;
   /**
    * Addresses reserved to lease blocks that no lease holds (ipKey → address),
    * in reservation order: a lease there costs a small write (ADR 0011). A
-   * live map too.
+   * read-only live view too, walked next-fit by the allocator.
    */
   readonly reservedFree: ReadonlyMap<string, IpAddress>;
 }
@@ -48,8 +60,9 @@ export interface CommitResult {
   readonly refused: ReadonlySet<Mac>;
 }
 
-export interface LeaseStore {
-  /** Reads the pool and every lease (before a new leader answers anyone). */
+/** Where the DHCP server's leases are durable (the VIP holder's view of them). */
+export interface LeaseLedger {
+  /** Reads the pool and every lease (before a new leader answers anyone); from then on the ledger serves (reserves ahead, tidies). */
   load(): Promise<LoadedLeases>;
   /**
    * Makes bindings and removals durable: one conditional write per lease
@@ -63,15 +76,88 @@ export interface LeaseStore {
   onPoolChange(cb: (pool: PoolView) => void): () => void;
   /**
    * Housekeeping, called by the VIP holder now and then: gives idle reserved
-   * addresses back to the pool and cleans up after crashes (ADR 0011).
+   * addresses back to the pool and cleans up after crashes (ADR 0011). Does
+   * nothing while paused.
    */
-  tidy?(): Promise<void>;
-  /**
-   * Told of each address offered: demand the store reserves ahead for (an
-   * offer becomes a lease a round-trip later).
-   */
-  noteOffer?(): void;
+  tidy(): Promise<void>;
+  /** Told of each address offered: demand the ledger reserves ahead for (an offer becomes a lease a round-trip later). */
+  noteOffer(): void;
   /** The server stopped (the VIP moved away): no reserving ahead or tidying until the next load(). */
-  pause?(): void;
+  pause(): void;
+}
+
+// — the ledger's port: the pool, its DHCPLeaseBlocks, the lease IPClaims and IPAddresses —
+
+/** A conditional write (resourceVersion precondition): `conflict` when the object changed since that version, `notFound` when it is gone. */
+export type Conditional<T> = { readonly kind: 'ok'; readonly object: T } | { readonly kind: 'conflict' } | { readonly kind: 'notFound' };
+/** A create: `exists` when the name is taken. */
+export type Created<T> = { readonly kind: 'created'; readonly object: T } | { readonly kind: 'exists' };
+export type Deleted = 'deleted' | 'conflict' | 'notFound';
+
+/** A change the caches saw: an object added or updated, or deleted. */
+export interface ObjectEvent<T> {
+  readonly type: 'upserted' | 'deleted';
+  readonly object: T;
+}
+
+/** What the ledger is told as the caches change (its own writes included, before the write resolves). */
+export interface BlockApiEvents {
+  /** The DHCP pool itself. */
+  pool(e: ObjectEvent<IpPoolObject>): void;
+  /** Every IPAddress of the namespace. */
+  address(e: ObjectEvent<IpAddressObject>): void;
+  /** The pool's DHCPLeaseBlocks (label ironet.io/dhcp-pool). */
+  block(e: ObjectEvent<DhcpLeaseBlockObject>): void;
+}
+
+/**
+ * Verbs and caches over one DHCP pool, its DHCPLeaseBlocks, the lease
+ * IPClaims (label ironet.io/dhcp-lease) and the namespace's IPAddresses. Every
+ * write's result (and every `read` that says so) is written through to the
+ * cache at once, so the next decision sees it. Conflict, NotFound and
+ * AlreadyExists are outcomes; any other failure is thrown.
+ */
+export interface DhcpBlockApi {
+  readonly namespace: string;
+  /** The DHCP pool's name. */
+  readonly poolName: string;
+  /** Where cache changes go; called once, before warm(). Events are delivered synchronously with the cache change. */
+  subscribe(events: BlockApiEvents): void;
+  /** Starts the caches and waits until each has listed; fails (with the fix) when the DHCPLeaseBlock CRD is not installed. Writes nothing. */
+  warm(): Promise<void>;
   close(): void;
+
+  readonly pool: {
+    cached(): IpPoolObject | undefined;
+    /** A fresh read, written through to the cache; undefined when the pool does not exist. */
+    read(): Promise<IpPoolObject | undefined>;
+    /** Merges `change` into status.indexes (null removes a key) and stamps status.lastUpdated with `nowMs`. */
+    patchIndexes(change: Readonly<Record<string, string | null>>, o: { readonly resourceVersion: string | undefined; readonly nowMs: number }): Promise<Conditional<IpPoolObject>>;
+  };
+  readonly blocks: {
+    cached(name: string): DhcpLeaseBlockObject | undefined;
+    /** A fresh read: `update` writes it through to the cache, `bypass` leaves the cache as it is. */
+    read(name: string, cache: 'update' | 'bypass'): Promise<DhcpLeaseBlockObject | undefined>;
+    create(block: DhcpLeaseBlockObject): Promise<Created<DhcpLeaseBlockObject>>;
+    /** Merges `leases` into spec.leases (address → MAC; null removes an address). */
+    patchLeases(name: string, leases: Readonly<Record<string, string | null>>, resourceVersion: string | undefined): Promise<Conditional<DhcpLeaseBlockObject>>;
+    /** Sets spec.releasing. */
+    markReleasing(name: string, resourceVersion: string | undefined): Promise<Conditional<DhcpLeaseBlockObject>>;
+    delete(name: string, resourceVersion: string | undefined): Promise<Deleted>;
+  };
+  readonly claims: {
+    cached(name: string): IpClaimObject | undefined;
+    list(): readonly IpClaimObject[];
+    read(name: string): Promise<IpClaimObject | undefined>;
+    create(claim: IpClaimObject): Promise<Created<IpClaimObject>>;
+    /** Merges metadata.annotations (no precondition). */
+    annotate(name: string, annotations: Readonly<Record<string, string>>): Promise<IpClaimObject>;
+    delete(name: string): Promise<Exclude<Deleted, 'conflict'>>;
+  };
+  readonly addresses: {
+    cached(name: string): IpAddressObject | undefined;
+    list(): readonly IpAddressObject[];
+    create(address: IpAddressObject): Promise<Created<IpAddressObject>>;
+    delete(name: string): Promise<Exclude<Deleted, 'conflict'>>;
+  };
 }

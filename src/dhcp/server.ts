@@ -12,7 +12,7 @@
  * - Renewals write only when less than half a lease of the stored expiry is
  *   left; expired leases are reaped; RELEASE and DECLINE free addresses; a
  *   client that moves to another address gives the old one up once the new
- *   one is durable. The reaper also lets the store tidy (give idle reserved
+ *   one is durable. The reaper also lets the ledger tidy (give idle reserved
  *   addresses back).
  * - Invalid packets are counted and dropped; they never cause a write.
  */
@@ -27,13 +27,14 @@ import { decodeMessage } from './message.js';
 import { encodeMessage } from './message.js';
 import type { DhcpMetrics } from './metrics.js';
 import { messageTypeName } from './options.js';
-import type { CommitRequest, DhcpTransport, LeaseStore, LoadedLeases, PoolView } from './ports.js';
+import type { CommitRequest, DhcpTransport, LeaseLedger, LoadedLeases, PoolView } from './ports.js';
 import type { DhcpServerConfig, Lease } from './types.js';
 
 export interface DhcpServerOptions {
   readonly config: DhcpServerConfig;
   readonly transport: DhcpTransport;
-  readonly store: LeaseStore;
+  /** Where leases are durable (./ledger.ts over the API server). */
+  readonly ledger: LeaseLedger;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics?: DhcpMetrics;
@@ -77,13 +78,13 @@ export class DhcpServer {
     return this.allocator?.size ?? 0;
   }
 
-  /** `loaded`: the store's load() when the caller already did it (it needed the pool first), else done here. */
+  /** `loaded`: the ledger's load() when the caller already did it (it needed the pool first), else done here. */
   async start(loaded?: LoadedLeases): Promise<void> {
-    loaded ??= await this.o.store.load();
+    loaded ??= await this.o.ledger.load();
     if (this.stopped) return; // stop() came while the leases were loading: never start answering
     this.loaded = loaded.leases;
     this.applyPool(loaded.pool);
-    this.unsubscribe = this.o.store.onPoolChange((pool) => this.applyPool(pool));
+    this.unsubscribe = this.o.ledger.onPoolChange((pool) => this.applyPool(pool));
     this.running = true;
     this.o.transport.onRequest((payload) => this.onPayload(payload));
     this.o.metrics?.leases.set(this.leaseCount);
@@ -110,7 +111,7 @@ export class DhcpServer {
       await this.o.clock.sleep(5);
     }
     this.o.transport.close();
-    this.o.store.pause?.();
+    this.o.ledger.pause();
     this.log.info({ leases: this.leaseCount }, 'DHCP stopped');
   }
 
@@ -166,7 +167,7 @@ export class DhcpServer {
         return;
       case 'offer':
         alloc.offer(d.mac, d.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
-        this.o.store.noteOffer?.();
+        this.o.ledger.noteOffer();
         this.send(d.reply);
         m?.packets.labels(type, 'offer').inc();
         this.log.debug({ mac: macOf(d.reply), ip: formatIp(d.ip) }, 'offered');
@@ -267,7 +268,7 @@ export class DhcpServer {
         let refused: ReadonlySet<Mac> = new Set();
         let failed = false;
         try {
-          refused = (await this.o.store.commit({ bind: batch.map((p) => p.lease), unbind })).refused;
+          refused = (await this.o.ledger.commit({ bind: batch.map((p) => p.lease), unbind })).refused;
         } catch (err) {
           failed = true;
           this.log.warn({ err: describeError(err), reason: 'commitFailed', leases: batch.length }, 'could not write leases; clients will retry');
@@ -332,9 +333,9 @@ export class DhcpServer {
       // releases whose write failed are retried here too, when no new request brings a commit
       if (this.pendingUnbind.length > 0 && !this.committing) void this.flush();
       try {
-        await this.o.store.tidy?.();
+        await this.o.ledger.tidy();
       } catch (err) {
-        this.log.warn({ err: describeError(err) }, 'lease store housekeeping failed; retrying later');
+        this.log.warn({ err: describeError(err) }, 'lease ledger housekeeping failed; retrying later');
       }
     }
   }

@@ -2,10 +2,11 @@
  * Builders and strict in-memory fakes for the DHCP server's unit tests: an
  * IPAM pool parsed by the real pool parser, a server configuration, client
  * requests put through the real codec, and fakes of the transport and the
- * lease store (src/dhcp/ports.ts).
+ * lease ledger (src/dhcp/ports.ts). The ledger's own port, DhcpBlockApi, has
+ * its strict fake in ./block-api-fake.ts.
  *
  * Strict, as in test/tftp/fakes.ts: a port used against its contract (a
- * second onRequest, send after close, a commit before load, a reply that does
+ * second onRequest, send after close, a commit before load or after pause, a reply that does
  * not decode) is recorded in `violations` and thrown; tests assert the list is
  * empty, because the server catches and logs what its ports throw.
  */
@@ -17,7 +18,7 @@ import { macToBytes, parseMac, type Mac } from '../../src/core/mac.js';
 import type { Destination } from '../../src/dhcp/destination.js';
 import { decodeMessage, encodeMessage, type DhcpMessage } from '../../src/dhcp/message.js';
 import { MSG, OPT, opt, type OptionList } from '../../src/dhcp/options.js';
-import type { CommitRequest, CommitResult, DhcpTransport, LeaseStore, LoadedLeases, PoolView } from '../../src/dhcp/ports.js';
+import type { CommitRequest, CommitResult, DhcpTransport, LeaseLedger, LoadedLeases, PoolView } from '../../src/dhcp/ports.js';
 import type { ReplyPlan } from '../../src/dhcp/decide.js';
 import type { DhcpServerConfig } from '../../src/dhcp/types.js';
 import type { IpPoolObject } from '../../src/ipam/objects.js';
@@ -199,7 +200,7 @@ export class FakeTransport implements DhcpTransport {
   }
 }
 
-// ---- lease store ---------------------------------------------------------------
+// ---- lease ledger --------------------------------------------------------------
 
 export interface Deferred<T> {
   readonly promise: Promise<T>;
@@ -223,16 +224,17 @@ export interface PendingCommit {
 }
 
 /**
- * A lease store whose load and commits resolve only when the test says so.
+ * A lease ledger whose load and commits resolve only when the test says so.
  * Commits are recorded with their requests, in order.
  */
-export class FakeLeaseStore implements LeaseStore {
-  /** How often the server let the store tidy. */
+export class FakeLeaseLedger implements LeaseLedger {
+  /** How often the server let the ledger tidy. */
   tidied = 0;
+  /** How many offers the server told of. */
+  offersNoted = 0;
   readonly commits: PendingCommit[] = [];
   readonly loading = deferred<LoadedLeases>();
   loadCalls = 0;
-  closed = false;
   private loaded = false;
   private listener: ((pool: PoolView) => void) | undefined;
 
@@ -241,6 +243,11 @@ export class FakeLeaseStore implements LeaseStore {
   tidy(): Promise<void> {
     this.tidied++;
     return Promise.resolve();
+  }
+
+  noteOffer(): void {
+    if (!this.loaded) throw this.v.violate('offer noted before load');
+    this.offersNoted++;
   }
 
   /** Whether the server said it stopped serving. */
@@ -253,13 +260,14 @@ export class FakeLeaseStore implements LeaseStore {
     this.loadCalls += 1;
     return this.loading.promise.then((l) => {
       this.loaded = true;
+      this.paused = false;
       return l;
     });
   }
 
   commit(request: CommitRequest): Promise<CommitResult> {
     if (!this.loaded) throw this.v.violate('commit before load');
-    if (this.closed) throw this.v.violate('commit after close');
+    if (this.paused) throw this.v.violate('commit after pause');
     const reply = deferred<CommitResult>();
     this.commits.push({ request, reply });
     return reply.promise;
@@ -277,10 +285,6 @@ export class FakeLeaseStore implements LeaseStore {
   changePool(pool: PoolView): void {
     if (!this.listener) throw this.v.violate('pool change before onPoolChange');
     this.listener(pool);
-  }
-
-  close(): void {
-    this.closed = true;
   }
 
   /** The commits not yet answered. */

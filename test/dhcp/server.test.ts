@@ -11,7 +11,7 @@ import type { DhcpServerConfig, Lease } from '../../src/dhcp/types.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
 import {
   discover,
-  FakeLeaseStore,
+  FakeLeaseLedger,
   FakeTransport,
   initReboot,
   ip,
@@ -36,14 +36,14 @@ const REAP_INTERVAL_MS = 600_000;
 interface Harness {
   readonly v: Violations;
   readonly transport: FakeTransport;
-  readonly store: FakeLeaseStore;
+  readonly ledger: FakeLeaseLedger;
   readonly clock: FakeClock;
   readonly log: RecordingLogger;
   readonly metrics: DhcpMetrics;
   readonly server: DhcpServer;
   /** A client message arriving on port 67, then every microtask it starts. */
   send(r: RequestSpec | Buffer): Promise<void>;
-  /** DISCOVER then REQUEST for the offered address, answered by the store as durable: the lease. */
+  /** DISCOVER then REQUEST for the offered address, answered by the ledger as durable: the lease. */
   bindLease(mac: Mac): Promise<string>;
   stopped: boolean;
 }
@@ -54,11 +54,11 @@ function pool(over: Partial<PoolView> = {}): PoolView {
   return { spec: SPEC, ipamUsed: [], committed: committedMap(), reservedFree: new Map(), ...over };
 }
 
-/** A server over a fake wire and store, not started yet. */
+/** A server over a fake wire and ledger, not started yet. */
 function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } = {}): Harness {
   const v = new Violations();
   const transport = new FakeTransport(v);
-  const store = new FakeLeaseStore(v);
+  const ledger = new FakeLeaseLedger(v);
   const clock = new FakeClock();
   const log = new RecordingLogger();
   const metrics = createDhcpMetrics(new Registry());
@@ -75,11 +75,11 @@ function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } =
     ...o.config,
   };
   // a reaper pass every 10 min keeps the FakeClock's sleepers few over simulated hours
-  const server = new DhcpServer({ config, transport, store, clock, logger: log, metrics, reapIntervalMs: REAP_INTERVAL_MS, reapGraceMs: o.reapGraceMs ?? 60_000 });
+  const server = new DhcpServer({ config, transport, ledger, clock, logger: log, metrics, reapIntervalMs: REAP_INTERVAL_MS, reapGraceMs: o.reapGraceMs ?? 60_000 });
   const h: Harness = {
     v,
     transport,
-    store,
+    ledger,
     clock,
     log,
     metrics,
@@ -93,7 +93,7 @@ function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } =
       await h.send(discover(mac));
       const offered = lastReply(transport, 'offer');
       await h.send(selecting(mac, offered));
-      h.store.answer(h.store.commits.length - 1);
+      h.ledger.answer(h.ledger.commits.length - 1);
       await flushMicrotasks();
       const acked = lastReply(transport, 'ack');
       return formatIp(acked);
@@ -103,11 +103,11 @@ function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } =
   return h;
 }
 
-/** A started server: the store loads `pool` and `leases`. */
+/** A started server: the ledger loads `pool` and `leases`. */
 async function started(o: { config?: Partial<DhcpServerConfig>; pool?: PoolView; leases?: readonly Lease[]; reapGraceMs?: number } = {}): Promise<Harness> {
   const h = setup(o);
   const starting = h.server.start();
-  h.store.loading.resolve({ pool: o.pool ?? pool(), leases: o.leases ?? [] });
+  h.ledger.loading.resolve({ pool: o.pool ?? pool(), leases: o.leases ?? [] });
   await starting;
   return h;
 }
@@ -119,7 +119,7 @@ function lastReply(t: FakeTransport, type: 'offer' | 'ack' | 'nak'): IpAddress {
   return r.message.yiaddr;
 }
 
-/** A lease written to the store just now (the FakeClock's start): a full lease left. */
+/** A lease written to the ledger just now (the FakeClock's start): a full lease left. */
 function storedLease(mac: Mac, at: string): Lease {
   const expiresAtMs = new FakeClock().wallMs() + LEASE_MS;
   return { mac, ip: ip(at), expiresAtMs, storedExpiresAtMs: expiresAtMs };
@@ -143,7 +143,7 @@ async function stop(h: Harness): Promise<void> {
 
 /** Answers every commit still in flight (as durable). */
 function answerInFlight(h: Harness): void {
-  for (let i = 0; i < h.store.commits.length; i++) if (h.store.inFlight.includes(h.store.commits[i]!)) h.store.answer(i);
+  for (let i = 0; i < h.ledger.commits.length; i++) if (h.ledger.inFlight.includes(h.ledger.commits[i]!)) h.ledger.answer(i);
 }
 
 /** Calls stop(); `done()` says whether it has resolved yet, `finished` is its promise. */
@@ -164,8 +164,8 @@ async function stopsWithin(h: Harness, ms: number): Promise<boolean> {
   return stopping.done();
 }
 
-const bindsOf = (h: Harness, i: number): string[] => h.store.commits[i]!.request.bind.map((l) => `${l.mac} ${formatIp(l.ip)}`);
-const unbindsOf = (h: Harness, i: number): string[] => h.store.commits[i]!.request.unbind.map((u) => `${u.mac} ${formatIp(u.ip)}`);
+const bindsOf = (h: Harness, i: number): string[] => h.ledger.commits[i]!.request.bind.map((l) => `${l.mac} ${formatIp(l.ip)}`);
+const unbindsOf = (h: Harness, i: number): string[] => h.ledger.commits[i]!.request.unbind.map((u) => `${u.mac} ${formatIp(u.ip)}`);
 
 describe('dhcp/server DhcpServer', () => {
   afterEach(async () => {
@@ -180,10 +180,10 @@ describe('dhcp/server DhcpServer', () => {
   describe('start', () => {
     it('uses the leases its caller already loaded, without a second load()', async () => {
       const h = setup();
-      h.store.loading.resolve({ pool: pool(), leases: [storedLease(A, '172.22.0.12')] });
-      const loaded = await h.store.load();
+      h.ledger.loading.resolve({ pool: pool(), leases: [storedLease(A, '172.22.0.12')] });
+      const loaded = await h.ledger.load();
       await h.server.start(loaded);
-      expect(h.store.loadCalls).to.equal(1);
+      expect(h.ledger.loadCalls).to.equal(1);
       expect(h.server.leaseCount).to.equal(1);
       await h.send(discover(A));
       expect(h.transport.take()).to.deep.equal(['offer 172.22.0.12']);
@@ -193,9 +193,9 @@ describe('dhcp/server DhcpServer', () => {
       const h = setup();
       const starting = h.server.start();
       await flushMicrotasks();
-      expect(h.store.loadCalls).to.equal(1);
+      expect(h.ledger.loadCalls).to.equal(1);
       expect(h.transport.listening, 'listening before the leases are loaded').to.equal(false);
-      h.store.loading.resolve({ pool: pool(), leases: [storedLease(A, '172.22.0.10')] });
+      h.ledger.loading.resolve({ pool: pool(), leases: [storedLease(A, '172.22.0.10')] });
       await starting;
       expect(h.transport.listening).to.equal(true);
       expect(h.server.leaseCount).to.equal(1);
@@ -207,12 +207,12 @@ describe('dhcp/server DhcpServer', () => {
       expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
       await h.send(initReboot(A, ip('172.22.0.10')));
       expect(h.transport.take(), 'a fresh stored lease needs no write').to.deep.equal(['ack 172.22.0.10']);
-      expect(h.store.commits).to.have.length(0);
+      expect(h.ledger.commits).to.have.length(0);
     });
 
     it('follows the pool: an address IPAM takes is not offered', async () => {
       const h = await started();
-      h.store.changePool(pool({ ipamUsed: [ip('172.22.0.10')] }));
+      h.ledger.changePool(pool({ ipamUsed: [ip('172.22.0.10')] }));
       await h.send(discover(A));
       expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
     });
@@ -221,7 +221,7 @@ describe('dhcp/server DhcpServer', () => {
       const expiresAtMs = Date.now() + LEASE_MS;
       const held: Lease = { mac: A, ip: ip('172.22.0.10'), expiresAtMs, storedExpiresAtMs: expiresAtMs };
       const h = await started({ pool: { spec: undefined, problem: 'invalid spec', ipamUsed: [], committed: committedMap(), reservedFree: new Map() }, leases: [held] });
-      h.store.changePool(pool());
+      h.ledger.changePool(pool());
       expect(h.server.leaseCount).to.equal(1);
       await h.send(discover(B));
       expect(h.transport.take(), 'A’s address is not offered to B').to.deep.equal(['offer 172.22.0.11']);
@@ -241,30 +241,40 @@ describe('dhcp/server DhcpServer', () => {
       await h.send(discover(A));
       expect(h.transport.take()).to.deep.equal(['offer 172.22.0.10']);
       await h.send(selecting(A, ip('172.22.0.10')));
-      expect(h.store.commits).to.have.length(1);
+      expect(h.ledger.commits).to.have.length(1);
       expect(bindsOf(h, 0)).to.deep.equal([`${A} 172.22.0.10`]);
-      expect(h.store.commits[0]!.request.bind[0]!.expiresAtMs).to.equal(h.clock.wallMs() + LEASE_MS);
+      expect(h.ledger.commits[0]!.request.bind[0]!.expiresAtMs).to.equal(h.clock.wallMs() + LEASE_MS);
       await h.clock.advance(1000);
       expect(h.transport.take(), 'no ACK while the commit is in flight').to.deep.equal([]);
       expect(h.server.leaseCount).to.equal(0);
-      h.store.answer(0);
+      h.ledger.answer(0);
       await flushMicrotasks();
       expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
       expect(h.server.leaseCount).to.equal(1);
       expect(await count(h.metrics, 'request', 'ack')).to.equal(1);
     });
 
+    it('tells the ledger of each address offered (the demand it reserves ahead for), and of nothing else', async () => {
+      const h = await started();
+      await h.send(discover(A));
+      await h.send(discover(B));
+      expect(h.ledger.offersNoted).to.equal(2);
+      await h.send(selecting(A, ip('172.22.0.10')));
+      await h.send({ type: MSG.request, mac: C, requestedIp: ip('172.22.0.12'), serverId: ip('172.22.0.99') });
+      expect(h.ledger.offersNoted, 'a REQUEST, and a dropped one, are no offer').to.equal(2);
+    });
+
     it('an address being committed for one client is not offered to another in the same burst', async () => {
       const h = await started();
       await h.bindLease(C); // .10: the next write must wait for a commit in flight
       await h.send({ type: MSG.release, mac: C, ciaddr: ip('172.22.0.10') });
-      expect(h.store.inFlight).to.have.length(1);
+      expect(h.ledger.inFlight).to.have.length(1);
       await h.send(initReboot(A, ip('172.22.0.11'))); // queued for the next batch
       await h.send(discover(B));
       expect(h.transport.take().filter((r) => r.startsWith('offer')), 'B is not offered A’s pending .11').to.not.include('offer 172.22.0.11');
-      h.store.answer(h.store.commits.length - 1);
+      h.ledger.answer(h.ledger.commits.length - 1);
       await flushMicrotasks();
-      const binds = h.store.commits.flatMap((c) => c.request.bind.map((l) => formatIp(l.ip)));
+      const binds = h.ledger.commits.flatMap((c) => c.request.bind.map((l) => formatIp(l.ip)));
       expect(new Set(binds).size, `one address per client in every batch: ${binds.join(', ')}`).to.equal(binds.length);
     });
 
@@ -278,7 +288,7 @@ describe('dhcp/server DhcpServer', () => {
       await flushMicrotasks();
       answerInFlight(h);
       await flushMicrotasks();
-      expect(h.store.commits.flatMap((c) => c.request.bind.map((l) => formatIp(l.ip)))).to.not.include('172.22.0.11');
+      expect(h.ledger.commits.flatMap((c) => c.request.bind.map((l) => formatIp(l.ip)))).to.not.include('172.22.0.11');
       expect(await stopsWithin(h, 50), 'stop() waits on no request that can never be answered').to.equal(true);
     });
 
@@ -290,16 +300,16 @@ describe('dhcp/server DhcpServer', () => {
       await h.send(selecting(B, ip('172.22.0.11')));
       await h.send(selecting(C, ip('172.22.0.12')));
       await h.send(selecting(C, ip('172.22.0.12'))); // a retransmission
-      expect(h.store.commits, 'one write in flight at a time').to.have.length(1);
-      h.store.answer(0);
+      expect(h.ledger.commits, 'one write in flight at a time').to.have.length(1);
+      h.ledger.answer(0);
       await flushMicrotasks();
       expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
-      expect(h.store.commits).to.have.length(2);
+      expect(h.ledger.commits).to.have.length(2);
       expect(bindsOf(h, 1)).to.deep.equal([`${B} 172.22.0.11`, `${C} 172.22.0.12`]);
-      h.store.answer(1);
+      h.ledger.answer(1);
       await flushMicrotasks();
       expect(h.transport.take(), 'each REQUEST is answered').to.deep.equal(['ack 172.22.0.11', 'ack 172.22.0.12', 'ack 172.22.0.12']);
-      expect(h.store.commits).to.have.length(2);
+      expect(h.ledger.commits).to.have.length(2);
       expect(h.server.leaseCount).to.equal(3);
     });
 
@@ -308,7 +318,7 @@ describe('dhcp/server DhcpServer', () => {
       await h.send(discover(A));
       await h.send(selecting(A, ip('172.22.0.10')));
       h.transport.take();
-      h.store.answer(0, { refused: [A] });
+      h.ledger.answer(0, { refused: [A] });
       await flushMicrotasks();
       const [nak] = h.transport.sent;
       expect(h.transport.take()).to.deep.equal(['nak 0.0.0.0']);
@@ -323,12 +333,12 @@ describe('dhcp/server DhcpServer', () => {
       const h = await started();
       await h.bindLease(A);
       await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10') });
-      h.store.answer(h.store.commits.length - 1, new Error('etcd leader changed'));
+      h.ledger.answer(h.ledger.commits.length - 1, new Error('etcd leader changed'));
       await flushMicrotasks();
       await h.bindLease(B);
-      expect(unbindsOf(h, h.store.commits.length - 1), 'the release rides with the next write').to.deep.equal([`${A} 172.22.0.10`]);
+      expect(unbindsOf(h, h.ledger.commits.length - 1), 'the release rides with the next write').to.deep.equal([`${A} 172.22.0.10`]);
       await h.send({ type: MSG.release, mac: B, ciaddr: ip('172.22.0.11') });
-      h.store.answer(h.store.commits.length - 1, new Error('API server gone'));
+      h.ledger.answer(h.ledger.commits.length - 1, new Error('API server gone'));
       await flushMicrotasks();
       expect(await stopsWithin(h, 50), 'stop() gives up once writes fail').to.equal(true);
     });
@@ -338,14 +348,14 @@ describe('dhcp/server DhcpServer', () => {
       await h.send(discover(A));
       await h.send(selecting(A, ip('172.22.0.10')));
       h.transport.take();
-      h.store.answer(0, new Error('etcd leader changed'));
+      h.ledger.answer(0, new Error('etcd leader changed'));
       await flushMicrotasks();
       expect(h.transport.take()).to.deep.equal([]);
       expect(h.server.leaseCount).to.equal(0);
       expect(await count(h.metrics, 'request', 'commitFailed')).to.equal(1);
       await h.send(selecting(A, ip('172.22.0.10')));
       expect(bindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.10`]);
-      h.store.answer(1);
+      h.ledger.answer(1);
       await flushMicrotasks();
       expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
     });
@@ -358,7 +368,7 @@ describe('dhcp/server DhcpServer', () => {
       const noCookie = requestBytes(discover(A));
       noCookie.writeUInt32BE(0, 236);
       await h.send(noCookie);
-      expect(h.store.commits).to.have.length(0);
+      expect(h.ledger.commits).to.have.length(0);
       expect(h.transport.sent).to.have.length(0);
       const { values } = await h.metrics.malformed.get();
       expect(Object.fromEntries(values.map((x) => [x.labels.reason, x.value]))).to.deep.equal({ tooShort: 1, noMagicCookie: 1 });
@@ -368,16 +378,16 @@ describe('dhcp/server DhcpServer', () => {
     it('a renewal before half the stored lease has passed is ACKed without a write; after half, it is written first', async () => {
       const h = await started();
       expect(await h.bindLease(A)).to.equal('172.22.0.10');
-      expect(h.store.commits).to.have.length(1);
+      expect(h.ledger.commits).to.have.length(1);
       await h.clock.advance(LEASE_MS / 2 - 60_000);
       await h.send(renewing(A, ip('172.22.0.10')));
       expect(h.transport.take().at(-1)).to.equal('ack 172.22.0.10');
-      expect(h.store.commits, 'no write before half-life').to.have.length(1);
+      expect(h.ledger.commits, 'no write before half-life').to.have.length(1);
       await h.clock.advance(120_000);
       await h.send(renewing(A, ip('172.22.0.10')));
-      expect(h.store.commits).to.have.length(2);
+      expect(h.ledger.commits).to.have.length(2);
       expect(h.transport.take(), 'the ACK waits for the write').to.deep.equal([]);
-      h.store.answer(1);
+      h.ledger.answer(1);
       await flushMicrotasks();
       expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
     });
@@ -387,7 +397,7 @@ describe('dhcp/server DhcpServer', () => {
       await h.send(discover(A));
       h.transport.take();
       await h.send(selecting(A, ip('172.22.0.10'), ip('172.22.0.3')));
-      expect(h.store.commits).to.have.length(0);
+      expect(h.ledger.commits).to.have.length(0);
       expect(h.transport.sent).to.have.length(0);
       expect(await count(h.metrics, 'request', 'otherServer')).to.equal(1);
     });
@@ -399,7 +409,7 @@ describe('dhcp/server DhcpServer', () => {
       await h.bindLease(A);
       await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10'), serverId: ip('172.22.0.2') });
       expect(h.server.leaseCount).to.equal(0);
-      expect(h.store.commits).to.have.length(2);
+      expect(h.ledger.commits).to.have.length(2);
       expect(bindsOf(h, 1)).to.deep.equal([]);
       expect(unbindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.10`]);
       expect(h.transport.sent.filter((s) => s.type !== 'offer' && s.type !== 'ack'), 'RELEASE has no reply').to.deep.equal([]);
@@ -410,7 +420,7 @@ describe('dhcp/server DhcpServer', () => {
       await h.bindLease(A);
       await h.send({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.10'), serverId: ip('172.22.0.2') });
       expect(unbindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.10`]);
-      h.store.answer(1);
+      h.ledger.answer(1);
       h.transport.take();
       await h.send(discover(B, { requestedIp: ip('172.22.0.10') }));
       expect(h.transport.take()).to.deep.equal(['offer 172.22.0.11']);
@@ -422,10 +432,10 @@ describe('dhcp/server DhcpServer', () => {
       await h.send(discover(A));
       expect(h.transport.take().at(-1), 'a DISCOVER while bound: its lease is offered').to.equal('offer 172.22.0.10');
       await h.send({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.10'), serverId: ip('172.22.0.2') });
-      h.store.answer(1);
+      h.ledger.answer(1);
       await flushMicrotasks();
       await h.send(selecting(A, ip('172.22.0.10')));
-      expect(h.store.commits, 'nothing written for it').to.have.length(2);
+      expect(h.ledger.commits, 'nothing written for it').to.have.length(2);
       expect(h.transport.take()).to.deep.equal(['nak 0.0.0.0']);
       expect(await count(h.metrics, 'request', 'nak:notOffered')).to.equal(1);
     });
@@ -435,20 +445,20 @@ describe('dhcp/server DhcpServer', () => {
       await h.bindLease(A);
       await h.clock.advance(LEASE_MS + REAP_INTERVAL_MS); // a pass 10 min after expiry
       expect(h.server.leaseCount, 'expired, but within the grace').to.equal(1);
-      expect(h.store.commits).to.have.length(1);
+      expect(h.ledger.commits).to.have.length(1);
       await h.clock.advance(REAP_INTERVAL_MS);
       expect(h.server.leaseCount).to.equal(0);
       expect(unbindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.10`]);
-      expect(h.store.tidied, 'the store tidies on every reaper pass').to.be.greaterThan(0);
+      expect(h.ledger.tidied, 'the store tidies on every reaper pass').to.be.greaterThan(0);
     });
 
     it('a release whose write failed is retried by the reaper when no other request comes', async () => {
       const h = await started();
       await h.bindLease(A);
       await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10') });
-      h.store.answer(1, new Error('etcd leader changed'));
+      h.ledger.answer(1, new Error('etcd leader changed'));
       await flushMicrotasks();
-      expect(h.store.inFlight, 'nothing retried at once').to.have.length(0);
+      expect(h.ledger.inFlight, 'nothing retried at once').to.have.length(0);
       await h.clock.advance(REAP_INTERVAL_MS);
       expect(unbindsOf(h, 2), 'retried on the next reaper pass').to.deep.equal([`${A} 172.22.0.10`]);
     });
@@ -460,11 +470,11 @@ describe('dhcp/server DhcpServer', () => {
       await h.send(initReboot(A, ip('172.22.0.12')));
       expect(bindsOf(h, 1)).to.deep.equal([`${A} 172.22.0.12`]);
       expect(unbindsOf(h, 1), 'the old lease stays while the new one is not durable').to.deep.equal([]);
-      h.store.answer(1);
+      h.ledger.answer(1);
       await flushMicrotasks();
       expect(h.transport.take()).to.deep.equal(['ack 172.22.0.12']);
       expect(unbindsOf(h, 2)).to.deep.equal([`${A} 172.22.0.10`]);
-      h.store.answer(2);
+      h.ledger.answer(2);
       await flushMicrotasks();
       expect(h.server.leaseCount).to.equal(1);
     });
@@ -475,7 +485,7 @@ describe('dhcp/server DhcpServer', () => {
       const h = await started();
       await h.bindLease(A);
       await h.send({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.10') });
-      expect(h.store.inFlight).to.have.length(1);
+      expect(h.ledger.inFlight).to.have.length(1);
       h.transport.take();
       const stopping = beginStop(h);
       await h.clock.advance(1000);
@@ -484,14 +494,14 @@ describe('dhcp/server DhcpServer', () => {
       expect(h.transport.deliver(requestBytes(discover(B))), 'still read').to.equal(true);
       await flushMicrotasks();
       expect(h.transport.take(), 'but not answered').to.deep.equal([]);
-      h.store.answer(1);
+      h.ledger.answer(1);
       await h.clock.advance(5);
       await h.clock.advance(5);
       expect(stopping.done()).to.equal(true);
       await stopping.finished;
       expect(h.clock.pendingSleepers, 'the reaper stopped too').to.equal(0);
-      expect(h.store.paused, 'the store is told to stop reserving ahead').to.equal(true);
-      expect(h.store.commits).to.have.length(2);
+      expect(h.ledger.paused, 'the store is told to stop reserving ahead').to.equal(true);
+      expect(h.ledger.commits).to.have.length(2);
       expect(h.transport.closed).to.equal(true);
     });
 
@@ -505,12 +515,12 @@ describe('dhcp/server DhcpServer', () => {
       const stopping = beginStop(h);
       await h.clock.advance(1000);
       expect([stopping.done(), h.transport.closed]).to.deep.equal([false, false]);
-      h.store.answer(0);
+      h.ledger.answer(0);
       await h.clock.advance(5);
       expect(h.transport.take()).to.deep.equal(['ack 172.22.0.10']);
       expect(bindsOf(h, 1)).to.deep.equal([`${B} 172.22.0.11`]);
       expect([stopping.done(), h.transport.closed], 'the second commit is in flight').to.deep.equal([false, false]);
-      h.store.answer(1, { refused: [B] });
+      h.ledger.answer(1, { refused: [B] });
       for (let i = 0; i < 3 && !stopping.done(); i++) await h.clock.advance(5);
       await stopping.finished;
       expect(h.transport.take()).to.deep.equal(['nak 0.0.0.0']);

@@ -34,17 +34,22 @@ export class FakeClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(abortReason(signal));
-      const sleeper: Sleeper = { wakeAtMs: this.nowMs + ms, resolve, reject };
-      this.sleepers.push(sleeper);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          const i = this.sleepers.indexOf(sleeper);
-          if (i >= 0) this.sleepers.splice(i, 1);
-          reject(abortReason(signal));
+      const onAbort = (): void => {
+        const i = this.sleepers.indexOf(sleeper);
+        if (i >= 0) this.sleepers.splice(i, 1);
+        reject(abortReason(signal));
+      };
+      // a sleeper that wakes lets go of the signal, as systemClock's does (a loop of short sleeps on one signal must not pile up listeners)
+      const sleeper: Sleeper = {
+        wakeAtMs: this.nowMs + ms,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
         },
-        { once: true },
-      );
+        reject,
+      };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

@@ -1,11 +1,14 @@
 /**
- * The DHCP lease store against the real API server, the upstream IPAM CRDs
- * and our DHCPLeaseBlock CRD, holding only the chart's agent RBAC: addresses
+ * The DHCP lease ledger (src/dhcp/ledger.ts) over its real adapter
+ * (src/kube/dhcp-block-api.ts), end to end: against the real API server, the
+ * upstream IPAM CRDs and our DHCPLeaseBlock CRD, holding only the chart's
+ * agent RBAC: addresses
  * reserved to lease blocks in the pool's status.indexes, leases committed to
  * the blocks' objects (ADR 0011), static reservations in the pool itself,
  * refusals, two accidental servers, the lease objects that follow, a new
  * holder's load and repair, giving blocks back and cleaning up orphans, and
- * the pool view it gives the allocator.
+ * the pool view it gives the allocator. test/dhcp/ledger.test.ts covers the
+ * same cases, and the races a real server cannot stage, against a strict fake.
  */
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
@@ -17,7 +20,10 @@ import { blockIdOfKey, blockKey, type BlockPolicy, type DhcpLeaseBlockObject } f
 import type { PoolView } from '../../src/dhcp/ports.js';
 import type { Lease } from '../../src/dhcp/types.js';
 import { indexEntryAddresses, type IpPoolObject } from '../../src/ipam/objects.js';
-import { KubeDhcpLeaseStore } from '../../src/kube/dhcp-lease-store.js';
+import { DhcpLeaseLedger } from '../../src/dhcp/ledger.js';
+import { KubeDhcpBlockApi } from '../../src/kube/dhcp-block-api.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
+import type { ResourceRef } from '../../src/kube/types.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { clientWithToken, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
 import { dhcpLeasesInApi } from '../support/dhcp-leases.js';
@@ -35,17 +41,20 @@ function lease(mac: Mac, ip: string, hostname?: string): Lease {
 /** Small blocks, so that a pool of eleven addresses shows every case. */
 const SMALL: Partial<BlockPolicy> = { blockSize: 4, minFree: 2, horizonMs: 0 };
 
-describe('KubeDhcpLeaseStore (integration, chart agent RBAC)', function () {
+describe('DhcpLeaseLedger over KubeDhcpBlockApi (integration, chart agent RBAC)', function () {
   this.timeout(60_000);
   let ns: string;
   let token: string;
-  const stores: KubeDhcpLeaseStore[] = [];
+  const stores: DhcpLeaseLedger[] = [];
 
-  const newStore = (blocks: Partial<BlockPolicy> = SMALL): KubeDhcpLeaseStore => {
-    const s = new KubeDhcpLeaseStore(clientWithToken(token), { namespace: ns, pool: 'dhcp', leaseSeconds: 3600, clock: systemClock, logger: silentLogger, blocks });
+  /** The ledger over the real adapter, as src/cmd/dhcp.ts builds it. */
+  const ledgerOver = (kube: KubeClient, o: { blocks?: Partial<BlockPolicy>; blockResource?: ResourceRef }): DhcpLeaseLedger => {
+    const api = new KubeDhcpBlockApi(kube, { namespace: ns, pool: 'dhcp', clock: systemClock, logger: silentLogger, ...(o.blockResource ? { blockResource: o.blockResource } : {}) });
+    const s = new DhcpLeaseLedger(api, { leaseSeconds: 3600, clock: systemClock, logger: silentLogger, random: Math.random, ...(o.blocks ? { blocks: o.blocks } : {}) });
     stores.push(s);
     return s;
   };
+  const newStore = (blocks: Partial<BlockPolicy> = SMALL): DhcpLeaseLedger => ledgerOver(clientWithToken(token), { blocks });
 
   beforeEach(async () => {
     ns = await freshNamespace('dhcp');
@@ -275,8 +284,7 @@ describe('KubeDhcpLeaseStore (integration, chart agent RBAC)', function () {
   it('without the DHCPLeaseBlock CRD (an upgrade that skipped it), load() fails with the fix, not a retry loop', async () => {
     const missing = { ...RESOURCES.dhcpLeaseBlock, group: 'not-installed.ironet.io' };
     // an admin client: with the chart's role the API server would answer 403 for this made-up group before 404
-    const s = new KubeDhcpLeaseStore(admin(), { namespace: ns, pool: 'dhcp', leaseSeconds: 3600, clock: systemClock, logger: silentLogger, blockResource: missing });
-    stores.push(s);
+    const s = ledgerOver(admin(), { blockResource: missing });
     let error: unknown;
     await s.load().catch((err: unknown) => (error = err));
     expect(String(error)).to.contain('dhcpleaseblocks.not-installed.ironet.io) is not installed').and.to.contain('apply charts/ironet/crds/');
