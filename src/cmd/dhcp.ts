@@ -4,18 +4,16 @@
  * holder answers as soon as its VIP is up, with every lease already loaded.
  */
 import type { Registry } from 'prom-client';
-import { cidrFrom, type Cidr } from '../core/cidr.js';
 import type { Clock } from '../core/clock.js';
-import { ConfigError } from '../core/errors.js';
-import { formatIp, type IpAddress } from '../core/ip.js';
+import type { IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { DhcpLeaseLedger } from '../dhcp/ledger.js';
 import { createDhcpMetrics } from '../dhcp/metrics.js';
 import { DhcpServer } from '../dhcp/server.js';
-import { DHCP_DEFAULTS, type DhcpServerConfig, type DhcpServiceConfig } from '../dhcp/types.js';
+import { dhcpServerConfigOf, serverIpFor } from '../dhcp/server-config.js';
+import type { DhcpServiceConfig } from '../dhcp/types.js';
 import { DhcpSocket } from '../host/dhcp-socket.js';
-import type { PoolSpec } from '../ipam/pool-spec.js';
 import { KubeDhcpBlockApi } from '../kube/dhcp-block-api.js';
 import { KubeKnownHosts } from '../kube/known-hosts.js';
 import type { KubeClient } from '../kube/kube-client.js';
@@ -30,44 +28,6 @@ export interface DhcpServiceOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly registry: Registry;
-}
-
-/** The subnet the options describe: the configured one, else the pool's first subnet, else the VIP with the pool's prefix. */
-export function subnetFor(config: DhcpServiceConfig, spec: PoolSpec | undefined, vip: IpAddress): Cidr {
-  if (config.subnet) return config.subnet;
-  const entry = spec?.entries.find((e) => e.family === 4);
-  if (entry?.subnet) return entry.subnet;
-  if (entry?.prefix) return cidrFrom(vip, entry.prefix);
-  const setting = config.settingNames.subnet;
-  throw new ConfigError(setting, `cannot be derived: the pool has no subnet or prefix; set ${setting}`);
-}
-
-/** The server identifier: the VIP, which must be an IPv4 address (DHCPv4). */
-function serverIpFor(config: DhcpServiceConfig, vip: IpAddress): IpAddress {
-  if (vip.family !== 4) throw new ConfigError(config.settingNames.vip, 'DHCPv4 needs an IPv4 VIP (the server identifier)');
-  return vip;
-}
-
-/** The server's configuration for one term: the service's, completed by the loaded pool and the VIP. */
-export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | undefined, vip: IpAddress): DhcpServerConfig {
-  return {
-    serverIp: serverIpFor(config, vip),
-    subnet: subnetFor(config, spec, vip),
-    routers: config.routers,
-    dnsServers: config.dnsServers,
-    leaseSeconds: config.leaseSeconds,
-    offerHoldMs: DHCP_DEFAULTS.offerHoldMs,
-    declineQuarantineMs: DHCP_DEFAULTS.declineQuarantineMs,
-    knownHostsOnly: config.knownHostsOnly,
-    boot: {
-      tftpServer: config.tftpServer ?? vip,
-      biosFile: config.biosFile,
-      efiX64File: config.efiX64File,
-      efiArm64File: config.efiArm64File,
-      ipxeScriptUrl: config.ipxeScriptUrl ?? `http://${formatIp(vip)}:6180/boot.ipxe`,
-      httpBootUrl: config.httpBootUrl,
-    },
-  };
 }
 
 export function createDhcpService(o: DhcpServiceOptions): { dependent: DependentWork; close(): void } {

@@ -1,7 +1,7 @@
 /** ProvisioningNetwork mode's DHCP settings: typed from the parsed network, and every problem named by the network's field. */
 import { expect } from 'chai';
 import { dhcpConfigOf } from '../../src/cmd/network-agent.js';
-import { dhcpServerConfigOf } from '../../src/cmd/dhcp.js';
+import { dhcpServerConfigOf } from '../../src/dhcp/server-config.js';
 import { parseCidr } from '../../src/core/cidr.js';
 import { ConfigError } from '../../src/core/errors.js';
 import { parseIp } from '../../src/core/ip.js';

@@ -1,13 +1,13 @@
 /** The DHCP service's server config: completed from the pool and the VIP; what cannot be derived names the setting the config came with. */
 import { expect } from 'chai';
-import { dhcpServerConfigOf, subnetFor } from '../../src/cmd/dhcp.js';
+import { dhcpServerConfigOf, subnetFor } from '../../src/dhcp/server-config.js';
 import { parseCommandLine } from '../../src/config/command-line.js';
 import { parseCidr } from '../../src/core/cidr.js';
 import { ConfigError } from '../../src/core/errors.js';
 import { parseIp } from '../../src/core/ip.js';
 import type { DhcpServiceConfig } from '../../src/dhcp/types.js';
 import { catchError } from '../core/catch-error.js';
-import { poolSpec } from '../dhcp/fakes.js';
+import { poolSpec } from './fakes.js';
 
 const VIP = parseIp('172.22.0.2');
 
@@ -18,7 +18,7 @@ function flagsConfig(...argv: string[]): DhcpServiceConfig {
   return c.dhcp;
 }
 
-describe('cmd/dhcp: the server config of a term', () => {
+describe('dhcp/server-config: the server config of a term', () => {
   const range = { start: '172.22.0.100', end: '172.22.0.199' };
 
   it('takes the subnet from the config, else the pool’s subnet, else the VIP with the pool’s prefix', () => {
