@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mapConcurrent } from '../src/core/concurrency.js';
 import { systemClock } from '../src/core/clock.js';
-import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/host/local-apiserver.js';
+import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/lab/rig/local-apiserver.js';
 import { connectWithToken, type KubeClient } from '../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../src/kube/manifests.js';
 import { RESOURCES } from '../src/kube/resources.js';
@@ -32,7 +32,7 @@ import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../src/ipam/o
 import { census } from '../test/support/ipam-invariants.js';
 import { writeFile } from 'node:fs/promises';
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+const repoRoot = path.resolve(import.meta.dirname, '..');
 /** Node flags the image sets (the Dockerfile's NODE_OPTIONS); override with IRONET_BENCH_NODE_FLAGS. */
 const IMAGE_NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8'))?.[1] ?? '';
 const NODE_FLAGS = (process.env.IRONET_BENCH_NODE_FLAGS ?? IMAGE_NODE_OPTIONS).split(' ').filter(Boolean);

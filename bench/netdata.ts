@@ -27,7 +27,7 @@ import path from 'node:path';
 import { systemClock } from '../src/core/clock.js';
 import { mapConcurrent } from '../src/core/concurrency.js';
 import type { KubeObject } from '../src/core/object-meta.js';
-import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/host/local-apiserver.js';
+import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/lab/rig/local-apiserver.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../src/ipam/objects.js';
 import { connectWithToken, type KubeClient } from '../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../src/kube/manifests.js';
@@ -36,7 +36,7 @@ import type { BareMetalHostObject } from '../src/netdata/host.js';
 import { HOST_LABEL, type NetworkDataTemplateObject } from '../src/netdata/template.js';
 import { hostObject, singleNic, templateObject } from '../test/netdata/fixtures.js';
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+const repoRoot = path.resolve(import.meta.dirname, '..');
 const IMAGE_NODE_OPTIONS = /^ENV NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8'))?.[1] ?? '';
 const NODE_FLAGS = (process.env.IRONET_BENCH_NODE_FLAGS ?? IMAGE_NODE_OPTIONS).split(' ').filter(Boolean);
 const HOSTS = Number(process.env.IRONET_BENCH_HOSTS ?? 200);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { DevConfig } from '../config/command-line.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, describeError } from '../core/errors.js';
-import { ensureApiServerBinaries, startLocalApiServer } from '../host/local-apiserver.js';
+import { ensureApiServerBinaries, startLocalApiServer } from '../lab/rig/local-apiserver.js';
 import { connectWithToken } from '../kube/kube-client.js';
 import { createMissing, installCrds, loadManifests } from '../kube/manifests.js';
 import { RESOURCES } from '../kube/resources.js';
