@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../src/core/clock.js';
-import { VIP, VipLab } from '../test/support/vip-lab.js';
+import { ironetCommand } from '../src/lab/rig/checkout.js';
+import { VIP, VipWorld } from '../src/lab/world/vip-world.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const WINDOW_MS = 30_000;
@@ -34,15 +35,15 @@ async function footprint(pids: number[]): Promise<{ rssMb: number[]; cpuPercent:
 
 async function main(): Promise<void> {
   if (spawnSync('npm', ['run', 'build', '--silent'], { cwd: repoRoot, stdio: 'inherit' }).status !== 0) throw new Error('build failed');
-  const lab = await VipLab.start({ timings: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 }, useDist: true });
+  const lab = await VipWorld.start({ clock: systemClock, timings: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 }, ironet: ironetCommand('dist') });
   try {
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i);
-    await lab.nextHolder(0, 20_000);
+    await lab.vip.nextHolder(0, 20_000);
     await systemClock.sleep(5000);
-    const holder = (await lab.holdersNow())[0];
-    const ironet = await footprint([0, 1, 2].map((i) => lab.agentPid(i)!));
-    for (let i = 0; i < lab.nodes.length; i++) lab.signal(i, 'SIGTERM');
-    for (let i = 0; i < lab.nodes.length; i++) await lab.exited(i);
+    const holder = (await lab.vip.holdersNow())[0];
+    const ironet = await footprint([0, 1, 2].map((i) => lab.agents.pid(i)!));
+    for (let i = 0; i < lab.nodes.length; i++) lab.agents.signal(i, 'SIGTERM');
+    for (let i = 0; i < lab.nodes.length; i++) await lab.agents.exited(i);
 
     const dir = mkdtempSync(path.join(tmpdir(), 'irn-ka-'));
     const kas = lab.nodes.map((ns, i) => {

@@ -4,7 +4,7 @@
  * persist=true) and dnsmasq (--no-ping, lease file), driven the same way by
  * ISC perfdhcp in the same run and topology.
  *
- * Topology (test/support/vip-lab.ts): one node namespace on the provisioning
+ * Topology (src/lab/world/vip-world.ts): one node namespace on the provisioning
  * bridge, a real kube-apiserver + etcd reachable over a second bridge, and
  * perfdhcp on the bridge itself (172.22.0.100). perfdhcp acts as a relay
  * (giaddr = its address), so every server answers by unicast.
@@ -39,8 +39,9 @@ import { DHCP_LEASE_LABEL } from '../src/ipam/objects.js';
 import type { KubeObject } from '../src/core/object-meta.js';
 import { RESOURCES } from '../src/kube/resources.js';
 import { readDhcpLeases } from '../src/kube/status-reader.js';
-import { ip } from '../src/host/netns-set.js';
-import { VIP, VipLab } from '../test/support/vip-lab.js';
+import { ip } from '../src/lab/rig/netns-set.js';
+import { ironetCommand } from '../src/lab/rig/checkout.js';
+import { VIP, VipWorld } from '../src/lab/world/vip-world.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const RATES = (process.env.IRONET_BENCH_RATES ?? '250,500,1000,1500,2000,3000,4000,6000').split(',').map(Number);
@@ -99,14 +100,14 @@ function exchange(text: string, title: string): Exchange {
 }
 
 /** Runs perfdhcp from the bridge namespace at `rate` new clients/s; each step uses its own MACs. */
-function perfdhcp(lab: VipLab, rate: number, step: number): Promise<Omit<Step, 'held' | 'durable'>> {
+function perfdhcp(lab: VipWorld, rate: number, step: number): Promise<Omit<Step, 'held' | 'durable'>> {
   const base = `mac=02:${step.toString(16).padStart(2, '0')}:00:00:00:00`;
   if (API_PROFILE_DIR) {
     // a CPU profile of kube-apiserver over the step (go tool pprof -top <file>), fetched from a node namespace
-    const a = lab.apiserver!;
+    const a = lab.apiserver;
     spawn('ip', ['netns', 'exec', lab.nodes[0]!, 'curl', '-sk', '-H', `Authorization: Bearer ${a.adminToken}`, `${a.server}/debug/pprof/profile?seconds=${PERIOD_S}`, '-o', path.join(API_PROFILE_DIR, `kube-apiserver-${rate}.prof`)], { stdio: 'ignore' });
   }
-  const args = ['netns', 'exec', lab.client, 'perfdhcp', '-4', '-l', 'provbr', '-r', String(rate), '-p', String(PERIOD_S), '-R', '1000000', '-b', base, '-d', '1', '-W', '2000000', VIP];
+  const args = ['netns', 'exec', lab.topology.provisioning, 'perfdhcp', '-4', '-l', 'provbr', '-r', String(rate), '-p', String(PERIOD_S), '-R', '1000000', '-b', base, '-d', '1', '-W', '2000000', VIP];
   return new Promise((resolve, reject) => {
     const child = spawn('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -129,7 +130,7 @@ function held(s: Omit<Step, 'held'>): boolean {
   return s.achieved >= 0.95 * s.rate && ok(s.discoverOffer) && ok(s.requestAck);
 }
 
-async function ladder(lab: VipLab, c: Contender, firstStep: number): Promise<Result> {
+async function ladder(lab: VipWorld, c: Contender, firstStep: number): Promise<Result> {
   const steps: Step[] = [];
   for (const [i, rate] of RATES.entries()) {
     await c.start(rate);
@@ -163,14 +164,14 @@ async function ladder(lab: VipLab, c: Contender, firstStep: number): Promise<Res
 const round = (x: number): number => Math.round(x * 1000) / 1000;
 
 /** ironet's agent on node 0: a fresh namespace + pool per step, the agent restarted on it. */
-function ironet(lab: VipLab): Contender {
+function ironet(lab: VipWorld): Contender {
   let ns = '';
   let n = 0;
   const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/agent-rules.yaml'), 'utf8')) as object[];
   return {
     name: 'ironet',
     async start() {
-      const admin = lab.admin!;
+      const admin = lab.admin;
       ns = `bench-dhcp-${process.pid}-${n++}`;
       await admin.resource(RESOURCES.namespace).create({ metadata: { name: ns } });
       await admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-agent', namespace: ns }, rules } as KubeObject);
@@ -182,16 +183,16 @@ function ironet(lab: VipLab): Contender {
       await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'dhcp', namespace: ns }, spec: POOL_SPEC } as KubeObject);
       const since = systemClock.monotonicMs();
       lab.startAgent(0, ['--dhcp-pool', `${ns}/dhcp`]);
-      if (!(await lab.nextHolder(since, 30_000))) throw new Error('the agent did not take the VIP');
-      await lab.waitForLog(0, '"DHCP serving"', 30_000);
+      if (!(await lab.vip.nextHolder(since, 30_000))) throw new Error('the agent did not take the VIP');
+      await lab.agents.waitForLog(0, '"DHCP serving"', 30_000);
     },
     async check(step) {
-      const inPool = (await readDhcpLeases(lab.admin!, ns, 'dhcp')).size;
+      const inPool = (await readDhcpLeases(lab.admin, ns, 'dhcp')).size;
       step.durable = { acked: step.requestAck.received, inPool };
       // not timed against anyone: how long the lease objects (MAC, hostname, expiry) trail the burst
       const t0 = systemClock.monotonicMs();
       for (;;) {
-        const n = (await lab.admin!.resource(RESOURCES.ipAddress).list(ns, { labelSelector: `${DHCP_LEASE_LABEL}=true` })).items.length;
+        const n = (await lab.admin.resource(RESOURCES.ipAddress).list(ns, { labelSelector: `${DHCP_LEASE_LABEL}=true` })).items.length;
         if (n >= inPool) break;
         if (systemClock.monotonicMs() - t0 > 300_000) throw new Error(`only ${n} of ${inPool} lease IPAddresses after 300 s`);
         await systemClock.sleep(1000);
@@ -199,14 +200,14 @@ function ironet(lab: VipLab): Contender {
       step.objectsTrailSeconds = round((systemClock.monotonicMs() - t0) / 1000);
     },
     async stop() {
-      lab.signal(0, 'SIGTERM');
-      await lab.exited(0, 30_000);
+      lab.agents.signal(0, 'SIGTERM');
+      await lab.agents.exited(0, 30_000);
     },
   };
 }
 
 /** Kea 2.x, memfile with persist=true (an append per lease), lease file cleanup off, single-threaded as Debian ships it. */
-function kea(lab: VipLab, dir: string): Contender {
+function kea(lab: VipWorld, dir: string): Contender {
   let child: ReturnType<typeof spawn> | undefined;
   return {
     name: 'kea',
@@ -238,7 +239,7 @@ function kea(lab: VipLab, dir: string): Contender {
 }
 
 /** dnsmasq as Ironic runs it for DHCP (no DNS), with --no-ping and a lease file. */
-function dnsmasq(lab: VipLab, dir: string): Contender {
+function dnsmasq(lab: VipWorld, dir: string): Contender {
   let child: ReturnType<typeof spawn> | undefined;
   return {
     name: 'dnsmasq',
@@ -280,7 +281,8 @@ async function main(): Promise<void> {
   sh('npm', ['run', 'build', '--silent']);
   process.env.NODE_OPTIONS = process.env.IRONET_BENCH_NODE_FLAGS ?? IMAGE_NODE_OPTIONS;
   const dir = mkdtempSync(path.join(tmpdir(), 'ironet-bench-dhcp-'));
-  const lab = await VipLab.start({ nodes: 1, timings: TIMINGS, dhcp: { pool: POOL_SPEC }, useDist: true, apiServerArgs: API_PROFILE_DIR ? ['--profiling=true'] : [], logDir: process.env.IRONET_BENCH_LOG, nodeArgs: process.env.IRONET_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.IRONET_BENCH_PROFILE}`] : [] });
+  const nodeArgs = process.env.IRONET_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.IRONET_BENCH_PROFILE}`] : [];
+  const lab = await VipWorld.start({ clock: systemClock, nodes: 1, timings: TIMINGS, dhcp: { pool: POOL_SPEC }, ironet: ironetCommand('dist', nodeArgs), apiServerArgs: API_PROFILE_DIR ? ['--profiling=true'] : [], logDir: process.env.IRONET_BENCH_LOG });
   const results: Record<string, Result> = {};
   try {
     // Kea and dnsmasq answer from the VIP too (their server identifier), as Ironic's dnsmasq does

@@ -4,7 +4,7 @@
  * ironet agents against keepalived (Debian's, as Metal3 ships it: VRRP,
  * advert_int 1; and tuned to advert_int 0.1), in the same run and topology.
  *
- * Topology (test/support/vip-lab.ts): three node namespaces and a client on a
+ * Topology (src/lab/world/vip-world.ts): three node namespaces and a client on a
  * provisioning bridge; a real kube-apiserver reachable over a second bridge.
  * Each node answers UDP probes with its own name; the client probes the VIP
  * every 10 ms. Takeover = fault → the VIP installed on another node (netlink
@@ -26,7 +26,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { systemClock } from '../src/core/clock.js';
-import { VIP, VipLab } from '../test/support/vip-lab.js';
+import { ironetCommand } from '../src/lab/rig/checkout.js';
+import { VIP, VipWorld } from '../src/lab/world/vip-world.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const TRIALS = Number(process.env.IRONET_BENCH_TRIALS ?? 10);
@@ -61,31 +62,31 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-async function stableHolder(lab: VipLab, quietMs: number, timeoutMs = 30_000): Promise<number> {
+async function stableHolder(lab: VipWorld, quietMs: number, timeoutMs = 30_000): Promise<number> {
   const deadline = now() + timeoutMs;
   for (;;) {
-    const h = await lab.holdersNow();
-    const lastEvent = lab.events.at(-1)?.atMs ?? 0;
+    const h = await lab.vip.holdersNow();
+    const lastEvent = lab.vip.events.at(-1)?.atMs ?? 0;
     if (h.length === 1 && now() - lastEvent >= quietMs) return h[0]!;
     if (now() > deadline) throw new Error(`no stable single holder (holders: ${h.join(',') || 'none'})`);
     await sleep(50);
   }
 }
 
-async function runTrials(lab: VipLab, c: Contender, answers: Answer[]): Promise<Trial[]> {
+async function runTrials(lab: VipWorld, c: Contender, answers: Answer[]): Promise<Trial[]> {
   const trials: Trial[] = [];
   for (const kind of ['graceful', 'crash'] as const) {
     for (let t = 0; t < TRIALS; t++) {
       const h = await stableHolder(lab, 1500);
       const t0 = now();
       await c.fault(h, kind);
-      const next = await lab.nextHolder(t0, 15_000, h);
+      const next = await lab.vip.nextHolder(t0, 15_000, h);
       if (!next) throw new Error(`${c.name}: no failover after ${kind} of node ${h}`);
       await sleep(2000);
       const restartAt = now();
       c.start(h); // the supervisor restarts it
       await stableHolder(lab, 2000);
-      const dual = lab.dualHolderMs(t0, now());
+      const dual = lab.vip.dualHolderMs(t0, now());
       // the client's view from the fault to the restart (a restarted keepalived may preempt: a separate event)
       const window = answers.filter((a) => a.atMs >= t0 - 50 && a.atMs <= restartAt);
       let outageMs = 0;
@@ -98,26 +99,26 @@ async function runTrials(lab: VipLab, c: Contender, answers: Answer[]): Promise<
   return trials;
 }
 
-function ironet(lab: VipLab): Contender {
+function ironet(lab: VipWorld): Contender {
   return {
     name: 'ironet',
     start: (i) => {
       lab.startAgent(i);
     },
     fault: async (i, kind) => {
-      lab.signal(i, kind === 'graceful' ? 'SIGTERM' : 'SIGKILL');
-      await lab.exited(i);
+      lab.agents.signal(i, kind === 'graceful' ? 'SIGTERM' : 'SIGKILL');
+      await lab.agents.exited(i);
     },
     stopAll: async () => {
       for (let i = 0; i < lab.nodes.length; i++) {
-        lab.signal(i, 'SIGTERM');
-        await lab.exited(i).catch(() => undefined);
+        lab.agents.signal(i, 'SIGTERM');
+        await lab.agents.exited(i).catch(() => undefined);
       }
     },
   };
 }
 
-function keepalived(lab: VipLab, advertInt: string): Contender {
+function keepalived(lab: VipWorld, advertInt: string): Contender {
   const dir = mkdtempSync(path.join(tmpdir(), 'irn-keepalived-'));
   const procs = new Map<number, ChildProcess>();
   const conf = (i: number): string => {
@@ -178,8 +179,8 @@ function keepalived(lab: VipLab, advertInt: string): Contender {
   };
 }
 
-async function idleFootprint(lab: VipLab): Promise<{ rssMb: number[]; cpuPercent: number[] }> {
-  const pids = [...Array(lab.nodes.length).keys()].map((i) => lab.agentPid(i)).filter((p): p is number => p !== undefined);
+async function idleFootprint(lab: VipWorld): Promise<{ rssMb: number[]; cpuPercent: number[] }> {
+  const pids = [...Array(lab.nodes.length).keys()].map((i) => lab.agents.pid(i)).filter((p): p is number => p !== undefined);
   const ticks = (pid: number): number => {
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return Number(f[11]) + Number(f[12]);
@@ -198,14 +199,14 @@ async function idleFootprint(lab: VipLab): Promise<{ rssMb: number[]; cpuPercent
 async function main(): Promise<void> {
   console.log('building dist/ (agents run as in the image)…');
   if (spawnSync('npm', ['run', 'build', '--silent'], { cwd: repoRoot, stdio: 'inherit' }).status !== 0) throw new Error('build failed');
-  const lab = await VipLab.start({ timings: TIMINGS, useDist: true });
+  const lab = await VipWorld.start({ clock: systemClock, timings: TIMINGS, ironet: ironetCommand('dist') });
   const side: ChildProcess[] = [];
   const answers: Answer[] = [];
   try {
     for (let i = 0; i < lab.nodes.length; i++) {
       side.push(spawn('ip', ['netns', 'exec', lab.nodes[i]!, process.execPath, path.join(repoRoot, 'bench/udp-responder.mjs'), String(PORT), `node-${i}`], { stdio: 'ignore' }));
     }
-    const prober = spawn('ip', ['netns', 'exec', lab.client, process.execPath, path.join(repoRoot, 'bench/udp-prober.mjs'), VIP, String(PORT), '10'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const prober = spawn('ip', ['netns', 'exec', lab.topology.provisioning, process.execPath, path.join(repoRoot, 'bench/udp-prober.mjs'), VIP, String(PORT), '10'], { stdio: ['ignore', 'pipe', 'ignore'] });
     side.push(prober);
     createInterface(prober.stdout).on('line', (l) => answers.push(JSON.parse(l) as Answer));
 

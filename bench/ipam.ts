@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mapConcurrent } from '../src/core/concurrency.js';
 import { systemClock } from '../src/core/clock.js';
-import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/host/local-apiserver.js';
+import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/lab/rig/local-apiserver.js';
 import { connectWithToken, type KubeClient } from '../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../src/kube/manifests.js';
 import { RESOURCES } from '../src/kube/resources.js';

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { systemClock } from '../src/core/clock.js';
 import { mapConcurrent } from '../src/core/concurrency.js';
 import type { KubeObject } from '../src/core/object-meta.js';
-import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/host/local-apiserver.js';
+import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/lab/rig/local-apiserver.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../src/ipam/objects.js';
 import { connectWithToken, type KubeClient } from '../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../src/kube/manifests.js';

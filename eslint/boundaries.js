@@ -2,6 +2,7 @@
 /**
  * ESLint rules that enforce DESIGN.md's dependency direction:
  *   cmd → adapters (kube, host, metrics, log) → capabilities → core
+ *   cmd → lab (the one-machine world: it uses adapters, never cmd)
  * with the capabilities in written ranks (a capability imports only lower
  * ranks, so no two import each other), plus the rule that each outside
  * surface has exactly one owner folder, and the few imports that a layer's
@@ -21,7 +22,7 @@ export const LAYER_OF = {
   election: 'capability',
   tftp: 'capability',
   status: 'capability',
-  lab: 'capability',
+  lab: 'lab',
   config: 'config',
   kube: 'adapter',
   host: 'adapter',
@@ -47,7 +48,7 @@ export const CAPABILITY_RANK = {
   status: 3,
 };
 
-/** Imports a layer's rules would allow but the design forbids: the importing folder, the imported path (under src/), and why. */
+/** Imports a layer's rules would allow but the design forbids: the importing folder, the imported file (under src/), and why. */
 export const FORBIDDEN_IMPORTS = [
   {
     from: 'kube',
@@ -62,7 +63,18 @@ export const MAY_IMPORT = {
   capability: ['core', 'capability'],
   config: ['core', 'capability'],
   adapter: ['core', 'capability'],
-  cmd: ['core', 'capability', 'config', 'adapter', 'cmd'],
+  lab: ['core', 'capability', 'config', 'adapter'],
+  cmd: ['core', 'capability', 'config', 'adapter', 'lab', 'cmd'],
+};
+
+/**
+ * Top folders whose own files (directly in the folder) are pure: they may
+ * import only `layers`, and nothing from the folder's `impure` subfolders.
+ * The lab's rig/ and world/ touch the machine and the cluster; src/lab's own
+ * files (plan, holders, timeline, view) take data and return data.
+ */
+export const PURE_PARTS = {
+  lab: { layers: ['core', 'capability', 'config'], impure: ['lab/rig', 'lab/world'] },
 };
 
 const WHY = {
@@ -70,31 +82,38 @@ const WHY = {
   capability: 'a capability decides; it declares the ports it needs (ports.ts) and adapters implement them',
   config: 'configuration is typed data built from core and capability types',
   adapter: 'adapters implement capability ports; they do not call each other (cmd wires them together)',
+  lab: 'the lab is its own layer over core, capabilities, config and adapters; src/cmd/lab.ts injects what it needs from cmd',
   cmd: '',
 };
 
-/** Packages (or path fragments) only one folder under src/ may import, and why. */
+/**
+ * Packages (or path fragments) only some folders under src/ may import, and
+ * why. An owner is a folder under src/ with everything below it (`lab/rig`:
+ * the lab's rig, which runs the one-machine world's processes).
+ */
 export const OWNED_IMPORTS = [
   { match: /^@kubernetes\/client-node(\/|$)/, owners: ['kube'], what: 'the Kubernetes client' },
-  { match: /^(node:)?(dgram|net|tls)$/, owners: ['host'], what: 'sockets' },
+  { match: /^(node:)?(dgram|net|tls)$/, owners: ['host', 'lab/rig'], what: 'sockets' },
   { match: /^netlink$|(^|\/)native\/|\.node$|^bindings$/, owners: ['host'], what: 'netlink and the native addon' },
-  { match: /^(node:)?child_process$/, owners: ['host'], what: 'child processes' },
+  { match: /^(node:)?child_process$/, owners: ['host', 'lab/rig'], what: 'child processes' },
   { match: /^pino(\/|$)/, owners: ['log', 'cmd'], what: 'pino (capabilities take a core Logger)' },
 ];
 
-/** @param {string} cwd @param {string} filename */
-function srcPathOf(cwd, filename) {
+/** The file's folder under src/ ('lab/rig'), or undefined outside src/. @param {string} cwd @param {string} filename */
+function srcDirOf(cwd, filename) {
   const rel = path.relative(path.resolve(cwd, 'src'), path.resolve(cwd, filename));
-  return rel.startsWith('..') || path.isAbsolute(rel) ? undefined : rel.split(path.sep).join('/');
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+  return path.dirname(rel).split(path.sep).join('/');
 }
 
 /** @param {string} cwd @param {string} filename */
 function srcFolderOf(cwd, filename) {
-  const rel = path.relative(path.resolve(cwd, 'src'), path.resolve(cwd, filename));
-  if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
-  const [top] = rel.split(path.sep);
+  const [top] = (srcDirOf(cwd, filename) ?? '').split('/');
   return top && top in LAYER_OF ? top : undefined;
 }
+
+/** Whether folder `dir` (under src/) is `folder` or inside it. @param {string} dir @param {string} folder */
+const within = (dir, folder) => dir === folder || dir.startsWith(`${folder}/`);
 
 /** "ipam, election, tftp < vip, dhcp, netdata, network < status". */
 function rankLine() {
@@ -115,11 +134,13 @@ const layers = {
     const from = srcFolderOf(context.cwd, context.filename);
     if (!from) return {};
     const fromLayer = /** @type {keyof typeof MAY_IMPORT} */ (LAYER_OF[/** @type {keyof typeof LAYER_OF} */ (from)]);
+    const fromDir = /** @type {string} */ (srcDirOf(context.cwd, context.filename));
+    const pure = fromDir === from ? PURE_PARTS[/** @type {keyof typeof PURE_PARTS} */ (from)] : undefined;
     /** @param {import('estree').Node} node @param {unknown} source */
     const check = (node, source) => {
       if (typeof source !== 'string') return;
       for (const owned of OWNED_IMPORTS) {
-        if (owned.match.test(source) && !owned.owners.includes(from)) {
+        if (owned.match.test(source) && !owned.owners.some((o) => within(fromDir, o))) {
           context.report({
             node,
             message: `src/${from} may not import '${source}': only ${owned.owners.map((o) => `src/${o}`).join(' and ')} may use ${owned.what}.`,
@@ -128,10 +149,22 @@ const layers = {
         }
       }
       if (!source.startsWith('.')) return;
-      const resolved = path.resolve(path.dirname(path.resolve(context.cwd, context.filename)), source);
-      const target = srcFolderOf(context.cwd, resolved);
-      if (!target || target === from) return;
+      const targetFile = path.resolve(path.dirname(path.resolve(context.cwd, context.filename)), source);
+      const target = srcFolderOf(context.cwd, targetFile);
+      if (!target) return;
       const targetLayer = LAYER_OF[/** @type {keyof typeof LAYER_OF} */ (target)];
+      if (pure) {
+        const targetDir = /** @type {string} */ (srcDirOf(context.cwd, targetFile));
+        const impure = pure.impure.find((f) => within(targetDir, f));
+        if (impure || (target !== from && !pure.layers.includes(targetLayer))) {
+          context.report({
+            node,
+            message: `src/${from}'s own files are its pure parts and may not import src/${impure ?? `${target} (${targetLayer})`}: only ${pure.impure.map((f) => `src/${f}`).join(' and ')} touch the machine and the cluster.`,
+          });
+          return;
+        }
+      }
+      if (target === from) return;
       if (!MAY_IMPORT[fromLayer].includes(targetLayer)) {
         context.report({
           node,
@@ -148,9 +181,9 @@ const layers = {
         });
         return;
       }
-      const targetPath = srcPathOf(context.cwd, resolved.replace(/\.js$/, '.ts'));
+      const targetPath = path.relative(path.resolve(context.cwd, 'src'), targetFile.replace(/\.js$/, '.ts')).split(path.sep).join('/');
       for (const f of FORBIDDEN_IMPORTS) {
-        if (f.from === from && targetPath && f.target.test(targetPath)) context.report({ node, message: `src/${from} may not import src/${targetPath}: ${f.why}.` });
+        if (f.from === from && f.target.test(targetPath)) context.report({ node, message: `src/${from} may not import src/${targetPath}: ${f.why}.` });
       }
     };
     return {

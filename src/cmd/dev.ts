@@ -6,12 +6,12 @@
  */
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import type { DevConfig } from '../config/tools.js';
 import { systemClock } from '../core/clock.js';
-import { ConfigError, describeError } from '../core/errors.js';
-import { ensureApiServerBinaries, startLocalApiServer } from '../host/local-apiserver.js';
+import { describeError } from '../core/errors.js';
+import { CHECKOUT } from '../lab/rig/checkout.js';
+import { ensureApiServerBinaries, startLocalApiServer } from '../lab/rig/local-apiserver.js';
 import { connectWithToken } from '../kube/kube-client.js';
 import { createMissing, installCrds, loadManifests } from '../kube/manifests.js';
 import { RESOURCES } from '../kube/resources.js';
@@ -21,21 +21,8 @@ import type { KubeClient } from '../kube/kube-client.js';
 import type { CapiIpAddressClaimObject, IpClaimObject } from '../ipam/objects.js';
 import { createLogger } from '../log/logger.js';
 import { runController } from './controller.js';
-import { type RunContext, shutdownSignal } from './runtime.js';
+import { cacheDir, shutdownSignal, upstreamCrdDir, type RunContext } from './runtime.js';
 
-const repoRoot = path.resolve(import.meta.dirname, '../..');
-
-export function cacheDir(env: RunContext['env']): string {
-  return env.IRONET_CACHE_DIR ?? path.join(env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'ironet');
-}
-
-export function upstreamCrdDir(env: RunContext['env']): string {
-  const dir = env.IRONET_UPSTREAM_CRDS ?? path.resolve(repoRoot, '../shared/upstream/crds');
-  if (!existsSync(dir)) {
-    throw new ConfigError('IRONET_UPSTREAM_CRDS', `${dir} does not exist; point it at a folder with the Metal3 and CAPI IPAM CRDs`);
-  }
-  return dir;
-}
 
 export async function runDev(config: DevConfig, ctx: RunContext): Promise<number> {
   const logger = createLogger({ level: config.logLevel, format: config.logFormat, component: 'dev' });
@@ -44,14 +31,14 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
   const started = performance.now();
 
   logger.info({}, 'starting etcd and kube-apiserver');
-  const binDir = await ensureApiServerBinaries(repoRoot);
+  const binDir = await ensureApiServerBinaries(CHECKOUT);
   const apiserver = await startLocalApiServer({ binDir, runRoot: path.join(cacheDir(ctx.env), 'run'), clock: systemClock });
   const killOnExit = (): void => apiserver.killNow();
   process.once('exit', killOnExit);
   try {
     const kube = connectWithToken(apiserver.server, apiserver.adminToken, apiserver.caPem);
     const manifests = await loadManifests(crdDir);
-    const ownCrds = path.join(repoRoot, 'charts/ironet/crds');
+    const ownCrds = path.join(CHECKOUT, 'charts/ironet/crds');
     if (existsSync(ownCrds)) manifests.push(...(await loadManifests(ownCrds)));
     const crds = await installCrds(kube, manifests, { clock: systemClock, signal });
     const kubeconfig = path.join(cacheDir(ctx.env), 'dev', 'kubeconfig');
@@ -77,8 +64,8 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
     );
 
     const showSample = async (): Promise<void> => {
-      const sample = path.join(repoRoot, 'examples/dev/ipam.yaml');
-      const netdataSample = path.join(repoRoot, 'examples/dev/netdata.yaml');
+      const sample = path.join(CHECKOUT, 'examples/dev/ipam.yaml');
+      const netdataSample = path.join(CHECKOUT, 'examples/dev/netdata.yaml');
       await createMissing(kube, await loadManifests(sample), signal);
       await createMissing(kube, await loadManifests(netdataSample), signal);
       const rows = [...(await waitForSampleClaims(kube, signal)), ...(await waitForSampleNetwork(kube, signal)), ...(await waitForSampleNetworkData(kube, signal))];

@@ -1,5 +1,5 @@
 /**
- * Composition root of `ironet lab`: builds the lab's world (cmd/lab/world.ts),
+ * Composition root of `ironet lab`: builds the lab's world (src/lab/world),
  * then either runs the smoke scenario — two PXE boots, SIGKILL of the VIP
  * holder's agent, a third boot through the new holder, teardown, a timeline and
  * one JSON line — or the interactive lab: a live view redrawn in place (or an
@@ -10,17 +10,20 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { emitKeypressEvents } from 'node:readline';
-import type { LabConfig } from '../config/command-line.js';
-import { systemClock } from '../core/clock.js';
+import { fileURLToPath } from 'node:url';
+import type { ControllerConfig } from '../config/controller.js';
+import type { LabConfig } from '../config/tools.js';
+import { systemClock, type Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import { nextAdd } from '../lab/holders.js';
 import { LAB_VIP, type PxeHost } from '../lab/plan.js';
+import { isAlive } from '../lab/rig/pids.js';
 import { formatEntry, smokeResult, Timeline, type EntryKind, type PxeOutcome } from '../lab/timeline.js';
 import { labLines } from '../lab/view.js';
+import { LabFailed, LabInterrupted, LabWorld, type RunController } from '../lab/world/lab-world.js';
+import { runController } from './controller.js';
 import type { RunContext } from './runtime.js';
-import { cacheDir, upstreamCrdDir } from './dev.js';
-import { isAlive } from '../host/pids.js';
-import { LabFailed, LabInterrupted, LabWorld } from './lab/world.js';
+import { cacheDir, upstreamCrdDir } from './runtime.js';
 
 export interface LabIo {
   readonly out: (text: string) => void;
@@ -37,9 +40,24 @@ const FAILOVER_TIMEOUT_MS = 20_000;
 /** The interactive lab restarts a killed agent after this, as its DaemonSet would. */
 const RESTART_AFTER_MS = 5_000;
 
-const now = (): number => systemClock.monotonicMs();
+/** The lab's controller: every namespace, metrics on a free loopback port. */
+const CONTROLLER_CONFIG: ControllerConfig = {
+  command: 'controller', logLevel: 'info', logFormat: 'json', kubeconfig: undefined, context: undefined, namespace: undefined,
+  metricsHost: '127.0.0.1', metricsPort: 0, podName: 'ironet-controller-lab', ipamBatchSize: 500, ipamWriteConcurrency: 32,
+};
+
+const labController: RunController = ({ kube, signal, logger }) => runController(CONTROLLER_CONFIG, { version: 'lab', env: {}, signal, kube, logger });
+
+/** The argv that runs this ironet's CLI: main beside this file (the sources through tsx, or the built dist). */
+function ironetArgv(): string[] {
+  const self = fileURLToPath(import.meta.url);
+  const main = path.resolve(path.dirname(self), `main${path.extname(self)}`);
+  return [process.execPath, ...(path.extname(self) === '.ts' ? ['--import', 'tsx', main] : [main])];
+}
 
 export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Promise<number> {
+  const clock: Clock = systemClock;
+  const now = (): number => clock.monotonicMs();
   const startMs = now();
   const timeline = new Timeline(startMs);
   const dir = config.dir ?? labDir(ctx.env);
@@ -50,7 +68,7 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
     if (!screenOn) io.out(`${formatEntry({ atMs: now() - startMs, kind, text }, width())}\n`);
   };
   let screenOn = false;
-  const world = new LabWorld({ dir, crdDir: upstreamCrdDir(ctx.env), timeline, onEntry: print });
+  const world = new LabWorld({ dir, crdDir: upstreamCrdDir(ctx.env), timeline, onEntry: print, clock, ironet: ironetArgv(), runController: labController });
 
   // a signal or a crash of this process tears the world down; the namespaces at least go synchronously on exit
   const stop = new AbortController();
@@ -81,7 +99,7 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
       smoke = await runSmoke(world, setupMs, print);
     } else {
       screenOn = live;
-      code = await runInteractive(world, config, io, startMs, timeline, stop.signal, onSignal, width, (on) => (screenOn = on));
+      code = await runInteractive(world, config, io, clock, startMs, timeline, stop.signal, onSignal, width, (on) => (screenOn = on));
     }
   } catch (err) {
     error = stop.signal.aborted ? 'interrupted' : describeError(err);
@@ -128,7 +146,7 @@ async function runSmoke(world: LabWorld, setupMs: number, print: (kind: EntryKin
   await bootsDone(world, [a, b]);
   const killed = world.killHolderAgent();
   if (!killed) throw new Error('nobody held the VIP to be killed');
-  const next = await world.until('other pod taking the VIP', () => Promise.resolve(nextAdd(world.holdEvents, killed.atMs, killed.node)), FAILOVER_TIMEOUT_MS);
+  const next = await world.until('other pod taking the VIP', () => Promise.resolve(nextAdd(world.vip.events, killed.atMs, killed.node)), FAILOVER_TIMEOUT_MS);
   const failoverMs = next.atMs - killed.atMs;
   print('vip', `failover: ${world.ironic[next.node]?.name ?? '?'} took the VIP ${failoverMs.toFixed(0)} ms after the SIGKILL`);
   world.boot(c);
@@ -169,6 +187,7 @@ async function runInteractive(
   world: LabWorld,
   config: LabConfig,
   io: LabIo,
+  clock: Clock,
   startMs: number,
   timeline: Timeline,
   signal: AbortSignal,
@@ -179,7 +198,17 @@ async function runInteractive(
 ): Promise<number> {
   for (const h of world.hosts.slice(0, config.clients)) world.boot(h);
   const live = io.isTty && !config.plain;
-  const restarts = new Set<NodeJS.Timeout>();
+  // a killed agent's restart, as its DaemonSet would; cancelled when the lab ends first
+  const restarts = new AbortController();
+  const restartLater = async (node: number): Promise<void> => {
+    try {
+      await clock.sleep(RESTART_AFTER_MS, restarts.signal);
+    } catch {
+      return;
+    }
+    world.startAgent(node);
+    world.say('action', `restarted the agent on node-${node} (as its DaemonSet would)`);
+  };
   const act = (key: string): void => {
     try {
       press(key);
@@ -191,14 +220,9 @@ async function runInteractive(
     if (key === 'k') {
       const killed = world.killHolderAgent();
       if (!killed) return world.say('problem', 'nobody holds the VIP right now: nothing to kill');
-      const t = setTimeout(() => {
-        restarts.delete(t);
-        world.startAgent(killed.node);
-        world.say('action', `restarted the agent on node-${killed.node} (as its DaemonSet would)`);
-      }, RESTART_AFTER_MS);
-      restarts.add(t);
+      void restartLater(killed.node);
     } else if (key === 'p') {
-      world.setApiPaused(!world.apiPaused);
+      world.setApiServer(world.apiServerState === 'paused' ? 'running' : 'paused');
     } else if (key === 'h') {
       world.addHost().catch((err: unknown) => world.say('problem', `could not add a host: ${describeError(err)}`));
     }
@@ -243,11 +267,11 @@ async function runInteractive(
       if (live) {
         const lines = labLines(
           {
-            nowMs: now() - startMs,
+            nowMs: clock.monotonicMs() - startMs,
             cidr: '172.22.0.0/24',
             vip: LAB_VIP,
             nodes: world.nodeFacts(),
-            apiServer: world.apiPaused ? 'paused' : 'running',
+            apiServer: world.apiServerState,
             status: world.snapshot,
             statusAtMs: world.snapshotAtMs === undefined ? undefined : world.snapshotAtMs - startMs,
             clients: world.clientFacts(startMs),
@@ -260,10 +284,10 @@ async function runInteractive(
         io.out(`\x1b[H${lines.map((l) => `${l}\x1b[K`).join('\n')}\x1b[J`);
       }
       // without the screen every entry was printed as it was added
-      await Promise.race([systemClock.sleep(500), quit]);
+      await Promise.race([clock.sleep(500), quit]);
     }
   } finally {
-    for (const t of restarts) clearTimeout(t);
+    restarts.abort();
     if (io.stdin.isTTY) io.stdin.setRawMode(false);
     io.stdin.pause();
     if (live) io.out('\x1b[?25h\x1b[?1049l');

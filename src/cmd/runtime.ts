@@ -2,15 +2,19 @@
  * What every composition root shares: the run context (version, environment,
  * the stop signal, an injected connection for `ironet dev` and the tests),
  * the API connection of a component (its requests observed in its metrics),
- * the process's shutdown signal, and retrying a startup question until the
- * API server answers.
+ * the process's shutdown signal, retrying a startup question until the API
+ * server answers, and where the local tools (dev, lab) keep their files.
  */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.js';
-import { describeError } from '../core/errors.js';
+import { ConfigError, describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { connectKube, type KubeClient, type KubeSource } from '../kube/kube-client.js';
 import { resourceOfPath } from '../kube/rest.js';
+import { CHECKOUT } from '../lab/rig/checkout.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 
 export interface RunContext {
@@ -79,4 +83,17 @@ export async function untilAnswered<T>(ask: () => Promise<T>, clock: Clock, logg
       await clock.sleep(delayMs, signal);
     }
   }
+}
+
+/** Where `ironet dev` and `ironet lab` keep their files: IRONET_CACHE_DIR, else $XDG_CACHE_HOME/ironet, else ~/.cache/ironet. */
+export function cacheDir(env: RunContext['env']): string {
+  return env.IRONET_CACHE_DIR ?? path.join(env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'ironet');
+}
+
+export function upstreamCrdDir(env: RunContext['env']): string {
+  const dir = env.IRONET_UPSTREAM_CRDS ?? path.resolve(CHECKOUT, '../shared/upstream/crds');
+  if (!existsSync(dir)) {
+    throw new ConfigError('IRONET_UPSTREAM_CRDS', `${dir} does not exist; point it at a folder with the Metal3 and CAPI IPAM CRDs`);
+  }
+  return dir;
 }

@@ -23,7 +23,7 @@ import type { KubeObject } from '../../src/core/object-meta.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { installCrds, loadManifests } from '../../src/kube/manifests.js';
 import { systemClock } from '../../src/core/clock.js';
-import { freePort } from '../../src/host/local-apiserver.js';
+import { freePort } from '../../src/lab/rig/local-apiserver.js';
 import { clientWithToken, controllerConfig, freshNamespace, repoRoot, testCluster, tokenWithChartRole, type ChartRules } from '../support/cluster.js';
 import { chartDir, renderChart, runHelm } from '../support/helm.js';
 import { eventually } from '../support/ipam-fixture.js';

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mapConcurrent } from '../../src/core/concurrency.js';
-import { freePort } from '../../src/host/local-apiserver.js';
+import { freePort } from '../../src/lab/rig/local-apiserver.js';
 import { freshNamespace, tokenWithChartRole, writeKubeconfig } from '../support/cluster.js';
 import { readIpamCensus } from '../../src/kube/status-reader.js';
 import { claim, eventually, ipamObjects, pool } from '../support/ipam-fixture.js';

@@ -18,7 +18,8 @@ import { RESOURCES } from '../../src/kube/resources.js';
 import { badFrame, FUZZ_KINDS, Rng } from '../support/dhcp-fuzz.js';
 import { Udhcpc } from '../support/dhcp-clients.js';
 import { dhcpLeasesInApi } from '../support/dhcp-leases.js';
-import { VIP, VipLab } from '../support/vip-lab.js';
+import type { VipWorld } from '../../src/lab/world/vip-world.js';
+import { startVipLab, VIP } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
 const POOL = { namePrefix: 'dhcp', pools: [{ start: '172.22.0.50', end: '172.22.0.99', subnet: '172.22.0.0/24' }], prefix: 24 };
@@ -32,15 +33,15 @@ function metricSum(text: string, name: string): number {
 
 describe('DHCP bad input and accidental servers (system)', function () {
   this.timeout(5 * 60_000);
-  let lab: VipLab;
+  let lab: VipWorld;
   const clients: Udhcpc[] = [];
 
   before(async function () {
     this.timeout(120_000);
-    lab = await VipLab.start({ nodes: 2, timings: TIMINGS, dhcp: { pool: POOL }, logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined });
+    lab = await startVipLab({ nodes: 2, timings: TIMINGS, dhcp: { pool: POOL }, logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined });
     lab.startAgent(0);
-    expect(await lab.nextHolder(0, 20_000)).to.not.equal(undefined);
-    await lab.waitForLog(0, '"DHCP serving"', 20_000);
+    expect(await lab.vip.nextHolder(0, 20_000)).to.not.equal(undefined);
+    await lab.agents.waitForLog(0, '"DHCP serving"', 20_000);
     // the holder reserves its first addresses right after it starts serving (ADR 0011): the storm starts after that write
     const deadline = Date.now() + 20_000;
     while (!Object.keys((await pool()).status?.indexes ?? {}).some((k) => k.startsWith('dhcp-blk-'))) {
@@ -54,14 +55,14 @@ describe('DHCP bad input and accidental servers (system)', function () {
   });
 
   async function pool(): Promise<IpPoolObject> {
-    return lab.admin!.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: lab.namespace, name: 'dhcp' });
+    return lab.admin.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: lab.namespace, name: 'dhcp' });
   }
   async function blockVersions(): Promise<string[]> {
-    const list = await lab.admin!.resource(RESOURCES.dhcpLeaseBlock).list(lab.namespace);
+    const list = await lab.admin.resource(RESOURCES.dhcpLeaseBlock).list(lab.namespace);
     return list.items.map((b) => `${b.metadata.name ?? ''}@${b.metadata.resourceVersion ?? ''}`).sort();
   }
   async function claimNames(): Promise<string[]> {
-    return (await lab.admin!.resource(RESOURCES.ipClaim).list(lab.namespace)).items.map((c) => c.metadata.name!);
+    return (await lab.admin.resource(RESOURCES.ipClaim).list(lab.namespace)).items.map((c) => c.metadata.name!);
   }
 
   /** Sends `count` bad frames from `ns`, paced in bursts; returns how many each layer would reject. */
@@ -91,17 +92,17 @@ describe('DHCP bad input and accidental servers (system)', function () {
   }
 
   it('100,000 bad frames: the agent keeps running and writes nothing to the API server', async () => {
-    const ns = lab.addClient('fz1', '52:54:00:ee:00:01');
+    const ns = lab.topology.addClient('fz1', '52:54:00:ee:00:01');
     const before = await pool();
     const claimsBefore = await claimNames();
     const blocksBefore = await blockVersions();
-    const m0 = await lab.metrics(0);
+    const m0 = await lab.agents.metrics(0);
     const r = await storm(ns, 100_000, 0x1badd0c);
     // most of them are rejected by the frame or the codec layer; the rest are DISCOVERs, which write nothing
     expect(r.frameRejected + r.codecRejected).to.be.greaterThan(50_000);
     await systemClock.sleep(1000);
-    expect(lab.agentPid(0), 'the agent died').to.not.equal(undefined);
-    const m1 = await lab.metrics(0);
+    expect(lab.agents.pid(0), 'the agent died').to.not.equal(undefined);
+    const m1 = await lab.agents.metrics(0);
     const seen = metricSum(m1, 'ironet_dhcp_malformed_total') - metricSum(m0, 'ironet_dhcp_malformed_total');
     // the server saw (and rejected) most of what the generator knows is malformed: the storm reached it
     expect(seen, 'malformed frames counted by the agent').to.be.greaterThan(0.8 * (r.frameRejected + r.codecRejected));
@@ -112,29 +113,29 @@ describe('DHCP bad input and accidental servers (system)', function () {
   });
 
   it('real clients that boot during a storm get leases', async () => {
-    const ns = lab.addClient('fz2', '52:54:00:ee:00:02');
+    const ns = lab.topology.addClient('fz2', '52:54:00:ee:00:02');
     const stormDone = storm(ns, 30_000, 0xfeed);
-    const c = [1, 2, 3].map((i) => new Udhcpc(lab.addClient(`ok${i}`, `52:54:00:ee:01:0${i}`)));
+    const c = [1, 2, 3].map((i) => new Udhcpc(lab.topology.addClient(`ok${i}`, `52:54:00:ee:01:0${i}`)));
     clients.push(...c);
     const bound = await Promise.all(c.map((x) => x.waitFor('bound', 0, 30_000)));
     await stormDone;
     expect(bound.map((b) => b.server)).to.deep.equal([VIP, VIP, VIP]);
     expect(new Set(bound.map((b) => b.ip)).size).to.equal(3);
-    const leases = await dhcpLeasesInApi(lab.admin!, lab.namespace, 'dhcp');
+    const leases = await dhcpLeasesInApi(lab.admin, lab.namespace, 'dhcp');
     expect([...leases].sort()).to.deep.equal(c.map((_, i) => [`52:54:00:ee:01:0${i + 1}`, bound[i]!.ip]));
-    expect(lab.agentPid(0)).to.not.equal(undefined);
+    expect(lab.agents.pid(0)).to.not.equal(undefined);
   });
 
   it('two accidental servers (two VIPs, one pool) never hand out the same address', async () => {
     const VIP2 = '172.22.0.3';
     lab.startAgent(1, ['--vip', VIP2, '--lease-name', 'second-install']);
     await systemClock.sleep(3000);
-    const c = Array.from({ length: 12 }, (_, i) => new Udhcpc(lab.addClient(`two${i}`, `52:54:00:dd:00:${(16 + i).toString(16)}`)));
+    const c = Array.from({ length: 12 }, (_, i) => new Udhcpc(lab.topology.addClient(`two${i}`, `52:54:00:dd:00:${(16 + i).toString(16)}`)));
     clients.push(...c);
     const bound = await Promise.all(c.map((x) => x.waitFor('bound', 0, 60_000)));
     const servers = new Set(bound.map((b) => b.server));
     expect(new Set(bound.map((b) => b.ip)).size, JSON.stringify(bound)).to.equal(12);
-    const leases = await dhcpLeasesInApi(lab.admin!, lab.namespace, 'dhcp');
+    const leases = await dhcpLeasesInApi(lab.admin, lab.namespace, 'dhcp');
     for (let i = 0; i < c.length; i++) expect(leases.get(`52:54:00:dd:00:${(16 + i).toString(16)}`)).to.equal(bound[i]!.ip);
     expect(new Set(leases.values()).size, 'no address leased twice in the API server').to.equal(leases.size);
     // both servers were there: each answered someone, or the test proved nothing

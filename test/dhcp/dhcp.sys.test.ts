@@ -10,24 +10,25 @@ import { indexEntryAddresses, type IpPoolObject } from '../../src/ipam/objects.j
 import { dhcpLeaseOf, dhcpLeasesInApi } from '../support/dhcp-leases.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { dhclient, Udhcpc } from '../support/dhcp-clients.js';
-import { VIP, VipLab } from '../support/vip-lab.js';
+import type { VipWorld } from '../../src/lab/world/vip-world.js';
+import { startVipLab, VIP } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
 
 describe('DHCP (system)', function () {
   this.timeout(5 * 60_000);
-  let lab: VipLab;
+  let lab: VipWorld;
   const clients: Udhcpc[] = [];
 
   before(async function () {
     this.timeout(120_000);
-    lab = await VipLab.start({
+    lab = await startVipLab({
       timings: TIMINGS,
       dhcp: { pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.50', end: '172.22.0.99', subnet: '172.22.0.0/24' }], prefix: 24 } },
       logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
     });
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i);
-    expect(await lab.nextHolder(0, 20_000)).to.not.equal(undefined);
+    expect(await lab.vip.nextHolder(0, 20_000)).to.not.equal(undefined);
   });
   after(async () => {
     for (const c of clients) c.stop();
@@ -35,14 +36,14 @@ describe('DHCP (system)', function () {
   });
 
   async function indexes(): Promise<Record<string, string>> {
-    const p = await lab.admin!.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: lab.namespace, name: 'dhcp' });
+    const p = await lab.admin.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: lab.namespace, name: 'dhcp' });
     return p.status?.indexes ?? {};
   }
   /** The address durable in the API server for a MAC (its lease block, or its pool entry). */
-  const leaseOf = (mac: string): Promise<string | undefined> => dhcpLeaseOf(lab.admin!, lab.namespace, 'dhcp', mac);
+  const leaseOf = (mac: string): Promise<string | undefined> => dhcpLeaseOf(lab.admin, lab.namespace, 'dhcp', mac);
 
   it('udhcpc: DORA gives an address from the pool, with the VIP as server identifier, already in the API server', async () => {
-    const ns = lab.addClient('u1', '52:54:00:00:00:01');
+    const ns = lab.topology.addClient('u1', '52:54:00:00:00:01');
     const c = new Udhcpc(ns);
     clients.push(c);
     const bound = await c.waitFor('bound');
@@ -65,7 +66,7 @@ describe('DHCP (system)', function () {
   });
 
   it('ISC dhclient: DORA, then INIT-REBOOT for the same address, then release', async () => {
-    const ns = lab.addClient('d1', '52:54:00:00:00:02');
+    const ns = lab.topology.addClient('d1', '52:54:00:00:00:02');
     const first = dhclient(ns, []);
     const bound = first.find((e) => e.kind === 'BOUND');
     expect(bound, JSON.stringify(first)).to.not.equal(undefined);
@@ -80,14 +81,14 @@ describe('DHCP (system)', function () {
   });
 
   it('failover: the holder is killed mid-lease; the renewal is answered by the new holder with the same address', async () => {
-    const ns = lab.addClient('u2', '52:54:00:00:00:03');
+    const ns = lab.topology.addClient('u2', '52:54:00:00:00:03');
     const c = new Udhcpc(ns);
     clients.push(c);
     const bound = await c.waitFor('bound');
-    const holder = (await lab.holdersNow())[0]!;
+    const holder = (await lab.vip.holdersNow())[0]!;
     const t0 = systemClock.monotonicMs();
-    lab.signal(holder, 'SIGKILL');
-    expect(await lab.nextHolder(t0, 5000, holder)).to.not.equal(undefined);
+    lab.agents.signal(holder, 'SIGKILL');
+    expect(await lab.vip.nextHolder(t0, 5000, holder)).to.not.equal(undefined);
     await systemClock.sleep(300);
     const before = c.events.length;
     c.renew();
@@ -96,7 +97,7 @@ describe('DHCP (system)', function () {
     expect(renewed.server).to.equal(VIP);
     const all = await indexes();
     expect(Object.entries(all).filter(([k, v]) => indexEntryAddresses(k, v).some((x) => formatIp(x) === bound.ip)), 'one pool entry holds the address').to.have.length(1);
-    const leased = [...(await dhcpLeasesInApi(lab.admin!, lab.namespace, 'dhcp'))].filter(([, ip]) => ip === bound.ip);
+    const leased = [...(await dhcpLeasesInApi(lab.admin, lab.namespace, 'dhcp'))].filter(([, ip]) => ip === bound.ip);
     expect(leased, 'one lease on it, the client’s').to.deep.equal([['52:54:00:00:00:03', bound.ip]]);
     lab.startAgent(holder);
   });
@@ -104,22 +105,22 @@ describe('DHCP (system)', function () {
   it('known hosts only: an unknown MAC is ignored until a BareMetalHost names it as its boot MAC', async () => {
     // every agent restarts in known-hosts-only mode, with the chart's own rules (BareMetalHosts: list, watch)
     for (let i = 0; i < lab.nodes.length; i++) {
-      lab.signal(i, 'SIGTERM');
-      await lab.exited(i, 15_000);
+      lab.agents.signal(i, 'SIGTERM');
+      await lab.agents.exited(i, 15_000);
     }
     const t0 = systemClock.monotonicMs();
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i, ['--dhcp-known-hosts-only']);
-    const holder = await lab.nextHolder(t0, 20_000);
+    const holder = await lab.vip.nextHolder(t0, 20_000);
     expect(holder).to.not.equal(undefined);
-    await lab.waitForLog(holder!.node, '"DHCP serving"', 20_000);
-    const c = new Udhcpc(lab.addClient('k1', '52:54:00:00:00:42'));
+    await lab.agents.waitForLog(holder!.node, '"DHCP serving"', 20_000);
+    const c = new Udhcpc(lab.topology.addClient('k1', '52:54:00:00:00:42'));
     clients.push(c);
     await systemClock.sleep(4000);
     expect(c.events.filter((e) => e.kind === 'bound'), 'an unknown MAC got a lease').to.have.length(0);
-    const metrics = await lab.metrics(holder!.node);
+    const metrics = await lab.agents.metrics(holder!.node);
     expect(metrics).to.match(/ironet_dhcp_packets_total\{type="discover",result="unknownHost"\} [1-9]/);
     // enrolled: the next DISCOVER is answered (the MAC as an operator might type it)
-    await lab.admin!.resource(RESOURCES.bareMetalHost).create({
+    await lab.admin.resource(RESOURCES.bareMetalHost).create({
       apiVersion: 'metal3.io/v1alpha1',
       kind: 'BareMetalHost',
       metadata: { name: 'worker-42', namespace: lab.namespace },

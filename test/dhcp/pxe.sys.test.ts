@@ -10,15 +10,16 @@
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
-import { BootHttp } from '../../src/host/boot-http.js';
-import { QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../../src/host/qemu.js';
-import { VIP, VipLab } from '../support/vip-lab.js';
+import { BootHttp } from '../../src/lab/rig/boot-http.js';
+import { QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../../src/lab/rig/qemu.js';
+import type { VipWorld } from '../../src/lab/world/vip-world.js';
+import { startVipLab, VIP } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
 
 describe('PXE boot (system, QEMU)', function () {
   this.timeout(10 * 60_000);
-  let lab: VipLab;
+  let lab: VipWorld;
   let http: BootHttp;
   const machines: QemuMachine[] = [];
   let taps = 0;
@@ -26,7 +27,7 @@ describe('PXE boot (system, QEMU)', function () {
   before(async function () {
     this.timeout(120_000);
     requirePxeTools();
-    lab = await VipLab.start({
+    lab = await startVipLab({
       timings: TIMINGS,
       dhcp: {
         pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.50', end: '172.22.0.99', subnet: '172.22.0.0/24' }], prefix: 24 },
@@ -36,7 +37,7 @@ describe('PXE boot (system, QEMU)', function () {
     });
     http = new BootHttp(lab.nodes);
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i);
-    expect(await lab.nextHolder(0, 20_000)).to.not.equal(undefined);
+    expect(await lab.vip.nextHolder(0, 20_000)).to.not.equal(undefined);
   });
   after(async () => {
     for (const m of machines) m.stop();
@@ -45,11 +46,11 @@ describe('PXE boot (system, QEMU)', function () {
   });
 
   /** The address durable in the API server for a MAC (its lease block, or its pool entry). */
-  const leaseOf = (mac: string): Promise<string | undefined> => dhcpLeaseOf(lab.admin!, lab.namespace, 'dhcp', mac);
+  const leaseOf = (mac: string): Promise<string | undefined> => dhcpLeaseOf(lab.admin, lab.namespace, 'dhcp', mac);
 
   function boot(firmware: Firmware, mac: string): QemuMachine {
     const m = new QemuMachine({
-      bridgeNs: lab.client,
+      bridgeNs: lab.topology.provisioning,
       bridge: 'provbr',
       tap: `tap${taps++}`,
       mac,

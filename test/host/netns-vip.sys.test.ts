@@ -10,7 +10,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { parseIp } from '../../src/core/ip.js';
 import * as native from '../../src/host/native.js';
 import { NetnsVip } from '../../src/host/netns-vip.js';
-import { requireRoot, sweepStale, NetnsSet } from '../../src/host/netns-set.js';
+import { requireRoot, sweepStale, NetnsSet } from '../../src/lab/rig/netns-set.js';
 
 describe('NetnsVip (system)', function () {
   this.timeout(20_000);

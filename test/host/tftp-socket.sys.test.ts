@@ -8,7 +8,7 @@ import dgram from 'node:dgram';
 import { once } from 'node:events';
 import { parseIp } from '../../src/core/ip.js';
 import { TftpSocketNetwork } from '../../src/host/tftp-socket.js';
-import { requireRoot } from '../../src/host/netns-set.js';
+import { requireRoot } from '../../src/lab/rig/netns-set.js';
 
 describe('TftpSocketNetwork (system, loopback)', () => {
   before(() => requireRoot());

@@ -11,8 +11,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
-import { ip, requireRoot } from '../../src/host/netns-set.js';
-import { requirePxeTools } from '../../src/host/qemu.js';
+import { ip, requireRoot } from '../../src/lab/rig/netns-set.js';
+import { requirePxeTools } from '../../src/lab/rig/qemu.js';
 import type { SmokeResult } from '../../src/lab/timeline.js';
 import { spawnIronet } from '../support/processes.js';
 

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { ESLint } from 'eslint';
 import path from 'node:path';
 import tseslint from 'typescript-eslint';
-import boundaries from '../../eslint/boundaries.js';
+import boundaries, { CAPABILITY_RANK, LAYER_OF } from '../../eslint/boundaries.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -37,12 +37,17 @@ describe('lint: import boundaries', () => {
     expect(config.rules['ironet/env-only-in-cmd']).to.deep.equal([2]);
   });
 
+  it('every capability has a rank, and only capabilities have one', () => {
+    const capabilities = Object.entries(LAYER_OF).filter(([, layer]) => layer === 'capability').map(([folder]) => folder);
+    expect(Object.keys(CAPABILITY_RANK)).to.have.members(capabilities);
+  });
+
   const violations: [string, string, RegExp][] = [
     ['src/ipam/allocator.ts', "import { KubeClient } from '../kube/kube-client.js';", /src\/ipam \(capability\) may not import src\/kube \(adapter\)/],
     ['src/ipam/allocator.ts', "import { KubeConfig } from '@kubernetes/client-node';", /only src\/kube may use the Kubernetes client/],
-    ['src/vip/announcer.ts', "import dgram from 'node:dgram';", /only src\/host may use sockets/],
-    ['src/dhcp/server.ts', "import { createSocket } from 'dgram';", /only src\/host may use sockets/],
-    ['src/network/attach.ts', "import { spawn } from 'node:child_process';", /only src\/host may use child processes/],
+    ['src/vip/announcer.ts', "import dgram from 'node:dgram';", /only src\/host and src\/lab\/rig may use sockets/],
+    ['src/dhcp/server.ts', "import { createSocket } from 'dgram';", /only src\/host and src\/lab\/rig may use sockets/],
+    ['src/network/attach.ts', "import { spawn } from 'node:child_process';", /only src\/host and src\/lab\/rig may use child processes/],
     ['src/vip/garp.ts', "import addon from '../../native/build/Release/ironet.node';", /only src\/host may use netlink and the native addon/],
     ['src/core/ip.ts', "import { plan } from '../ipam/plan.js';", /src\/core \(core\) may not import src\/ipam/],
     ['src/kube/informer.ts', "import { netlink } from '../host/netlink.js';", /adapters implement capability ports; they do not call each other/],
@@ -61,6 +66,15 @@ describe('lint: import boundaries', () => {
     // the kube adapter implements the ledger's port; it never runs the ledger
     ['src/kube/dhcp-block-api.ts', "import { LeaseLedger } from '../dhcp/ledger.js';", /src\/kube may not import src\/dhcp\/ledger\.ts: the DHCP lease ledger's policy stays in src\/dhcp/],
     ['src/kube/dhcp-block-api.ts', "import { planCommit } from '../dhcp/ledger-plan.js';", /src\/kube may not import src\/dhcp\/ledger-plan\.ts/],
+    // the lab is its own layer: never cmd (cmd/lab.ts injects what it needs), never imported by a capability
+    ['src/lab/world/lab-world.ts', "import { runController } from '../../cmd/controller.js';", /src\/lab \(lab\) may not import src\/cmd \(cmd\): the lab is its own layer .*src\/cmd\/lab\.ts injects what it needs/],
+    ['src/lab/rig/qemu.ts', "import { dev } from '../../cmd/dev.js';", /src\/lab \(lab\) may not import src\/cmd \(cmd\)/],
+    ['src/status/view.ts', "import { LabWorld } from '../lab/world/lab-world.js';", /src\/status \(capability\) may not import src\/lab \(lab\)/],
+    // src/lab's own files are its pure parts; only its rig uses child processes and sockets
+    ['src/lab/view.ts', "import { NetlinkSocket } from '../host/netlink.js';", /src\/lab's own files are its pure parts and may not import src\/host \(adapter\): only src\/lab\/rig and src\/lab\/world touch/],
+    ['src/lab/plan.ts', "import { NetnsSet } from './rig/netns-set.js';", /src\/lab's own files are its pure parts and may not import src\/lab\/rig/],
+    ['src/lab/timeline.ts', "import { LabWorld } from './world/lab-world.js';", /may not import src\/lab\/world/],
+    ['src/lab/world/agents.ts', "import { spawn } from 'node:child_process';", /only src\/host and src\/lab\/rig may use child processes/],
   ];
   for (const [file, code, expected] of violations) {
     it(`rejects in ${file}: ${code}`, async () => {
@@ -83,6 +97,10 @@ describe('lint: import boundaries', () => {
     ['src/config/load.ts', "import type { Pool } from '../ipam/types.js';"],
     ['src/log/logger.ts', "import pino from 'pino';"],
     ['scripts/test.ts', "import { spawnSync } from 'node:child_process';\nconst a = process.argv;"],
+    ['src/cmd/lab.ts', "import { LabWorld } from '../lab/world/lab-world.js';\nimport { isAlive } from '../lab/rig/pids.js';"],
+    ['src/lab/rig/qemu.ts', "import { spawn } from 'node:child_process';\nimport net from 'node:net';\nimport { NetlinkSocket } from '../../host/netlink.js';"],
+    ['src/lab/world/cluster.ts', "import { KubeClient } from '../../kube/kube-client.js';\nimport type { ControllerConfig } from '../../config/command-line.js';\nimport { ip } from '../rig/netns-set.js';\nimport { plan } from '../plan.js';"],
+    ['src/lab/view.ts', "import { table } from '../status/text.js';\nimport type { Clock } from '../core/clock.js';\nimport { formatEntry } from './timeline.js';"],
   ];
   for (const [file, code] of allowed) {
     it(`allows in ${file}: ${code.split('\n')[0]}`, async () => {

@@ -17,14 +17,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
-import { ensureApiServerBinaries, kubeconfigYaml, startLocalApiServer, type LocalApiServer } from '../../src/host/local-apiserver.js';
+import { ensureApiServerBinaries, kubeconfigYaml, startLocalApiServer, type LocalApiServer } from '../../src/lab/rig/local-apiserver.js';
 import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
 import { installCrds } from '../../src/kube/manifests.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import { crdManifests, repoRoot } from '../support/cluster.js';
-import { cniAdd, cniDel, cniPluginDir, ensureMultus, multusConfig, type CniInvocation, type MultusConfig } from '../../src/host/cni.js';
-import { ip, requireRoot, run, sweepStale, NetnsSet } from '../../src/host/netns-set.js';
+import { cniAdd, cniDel, cniPluginDir, ensureMultus, multusConfig, type CniInvocation, type MultusConfig } from '../../src/lab/rig/cni.js';
+import { ip, requireRoot, run, sweepStale, NetnsSet } from '../../src/lab/rig/netns-set.js';
 
 const NS = 'multus-test';
 const POD_IP = '172.22.0.10';

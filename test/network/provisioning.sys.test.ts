@@ -19,7 +19,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import type { EventObject } from '../../src/kube/event-recorder.js';
-import { kubeconfigYaml } from '../../src/host/local-apiserver.js';
+import { kubeconfigYaml } from '../../src/lab/rig/local-apiserver.js';
 import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
@@ -27,12 +27,13 @@ import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { controllerConfig, repoRoot } from '../support/cluster.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { eventually } from '../support/ipam-fixture.js';
-import { IronicPods, type IronicPod } from '../../src/cmd/lab/ironic-pods.js';
-import { CniError, ensureMultus, cniPluginDir, multusConfig } from '../../src/host/cni.js';
-import { ip } from '../../src/host/netns-set.js';
-import { BootHttp } from '../../src/host/boot-http.js';
-import { QemuMachine, requirePxeTools } from '../../src/host/qemu.js';
-import { VIP, VipLab } from '../support/vip-lab.js';
+import { IronicPods, type IronicPod } from '../../src/lab/world/ironic-pods.js';
+import { CniError, ensureMultus, cniPluginDir, multusConfig } from '../../src/lab/rig/cni.js';
+import { ip } from '../../src/lab/rig/netns-set.js';
+import { BootHttp } from '../../src/lab/rig/boot-http.js';
+import { QemuMachine, requirePxeTools } from '../../src/lab/rig/qemu.js';
+import type { VipWorld } from '../../src/lab/world/vip-world.js';
+import { startVipLab, VIP } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
 /** The network is dual-stack: its IPv6 VIP is elected on its own Lease (ironet-vip6-provisioning). */
@@ -40,7 +41,7 @@ const VIP6 = 'fd00:22::2';
 
 describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and PXE (system)', function () {
   this.timeout(10 * 60_000);
-  let lab: VipLab;
+  let lab: VipWorld;
   let pods: IronicPods;
   let http: BootHttp;
   let controllerKube: KubeClient;
@@ -51,7 +52,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
   let taps = 0;
 
   const ns = (): string => lab.namespace;
-  const admin = (): KubeClient => lab.admin!;
+  const admin = (): KubeClient => lab.admin;
   const network = async (): Promise<ProvisioningNetworkObject> => admin().resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork).get({ namespace: ns(), name: 'provisioning' });
   /** The IPv4 addresses on net1 in a pod's namespace (none when Multus has not attached it yet). */
   const addressesIn = (netns: string): string[] => {
@@ -66,7 +67,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     requirePxeTools();
     cniPluginDir();
     const multusDir = await ensureMultus();
-    lab = await VipLab.start({
+    lab = await startVipLab({
       timings: TIMINGS,
       dhcp: { pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.150', end: '172.22.0.199', subnet: '172.22.0.0/24' }], prefix: 24 } },
       logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
@@ -81,7 +82,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
       subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns() }],
     } as KubeObject);
     const token = await requestServiceAccountToken(admin(), { namespace: ns(), name: 'controller' }, { expirationSeconds: 7200 });
-    controllerKube = connectWithToken(lab.apiserver!.server, token, lab.apiserver!.caPem);
+    controllerKube = connectWithToken(lab.apiserver.server, token, lab.apiserver.caPem);
     const config = { ...controllerConfig(ns(), 0), podName: 'controller-0' };
     controller = runController(config, { version: 'test', env: {}, signal: stopController.signal, kube: controllerKube, logger: silentLogger });
 
@@ -104,11 +105,11 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     await eventually(() => admin().resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns(), name: 'provisioning' }), 'the generated NAD', 30_000);
 
     const kubeconfig = path.join(tmpdir(), `irn-${process.pid}-multus.kubeconfig`);
-    await writeFile(kubeconfig, kubeconfigYaml(lab.apiserver!.server, lab.apiserver!.caPem, lab.apiserver!.adminToken), { mode: 0o600 });
-    pods = new IronicPods(lab.net, admin(), ns(), multusConfig({ kubeconfigPath: kubeconfig }));
+    await writeFile(kubeconfig, kubeconfigYaml(lab.apiserver.server, lab.apiserver.caPem, lab.apiserver.adminToken), { mode: 0o600 });
+    pods = new IronicPods(lab.net, admin(), ns(), multusConfig({ kubeconfigPath: kubeconfig }), systemClock);
     void multusDir;
     for (let i = 0; i < lab.nodes.length; i++) ironic.push(await pods.create(`ironic-${i}`, { index: i, netns: lab.nodes[i]! }, 'provisioning'));
-    for (let i = 0; i < lab.nodes.length; i++) lab.observe(i, ironic[i]!.netns);
+    for (let i = 0; i < lab.nodes.length; i++) lab.vip.observe(i, lab.net.path(ironic[i]!.netns));
     http = new BootHttp(ironic.map((p) => p.netns));
   });
 
@@ -124,7 +125,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
 
   it('a pod without Multus\' network-status is not plumbed: the agent waits, says why, and after its grace records a Warning Event', async () => {
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i, ['--attach-grace-seconds', '3'], 'networks');
-    const line = await lab.waitForLog(0, 'waiting to plumb the Ironic pod', 30_000);
+    const line = await lab.agents.waitForLog(0, 'waiting to plumb the Ironic pod', 30_000);
     expect(line).to.contain('network-status');
     expect(addressesIn(ironic[0]!.netns).length, 'no interface yet').to.equal(0);
     const events = await eventually(async () => {
@@ -162,13 +163,13 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     });
     expect(pn.status?.vipHolder?.pod).to.equal(ironic[first[0]!]!.name);
     expect(pn.status?.vipHolder?.node).to.equal(`node-${first[0]}`);
-    expect(lab.dualHolderMs()).to.equal(0);
+    expect(lab.vip.dualHolderMs()).to.equal(0);
     // the IPv6 VIP: one holder too, on its own Lease
     await eventually(async () => (holders6().length === 1 ? true : undefined), 'one IPv6 VIP holder', 30_000);
   });
 
   async function bootsThrough(mac: string, holderNs: string): Promise<string> {
-    const m = new QemuMachine({ bridgeNs: lab.client, bridge: 'provbr', tap: `tap${taps++}`, mac, firmware: 'bios' });
+    const m = new QemuMachine({ bridgeNs: lab.topology.provisioning, bridge: 'provbr', tap: `tap${taps++}`, mac, firmware: 'bios' });
     machines.push(m);
     const deadline = systemClock.monotonicMs() + 150_000;
     for (;;) {
@@ -191,16 +192,16 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     expect(lease1).to.match(/^172\.22\.0\.1[5-9]\d$/);
 
     const killedAt = systemClock.monotonicMs();
-    lab.signal(holder!, 'SIGKILL');
-    const next = await lab.nextHolder(killedAt, 15_000, holder);
+    lab.agents.signal(holder!, 'SIGKILL');
+    const next = await lab.vip.nextHolder(killedAt, 15_000, holder);
     expect(next, 'another pod took the VIP').to.not.equal(undefined);
-    expect(lab.dualHolderMs(), 'never two holders').to.equal(0);
+    expect(lab.vip.dualHolderMs(), 'never two holders').to.equal(0);
     await eventually(async () => (holders().length === 1 && holders()[0] !== holder ? true : undefined), 'the killed node\'s pod lost the VIP (kernel lifetime)', 10_000);
     await eventually(async () => (holders6().length === 1 && !holders6().includes(holder!) ? true : undefined), 'the IPv6 VIP on one live pod', 15_000);
     const lease2 = await bootsThrough('52:54:00:60:00:02', ironic[next!.node]!.netns);
     expect(lease2).to.not.equal(lease1);
     // the holder's live /metrics (VIP, DHCP, TFTP, API requests, process) passes Prometheus' own lint
-    const scrape = await lab.metrics(next!.node);
+    const scrape = await lab.agents.metrics(next!.node);
     expect(scrape).to.match(/^ironet_vip_owned\{vip="172\.22\.0\.2"\} 1$/m).and.match(/^ironet_dhcp_packets_total\{/m);
     const lint = await checkMetrics(scrape);
     expect(lint.output.trim(), 'promtool check metrics findings').to.equal('');
@@ -210,7 +211,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
       return got.status?.vipHolder?.pod === ironic[next!.node]!.name ? got : undefined;
     }, 'the status names the new holder', 15_000);
     expect(pn.status?.vipHolder?.node).to.equal(`node-${next!.node}`);
-    expect(lab.dualHolderMs()).to.equal(0);
+    expect(lab.vip.dualHolderMs()).to.equal(0);
     // the counts (written at most every 10 s): three plumbed pods, the two PXE clients' leases
     const counted = await eventually(async () => {
       const got = await network();

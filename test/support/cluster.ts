@@ -14,7 +14,7 @@ import {
   kubeconfigYaml,
   startLocalApiServer,
   type LocalApiServer,
-} from '../../src/host/local-apiserver.js';
+} from '../../src/lab/rig/local-apiserver.js';
 import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../../src/kube/manifests.js';
 import { RESOURCES } from '../../src/kube/resources.js';

@@ -6,7 +6,8 @@
  */
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
-import { VipLab } from '../support/vip-lab.js';
+import type { VipWorld } from '../../src/lab/world/vip-world.js';
+import { startVipLab } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
 const CRASH_BOUND_MS = TIMINGS.leaseDurationMs + 1000;
@@ -14,21 +15,21 @@ const GRACEFUL_BOUND_MS = 1000;
 
 describe('VIP failover (system)', function () {
   this.timeout(5 * 60_000);
-  let lab: VipLab;
+  let lab: VipWorld;
 
   before(async function () {
     this.timeout(120_000);
-    lab = await VipLab.start({ timings: TIMINGS, logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined });
+    lab = await startVipLab({ timings: TIMINGS, logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined });
     lab.startArpProbe();
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i);
-    const first = await lab.nextHolder(0, 20_000);
+    const first = await lab.vip.nextHolder(0, 20_000);
     expect(first, 'an agent took the VIP').to.not.equal(undefined);
   });
   after(async () => {
     await lab?.stop();
   });
   afterEach(() => {
-    expect(lab.dualHolderMs(), 'time with two holders, over the whole run').to.equal(0);
+    expect(lab.vip.dualHolderMs(), 'time with two holders, over the whole run').to.equal(0);
     const arp = lab.arpStats();
     expect(arp.answers, 'the client gets ARP answers for the VIP').to.be.greaterThan(0);
     expect(arp.conflicts, `ARP probes (of ${arp.probes}) answered by two nodes`).to.equal(0);
@@ -36,7 +37,7 @@ describe('VIP failover (system)', function () {
 
   async function holder(): Promise<number> {
     for (let tries = 0; tries < 200; tries++) {
-      const h = await lab.holdersNow();
+      const h = await lab.vip.holdersNow();
       expect(h.length, `holders now: ${h.join(',')}`).to.be.at.most(1);
       if (h.length === 1) return h[0]!;
       await systemClock.sleep(25);
@@ -45,7 +46,7 @@ describe('VIP failover (system)', function () {
   }
 
   async function restart(i: number): Promise<void> {
-    await lab.exited(i).catch(() => lab.signal(i, 'SIGKILL'));
+    await lab.agents.exited(i).catch(() => lab.agents.signal(i, 'SIGKILL'));
     lab.startAgent(i);
   }
 
@@ -54,76 +55,76 @@ describe('VIP failover (system)', function () {
     const h = await holder();
     const t0 = systemClock.monotonicMs();
     await fault(h);
-    const next = await lab.nextHolder(t0, boundMs + 2000, h);
+    const next = await lab.vip.nextHolder(t0, boundMs + 2000, h);
     expect(next, 'a new holder').to.not.equal(undefined);
     const ms = next!.atMs - t0;
     expect(ms, `failover from node ${h} to ${next!.node}`).to.be.at.most(boundMs);
-    expect(await lab.holdersNow()).to.deep.equal([next!.node]);
+    expect(await lab.vip.holdersNow()).to.deep.equal([next!.node]);
     return { from: h, to: next!.node, ms };
   }
 
   for (let round = 1; round <= 2; round++) {
     it(`SIGTERM (graceful) — round ${round}: another node within ${GRACEFUL_BOUND_MS} ms`, async () => {
-      const r = await trial((h) => lab.signal(h, 'SIGTERM'), GRACEFUL_BOUND_MS);
-      expect(await lab.exited(r.from)).to.equal(0);
+      const r = await trial((h) => lab.agents.signal(h, 'SIGTERM'), GRACEFUL_BOUND_MS);
+      expect(await lab.agents.exited(r.from)).to.equal(0);
       await restart(r.from);
     });
 
     it(`SIGKILL — round ${round}: the kernel lifetime removes the VIP, another node within ${CRASH_BOUND_MS} ms`, async () => {
-      const r = await trial((h) => lab.signal(h, 'SIGKILL'), CRASH_BOUND_MS);
+      const r = await trial((h) => lab.agents.signal(h, 'SIGKILL'), CRASH_BOUND_MS);
       await restart(r.from);
     });
 
     it(`SIGSTOP, then SIGCONT after the Lease expired — round ${round}: the resumed ex-holder never re-adds the VIP`, async () => {
-      const r = await trial((h) => lab.signal(h, 'SIGSTOP'), CRASH_BOUND_MS);
+      const r = await trial((h) => lab.agents.signal(h, 'SIGSTOP'), CRASH_BOUND_MS);
       const resumed = systemClock.monotonicMs();
-      lab.signal(r.from, 'SIGCONT');
+      lab.agents.signal(r.from, 'SIGCONT');
       await systemClock.sleep(TIMINGS.leaseDurationMs);
-      expect(lab.addsSince(resumed, r.from), 'adds by the resumed ex-holder').to.equal(0);
-      expect(await lab.holdersNow()).to.deep.equal([r.to]);
+      expect(lab.vip.addsSince(resumed, r.from), 'adds by the resumed ex-holder').to.equal(0);
+      expect(await lab.vip.holdersNow()).to.deep.equal([r.to]);
     });
 
     it(`API server cut off from the holder only — round ${round}: it drops the VIP, another node takes over`, async () => {
-      const r = await trial((h) => lab.cutApi(h), CRASH_BOUND_MS);
+      const r = await trial((h) => lab.faults.cutApi(h), CRASH_BOUND_MS);
       const cutOff = r.from;
       await systemClock.sleep(500);
-      lab.restoreApi(cutOff);
+      lab.faults.restoreApi(cutOff);
       await systemClock.sleep(TIMINGS.leaseDurationMs);
-      expect(await lab.holdersNow()).to.deep.equal([r.to]);
+      expect(await lab.vip.holdersNow()).to.deep.equal([r.to]);
     });
 
     it(`the holder's provisioning link goes down — round ${round}: it steps down, another node within ${GRACEFUL_BOUND_MS} ms`, async () => {
-      const r = await trial((h) => lab.link(h, 'down'), GRACEFUL_BOUND_MS);
-      lab.link(r.from, 'up');
+      const r = await trial((h) => lab.faults.link(h, 'down'), GRACEFUL_BOUND_MS);
+      lab.faults.link(r.from, 'up');
       await systemClock.sleep(500);
-      expect(await lab.holdersNow()).to.deep.equal([r.to]);
+      expect(await lab.vip.holdersNow()).to.deep.equal([r.to]);
     });
   }
 
   it('the API server unreachable for every agent: the holder drops the VIP after renewDeadline (nobody holds), and one holder returns', async () => {
     const h = await holder();
     const t0 = systemClock.monotonicMs();
-    for (let i = 0; i < lab.nodes.length; i++) lab.cutApi(i);
+    for (let i = 0; i < lab.nodes.length; i++) lab.faults.cutApi(i);
     try {
       const deadline = t0 + TIMINGS.renewDeadlineMs + 1500;
       let dropped = false;
       while (systemClock.monotonicMs() < deadline) {
-        if ((await lab.holdersNow()).length === 0) {
+        if ((await lab.vip.holdersNow()).length === 0) {
           dropped = true;
           break;
         }
         await systemClock.sleep(50);
       }
       expect(dropped, 'the VIP was dropped').to.equal(true);
-      expect(lab.events.filter((e) => e.kind === 'del' && e.node === h && e.atMs >= t0)[0]!.atMs - t0).to.be.at.most(TIMINGS.renewDeadlineMs + 300);
+      expect(lab.vip.events.filter((e) => e.kind === 'del' && e.node === h && e.atMs >= t0)[0]!.atMs - t0).to.be.at.most(TIMINGS.renewDeadlineMs + 300);
       await systemClock.sleep(TIMINGS.leaseDurationMs);
-      expect(await lab.holdersNow(), 'no holder while the API server is away').to.deep.equal([]);
+      expect(await lab.vip.holdersNow(), 'no holder while the API server is away').to.deep.equal([]);
     } finally {
-      for (let i = 0; i < lab.nodes.length; i++) lab.restoreApi(i);
+      for (let i = 0; i < lab.nodes.length; i++) lab.faults.restoreApi(i);
     }
-    const back = await lab.nextHolder(systemClock.monotonicMs(), 10_000);
+    const back = await lab.vip.nextHolder(systemClock.monotonicMs(), 10_000);
     expect(back).to.not.equal(undefined);
     await systemClock.sleep(500);
-    expect((await lab.holdersNow()).length).to.equal(1);
+    expect((await lab.vip.holdersNow()).length).to.equal(1);
   });
 });

@@ -4,9 +4,9 @@
  * ever two at once" is measured from the kernel, not guessed from logs. Used
  * by `ironet lab` and the VIP system tests.
  */
-import { formatIp } from '../core/ip.js';
-import { NetlinkSocket } from './netlink.js';
-import { encodeGetAddresses, RTMGRP } from './netlink-codec.js';
+import { formatIp } from '../../core/ip.js';
+import { NetlinkSocket } from '../../host/netlink.js';
+import { encodeGetAddresses, RTMGRP } from '../../host/netlink-codec.js';
 
 export interface AddressWatch {
   close(): void;

@@ -19,7 +19,10 @@ export interface NetnsProcessOptions {
   readonly stdio?: SpawnOptions['stdio'];
 }
 
-export function spawnInNetns(o: NetnsProcessOptions): ChildProcess {
+/** A process started by spawnInNetns (its pid is the program's own: ip and setpriv exec into it). */
+export type NetnsProcess = ChildProcess;
+
+export function spawnInNetns(o: NetnsProcessOptions): NetnsProcess {
   const bounding = o.capabilities ? ['--bounding-set', `-all${o.capabilities.map((c) => `,+${c}`).join('')}`] : [];
   const child = spawn('ip', ['netns', 'exec', o.netns, 'setpriv', '--pdeathsig', 'KILL', ...bounding, '--', ...o.argv], {
     cwd: o.cwd,

@@ -7,13 +7,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+import { CHECKOUT } from './checkout.js';
 
 export async function runSetup(): Promise<void> {
-  const script = path.join(repoRoot, 'scripts/setup.sh');
+  const script = path.join(CHECKOUT, 'scripts/setup.sh');
   if (!existsSync(script)) throw new Error(`${script} not found: ironet lab runs from an ironet checkout`);
-  const child = spawn('sh', [script], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn('sh', [script], { cwd: CHECKOUT, stdio: ['ignore', 'inherit', 'inherit'] });
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', resolve);

@@ -6,12 +6,13 @@
  * exactly as on a real node), and real Multus run from the node's namespace
  * to attach the NAD's interface, which writes network-status back to the Pod.
  */
+import type { Clock } from '../../core/clock.js';
 import type { KubeObject } from '../../core/object-meta.js';
-import { cniAdd, cniDel, type MultusConfig } from '../../host/cni.js';
-import type { NetnsSet } from '../../host/netns-set.js';
-import { PodSandboxes } from '../../host/pod-sandbox.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import { RESOURCES } from '../../kube/resources.js';
+import { cniAdd, cniDel, type MultusConfig } from '../rig/cni.js';
+import type { NetnsSet } from '../rig/netns-set.js';
+import { PodSandboxes } from '../rig/pod-sandbox.js';
 
 export interface IronicPod {
   readonly name: string;
@@ -24,14 +25,17 @@ export interface IronicPod {
 
 export class IronicPods {
   readonly pods: IronicPod[] = [];
-  private readonly sandboxes = new PodSandboxes();
+  private readonly sandboxes: PodSandboxes;
 
   constructor(
     private readonly net: NetnsSet,
     private readonly admin: KubeClient,
     private readonly namespace: string,
     private readonly multus: MultusConfig,
-  ) {}
+    private readonly clock: Clock,
+  ) {
+    this.sandboxes = new PodSandboxes(clock);
+  }
 
   /**
    * Creates pod `name` on node `node` (its Pod object, namespace and sandbox).
@@ -68,7 +72,7 @@ export class IronicPods {
   async setReady(pod: IronicPod, ready = true): Promise<void> {
     await this.admin.resource(RESOURCES.pod).mergePatchStatus(
       { namespace: this.namespace, name: pod.name },
-      { status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') }] } },
+      { status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date(this.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z') }] } },
     );
   }
 

@@ -10,7 +10,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { isAlive } from './pids.js';
+import type { Clock } from '../../core/clock.js';
+import { argvOf, isAlive } from './pids.js';
 
 /** A writable cgroup hierarchy to put sandbox processes in: cgroup v2 (unified, or hybrid's), else v1's pids controller. */
 export function cgroupRoot(): string {
@@ -31,7 +32,7 @@ export class PodSandboxes {
   private readonly dir: string;
   private readonly sandboxes: Sandbox[] = [];
 
-  constructor() {
+  constructor(private readonly clock: Clock) {
     this.dir = path.join(cgroupRoot(), `${PREFIX}${process.pid}`);
     mkdirSync(this.dir, { recursive: true });
   }
@@ -43,7 +44,7 @@ export class PodSandboxes {
     child.once('error', () => undefined); // execedPid below says the sandbox did not start
     const dir = path.join(this.dir, `pod${uid}`, 'sandbox');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, 'cgroup.procs'), String(await execedPid(child, 'sleep')));
+    writeFileSync(path.join(dir, 'cgroup.procs'), String(await execedPid(child, 'sleep', this.clock)));
     const sandbox = { uid, process: child };
     this.sandboxes.push(sandbox);
     return sandbox;
@@ -54,7 +55,7 @@ export class PodSandboxes {
     for (const s of this.sandboxes) {
       if (s.process.exitCode === null && s.process.signalCode === null && s.process.pid) s.process.kill('SIGKILL');
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await this.clock.sleep(100);
     for (const s of this.sandboxes.splice(0)) removeCgroup(path.join(this.dir, `pod${s.uid}`));
     removeCgroup(this.dir);
   }
@@ -102,20 +103,15 @@ function removeCgroup(dir: string): boolean {
   return true;
 }
 
-
 /** The PID of `command` itself once `ip netns exec` (and setpriv) exec'd into it. */
-async function execedPid(child: ChildProcess, command: string): Promise<number> {
+async function execedPid(child: ChildProcess, command: string, clock: Clock): Promise<number> {
   const pid = child.pid;
   if (!pid) throw new Error('the pod sandbox did not start');
   for (let i = 0; i < 100; i++) {
-    let cmd: string;
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      throw new Error('the pod sandbox exited at once');
-    }
-    if (cmd.startsWith(command)) return pid;
-    await new Promise((r) => setTimeout(r, 10));
+    const argv = argvOf(pid);
+    if (!argv) throw new Error('the pod sandbox exited at once');
+    if (argv[0]?.startsWith(command)) return pid;
+    await clock.sleep(10);
   }
   throw new Error(`the pod sandbox did not exec ${command}`);
 }

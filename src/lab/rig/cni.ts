@@ -12,9 +12,9 @@ import { accessSync, constants, existsSync, mkdirSync, mkdtempSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { CHECKOUT } from './checkout.js';
 
 const execFileAsync = promisify(execFile);
-const repoRoot = path.resolve(import.meta.dirname, '../..');
 
 const SETUP_HINT = 'install Go >= 1.26 (https://go.dev/dl) and run `sh scripts/setup.sh` (it runs tools/multus/build.sh)';
 
@@ -33,7 +33,7 @@ export function ensureMultus(): Promise<string> {
 }
 
 async function buildMultus(): Promise<string> {
-  const script = path.join(repoRoot, 'tools/multus/build.sh');
+  const script = path.join(CHECKOUT, 'tools/multus/build.sh');
   if (!existsSync(script)) throw new Error(`${script} not found: run from an ironet checkout`);
   let stdout: string;
   try {

@@ -18,8 +18,8 @@ import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Clock } from '../core/clock.js';
-import { NotSupportedError, TransientError } from '../core/errors.js';
+import type { Clock } from '../../core/clock.js';
+import { NotSupportedError, TransientError } from '../../core/errors.js';
 import { commandLineOf, isAlive } from './pids.js';
 
 const execFileAsync = promisify(execFile);
