@@ -45,7 +45,7 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
   });
   const knownHosts = o.config.knownHostsOnly ? new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger: o.logger }) : undefined;
   // warm the caches now, while following
-  void ledger.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease store not loaded yet'));
+  void ledger.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease ledger not loaded yet'));
   void knownHosts?.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
   // one run per term: a run stopped while it is still loading opens nothing, and never touches another term's run
   const dependent: DependentWork = {

@@ -15,7 +15,7 @@ import type { ControllerConfig } from '../config/controller.js';
 import type { LabConfig } from '../config/tools.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
-import { nextAdd } from '../lab/holders.js';
+import { nextAdd } from '../lab/vip-holds.js';
 import { LAB_VIP, type PxeHost } from '../lab/plan.js';
 import { isAlive } from '../lab/rig/pids.js';
 import { formatEntry, smokeResult, Timeline, type EntryKind, type PxeOutcome } from '../lab/timeline.js';

@@ -6,8 +6,8 @@
  * fields and metric labels. ./ledger.ts applies the plans through the
  * DhcpBlockApi port; nothing here does I/O, reads a clock or keeps state.
  *
- * Who holds what comes from PoolHolders (incremental), read through
- * {@link HolderLookup}: no plan scans or re-parses the pool per commit.
+ * Who holds what comes from PoolOccupancy (incremental), read through
+ * {@link OccupancyLookup}: no plan scans or re-parses the pool per commit.
  */
 import { formatIp, ipEquals, ipKey, type IpAddress } from '../core/ip.js';
 import type { Mac } from '../core/mac.js';
@@ -18,12 +18,12 @@ import { leaseKey } from './allocator.js';
 import { blockKey, blocksToRelease, reservationWanted, runs, type BlockPolicy, type DhcpLeaseBlockObject } from './blocks.js';
 import type { RecordedLease } from './lease-census.js';
 import { LEASE_ANNOTATIONS, leaseAnnotations, leaseFromRecord } from './objects.js';
-import type { BlockInfo, PoolHolders } from './pool-holders.js';
+import type { BlockInfo, PoolOccupancy } from './pool-occupancy.js';
 import type { CommitRequest } from './ports.js';
 import type { Lease } from './types.js';
 
-/** What the plans read of who holds which address (a PoolHolders, read only). */
-export type HolderLookup = Pick<PoolHolders, 'placeOf' | 'heldByOtherThan' | 'allHeld'>;
+/** What the plans read of who holds which address (a PoolOccupancy, read only). */
+export type OccupancyLookup = Pick<PoolOccupancy, 'placeOf' | 'heldByOtherThan' | 'allHeld'>;
 
 export type Unbind = CommitRequest['unbind'][number];
 
@@ -70,12 +70,12 @@ export interface CommitPlan {
 }
 
 /**
- * Where each binding and unbinding of a batch goes, against the holders as
+ * Where each binding and unbinding of a batch goes, against the occupancy as
  * they stand: bindings into their blocks (an address already leased to the
  * same MAC needs no write), static reservations into the pool, removals from
  * wherever they are. Two bindings of one address in a batch: the first wins.
  */
-export function planCommit(request: CommitRequest, spec: PoolSpec, holders: HolderLookup): CommitPlan {
+export function planCommit(request: CommitRequest, spec: PoolSpec, occupancy: OccupancyLookup): CommitPlan {
   const refused = new Map<Mac, RefusalReason>();
   const refuse = (mac: Mac, reason: RefusalReason): void => {
     if (!refused.has(mac)) refused.set(mac, reason);
@@ -100,7 +100,7 @@ export function planCommit(request: CommitRequest, spec: PoolSpec, holders: Hold
   };
   const poolBind: Lease[] = [];
   for (const lease of binds) {
-    const place = holders.placeOf(lease.ip);
+    const place = occupancy.placeOf(lease.ip);
     if (place.kind === 'block' && (place.leasedTo === undefined || place.leasedTo === lease.mac)) {
       if (place.leasedTo === undefined) opsOf(place.id).set(formatIp(lease.ip), { mac: lease.mac, op: 'bind' });
     } else if (place.kind === 'poolLease' && place.mac === lease.mac) poolBind.push(lease);
@@ -118,7 +118,7 @@ export function planCommit(request: CommitRequest, spec: PoolSpec, holders: Hold
     for (const u of request.unbind) {
       if (bindsAt.has(`${u.mac}@${ipKey(u.ip)}`)) continue;
       removals.push(u);
-      const place = holders.placeOf(u.ip);
+      const place = occupancy.placeOf(u.ip);
       if (place.kind === 'block' && place.leasedTo === u.mac) opsOf(place.id).set(formatIp(u.ip), { mac: u.mac, op: 'unbind' });
       else if (place.kind === 'poolLease' && place.mac === u.mac) poolUnbind.push(u);
     }
@@ -182,13 +182,13 @@ export function planPoolLeaseWrite(
   bind: readonly Lease[],
   unbind: readonly Unbind[],
   indexes: Readonly<Record<string, string>>,
-  holders: HolderLookup,
+  occupancy: OccupancyLookup,
 ): { readonly patch: Record<string, string | null>; readonly refused: Refusals } {
   const patch: Record<string, string | null> = {};
   const refused = new Map<Mac, RefusalReason>();
   for (const lease of bind) {
     const key = leaseKey(lease.mac);
-    if (holders.heldByOtherThan(lease.ip, key)) {
+    if (occupancy.heldByOtherThan(lease.ip, key)) {
       refused.set(lease.mac, 'addressTaken');
       continue;
     }
@@ -257,7 +257,7 @@ export function planReservation(o: {
   readonly must: readonly IpAddress[];
   readonly extra: number;
   readonly spec: PoolSpec;
-  readonly holders: HolderLookup;
+  readonly occupancy: OccupancyLookup;
   readonly blockSize: number;
   readonly random: () => number;
 }): ReservationPlan {
@@ -272,7 +272,7 @@ export function planReservation(o: {
       ? 'repeated'
       : specHeld.has(k)
         ? 'keptBySpec'
-        : o.holders.placeOf(ip).kind !== 'unreserved'
+        : o.occupancy.placeOf(ip).kind !== 'unreserved'
           ? 'notFree'
           : !spec.entries.some((e) => inEntry(e, ip))
             ? 'outsidePool'
@@ -285,7 +285,7 @@ export function planReservation(o: {
     want.push(ip);
   }
   if (o.extra > 0) {
-    const used: IpAddress[] = [...o.holders.allHeld(), ...spec.preAllocations.values(), ...spec.reservations.values(), ...want];
+    const used: IpAddress[] = [...o.occupancy.allHeld(), ...spec.preAllocations.values(), ...spec.reservations.values(), ...want];
     const picker = new AddressPicker({ ...spec, strategy: 'sequential' }, used, o.random);
     for (let i = 0; i < o.extra; i++) {
       const next = picker.next();
@@ -305,10 +305,10 @@ export function planReservation(o: {
 export function planReservationWrite(
   groups: readonly { readonly id: string; readonly ips: readonly IpAddress[] }[],
   spec: PoolSpec,
-  holders: HolderLookup,
+  occupancy: OccupancyLookup,
 ): { readonly patch: Record<string, string>; readonly dropped: readonly { readonly id: string; readonly reason: 'addressTakenMeanwhile' }[] } {
   const specHeld = keptBySpec(spec);
-  const usable = (ip: IpAddress): boolean => holders.placeOf(ip).kind === 'unreserved' && !specHeld.has(ipKey(ip)) && spec.entries.some((e) => inEntry(e, ip));
+  const usable = (ip: IpAddress): boolean => occupancy.placeOf(ip).kind === 'unreserved' && !specHeld.has(ipKey(ip)) && spec.entries.some((e) => inEntry(e, ip));
   const patch: Record<string, string> = {};
   const dropped: { id: string; reason: 'addressTakenMeanwhile' }[] = [];
   for (const g of groups) {

@@ -1,7 +1,7 @@
 /**
  * The DHCP lease ledger (ADR 0009, 0011): where the server's leases are
  * durable, over the DhcpBlockApi port. It keeps who holds which address
- * (PoolHolders, fed by the port's events), asks ./ledger-plan.ts what to do
+ * (PoolOccupancy, fed by the port's events), asks ./ledger-plan.ts what to do
  * and applies the plans: the queues, timers and retries live here, the
  * decisions there.
  *
@@ -61,7 +61,7 @@ import {
   type Unbind,
 } from './ledger-plan.js';
 import { leaseAddress, leaseBlock, leaseClaim } from './objects.js';
-import { PoolHolders } from './pool-holders.js';
+import { PoolOccupancy } from './pool-occupancy.js';
 import type { CommitRequest, CommitResult, DhcpBlockApi, LeaseLedger, LoadedLeases, ObjectEvent, PoolView } from './ports.js';
 import type { Lease } from './types.js';
 
@@ -89,7 +89,7 @@ type Work = { readonly kind: 'write'; readonly lease: Lease } | { readonly kind:
 export class DhcpLeaseLedger implements LeaseLedger {
   private readonly stop = new AbortController();
   private readonly listeners: ((pool: PoolView) => void)[] = [];
-  private readonly holders = new PoolHolders();
+  private readonly occupancy = new PoolOccupancy();
   /** What PoolView hands out: the same two views every time (the allocator keeps its cursor while the object is the same). */
   private readonly committedView: ReadonlyMap<string, Mac>;
   private readonly reservedFreeView: ReadonlyMap<string, IpAddress>;
@@ -136,8 +136,8 @@ export class DhcpLeaseLedger implements LeaseLedger {
     this.policy = { ...BLOCK_DEFAULTS, ...o.blocks };
     this.newLeases = new RecentRate(() => o.clock.monotonicMs());
     this.offers = new RecentRate(() => o.clock.monotonicMs());
-    this.committedView = new ReadOnlyMapView(this.holders.committed);
-    this.reservedFreeView = new ReadOnlyMapView(this.holders.reservedFree);
+    this.committedView = new ReadOnlyMapView(this.occupancy.committed);
+    this.reservedFreeView = new ReadOnlyMapView(this.occupancy.reservedFree);
     api.subscribe({ pool: (e) => this.poolEvent(e), address: (e) => this.addressEvent(e), block: (e) => this.blockEvent(e) });
   }
 
@@ -153,7 +153,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
     let leases: readonly Lease[] = [];
     if (this.api.pool.cached()) {
       const plan = planLoad({
-        records: [...this.holders.poolLeases(), ...this.holders.blockLeases()],
+        records: [...this.occupancy.poolLeases(), ...this.occupancy.blockLeases()],
         claims: this.api.claims.list(),
         addresses: this.api.addresses.list(),
         nowMs: this.o.clock.wallMs(),
@@ -214,11 +214,11 @@ export class DhcpLeaseLedger implements LeaseLedger {
   private async commitOnce(request: CommitRequest): Promise<CommitResult> {
     const spec = this.spec();
     if (!spec) throw new Error(`IPPool ${this.poolRef} cannot be used: ${this.view().problem ?? 'unknown'}`);
-    let plan = planCommit(request, spec, this.holders);
+    let plan = planCommit(request, spec, this.occupancy);
     if (plan.reserveFirst.length > 0) {
       // addresses nobody reserved yet are reserved now (with the look-ahead), then placed like the others
       await this.reserve(plan.reserveFirst);
-      plan = planCommit(request, spec, this.holders);
+      plan = planCommit(request, spec, this.occupancy);
     }
     const writes: Promise<ReadonlyMap<Mac, RefusalReason>>[] = [...plan.blocks].map(([id, ops]) => this.writeBlock(id, ops));
     if (plan.pool.bind.length > 0 || plan.pool.unbind.length > 0) writes.push(this.writePoolLeases(plan.pool.bind, plan.pool.unbind));
@@ -237,7 +237,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
     for (const u of plan.removals) this.enqueue({ kind: 'remove', mac: u.mac, ip: u.ip });
     for (const [mac, reason] of refused) this.log.debug({ mac, reason }, 'binding refused');
     this.newLeases.add(added);
-    this.o.onReservedFree?.(this.holders.reservedFree.size);
+    this.o.onReservedFree?.(this.occupancy.reservedFree.size);
     this.maybeReserveAhead();
     return { refused: new Set(refused.keys()) };
   }
@@ -261,7 +261,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
     let refused: ReadonlyMap<Mac, RefusalReason> = new Map();
     await this.writePool('leases not written', (pool) => {
       // decided again against each version of the pool
-      const plan = planPoolLeaseWrite(bind, unbind, pool.status?.indexes ?? {}, this.holders);
+      const plan = planPoolLeaseWrite(bind, unbind, pool.status?.indexes ?? {}, this.occupancy);
       refused = plan.refused;
       return plan.patch;
     });
@@ -290,7 +290,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
   // — lease blocks: reservation ahead of need, and giving back —
 
   private lookahead(): number {
-    return lookaheadWanted(this.policy, this.holders.reservedFree.size, { newLeasesPerSecond: this.newLeases.perSecond(), offersPerSecond: this.offers.perSecond() });
+    return lookaheadWanted(this.policy, this.occupancy.reservedFree.size, { newLeasesPerSecond: this.newLeases.perSecond(), offersPerSecond: this.offers.perSecond() });
   }
 
   /** Tops the reserved free addresses up in the background, when the look-ahead asks for it. */
@@ -329,7 +329,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
   private async reserveNow(must: readonly IpAddress[], extra: number): Promise<void> {
     const spec = this.spec();
     if (!spec) return;
-    const plan = planReservation({ must, extra, spec, holders: this.holders, blockSize: this.policy.blockSize, random: this.o.random });
+    const plan = planReservation({ must, extra, spec, occupancy: this.occupancy, blockSize: this.policy.blockSize, random: this.o.random });
     if (plan.runs.length === 0) return;
     const pool = this.api.pool.cached();
     if (!pool) return;
@@ -345,12 +345,12 @@ export class DhcpLeaseLedger implements LeaseLedger {
       await this.writePool('addresses not reserved', () => {
         const now = this.spec();
         if (!now) throw new Error(`IPPool ${this.poolRef} cannot be used: ${this.view().problem ?? 'unknown'}`);
-        return planReservationWrite(ready, now, this.holders).patch;
+        return planReservationWrite(ready, now, this.occupancy).patch;
       });
       const kind = must.length > 0 ? 'inline' : 'ahead';
       this.o.onReservation?.(kind);
-      this.o.onReservedFree?.(this.holders.reservedFree.size);
-      this.log.debug({ addresses: plan.runs.reduce((n, r) => n + r.length, 0), kind, blocks: ready.length, ms: this.o.clock.monotonicMs() - t0, free: this.holders.reservedFree.size }, 'reserved addresses for DHCP leases');
+      this.o.onReservedFree?.(this.occupancy.reservedFree.size);
+      this.log.debug({ addresses: plan.runs.reduce((n, r) => n + r.length, 0), kind, blocks: ready.length, ms: this.o.clock.monotonicMs() - t0, free: this.occupancy.reservedFree.size }, 'reserved addresses for DHCP leases');
     } finally {
       for (const g of groups) this.creating.delete(g.id);
     }
@@ -370,12 +370,12 @@ export class DhcpLeaseLedger implements LeaseLedger {
   async tidy(): Promise<void> {
     if (!this.serving) return;
     const plan = planTidy({
-      blocks: this.holders.blockInfos(),
+      blocks: this.occupancy.blockInfos(),
       creating: this.creating,
       orphanSince: this.orphanSince,
       nowMs: this.o.clock.monotonicMs(),
       policy: this.policy,
-      reservedFree: this.holders.reservedFree.size,
+      reservedFree: this.occupancy.reservedFree.size,
     });
     this.orphanSince = plan.orphanSince;
     for (const { id, reason } of plan.release) {
@@ -385,7 +385,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
         this.log.warn({ err: describeError(err), block: id, reason }, 'could not give a lease block back; retrying later');
       }
     }
-    this.o.onReservedFree?.(this.holders.reservedFree.size);
+    this.o.onReservedFree?.(this.occupancy.reservedFree.size);
     this.maybeReserveAhead();
   }
 
@@ -409,8 +409,8 @@ export class DhcpLeaseLedger implements LeaseLedger {
           break;
         }
         case 'removeEntries':
-          await this.writePool(`lease block ${id} not given back`, () => Object.fromEntries(this.holders.reservationKeys(id).map((k) => [k, null])));
-          s = { ...s, phase: 'entriesRemoved', entriesLeft: this.holders.reservationKeys(id).length };
+          await this.writePool(`lease block ${id} not given back`, () => Object.fromEntries(this.occupancy.reservationKeys(id).map((k) => [k, null])));
+          s = { ...s, phase: 'entriesRemoved', entriesLeft: this.occupancy.reservationKeys(id).length };
           break;
         case 'deleteObject':
           // gone or changed meanwhile: either way not ours to delete again
@@ -450,30 +450,30 @@ export class DhcpLeaseLedger implements LeaseLedger {
     const { spec, problem } = this.parsed();
     const live = { committed: this.committedView, reservedFree: this.reservedFreeView };
     if (!spec) return { spec: undefined, problem, ipamUsed: [], ...live };
-    return { spec, problem, ipamUsed: this.holders.ipamUsed(), ...live };
+    return { spec, problem, ipamUsed: this.occupancy.ipamUsed(), ...live };
   }
 
-  /** Keeps the holders current with every pool version (synchronously: a commit right after sees it). */
+  /** Keeps the occupancy current with every pool version (synchronously: a commit right after sees it). */
   private poolEvent(e: ObjectEvent<IpPoolObject>): void {
-    this.holders.syncIndexes(e.type === 'deleted' ? undefined : e.object.status?.indexes);
+    this.occupancy.syncIndexes(e.type === 'deleted' ? undefined : e.object.status?.indexes);
     this.poolChanged();
   }
 
   private addressEvent(e: ObjectEvent<IpAddressObject>): void {
     const a = e.object;
     const name = a.metadata.name ?? '';
-    if (e.type === 'deleted' || a.spec?.pool?.name !== this.api.poolName) this.holders.deleteAddress(name);
-    else this.holders.upsertAddress(name, a.spec?.address, a.spec?.claim?.name);
+    if (e.type === 'deleted' || a.spec?.pool?.name !== this.api.poolName) this.occupancy.deleteAddress(name);
+    else this.occupancy.upsertAddress(name, a.spec?.address, a.spec?.claim?.name);
     this.poolChanged();
   }
 
   private blockEvent(e: ObjectEvent<DhcpLeaseBlockObject>): void {
     const id = blockIdOfName(this.api.poolName, e.object.metadata.name ?? '');
     if (!id) return;
-    if (e.type === 'deleted') this.holders.deleteBlock(id);
+    if (e.type === 'deleted') this.occupancy.deleteBlock(id);
     else {
       const spec = e.object.spec;
-      this.holders.upsertBlock(id, { releasing: spec?.releasing === true, leases: spec?.leases ?? {}, resourceVersion: e.object.metadata.resourceVersion }, this.o.clock.monotonicMs());
+      this.occupancy.upsertBlock(id, { releasing: spec?.releasing === true, leases: spec?.leases ?? {}, resourceVersion: e.object.metadata.resourceVersion }, this.o.clock.monotonicMs());
     }
     this.poolChanged();
   }
@@ -482,7 +482,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
   private poolChanged(): void {
     if (this.listeners.length === 0) return;
     const pool = this.api.pool.cached();
-    const fingerprint = `${pool?.metadata.uid ?? ''}|${pool?.metadata.generation ?? ''}|${this.holders.ipamGeneration}`;
+    const fingerprint = `${pool?.metadata.uid ?? ''}|${pool?.metadata.generation ?? ''}|${this.occupancy.ipamGeneration}`;
     if (fingerprint === this.lastFingerprint) return;
     this.lastFingerprint = fingerprint;
     const v = this.view();

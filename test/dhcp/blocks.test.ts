@@ -15,7 +15,7 @@ import {
   type BlockState,
 } from '../../src/dhcp/blocks.js';
 import { leaseKey } from '../../src/dhcp/allocator.js';
-import { PoolHolders } from '../../src/dhcp/pool-holders.js';
+import { PoolOccupancy } from '../../src/dhcp/pool-occupancy.js';
 import { indexEntryAddresses } from '../../src/ipam/objects.js';
 import { ip, macOf } from './fakes.js';
 
@@ -87,15 +87,15 @@ describe('dhcp/blocks (lease blocks, ADR 0011)', () => {
   });
 });
 
-describe('dhcp/pool-holders PoolHolders with lease blocks', () => {
+describe('dhcp/pool-holders PoolOccupancy with lease blocks', () => {
   const ID = 'aaaaaaaa';
   const ID2 = 'bbbbbbbb';
   /** The pool entry reserving `first`..`last` (or one address) to block `id`. */
   const reserve = (id: string, first: string, last?: string): Record<string, string> => ({ [blockKey(id, last ? Number(ip(last).value - ip(first).value) + 1 : 1)]: first });
-  const free = (h: PoolHolders): string[] => [...h.reservedFree.values()].map(formatIp);
+  const free = (h: PoolOccupancy): string[] => [...h.reservedFree.values()].map(formatIp);
 
   it('a reserved address is free for DHCP once its block object exists; a lease in the object commits it', () => {
-    const h = new PoolHolders();
+    const h = new PoolOccupancy();
     h.syncIndexes(reserve(ID, '172.22.1.1', '172.22.1.2'));
     expect(free(h), 'no object yet: not usable').to.deep.equal([]);
     expect(h.ipamUsed().map(formatIp).sort(), 'held until its block exists').to.deep.equal(['172.22.1.1', '172.22.1.2']);
@@ -114,7 +114,7 @@ describe('dhcp/pool-holders PoolHolders with lease blocks', () => {
   });
 
   it('a releasing or deleted block takes its addresses out of use, for DHCP and IPAM alike', () => {
-    const h = new PoolHolders();
+    const h = new PoolOccupancy();
     h.syncIndexes(reserve(ID, '172.22.1.1'));
     h.upsertBlock(ID, { releasing: false, leases: {} }, 0);
     const g = h.ipamGeneration;
@@ -131,7 +131,7 @@ describe('dhcp/pool-holders PoolHolders with lease blocks', () => {
   });
 
   it('blockInfos() and reservationKeys() describe what tidy needs: orphans both ways, leases, touches', () => {
-    const h = new PoolHolders();
+    const h = new PoolOccupancy();
     h.syncIndexes({ ...reserve(ID, '172.22.1.1', '172.22.1.2'), ...reserve(ID2, '172.22.1.3') });
     h.upsertBlock(ID, { releasing: false, leases: { '172.22.1.2': B }, resourceVersion: '7' }, 42);
     h.upsertBlock('cccccccc', { releasing: false, leases: {} }, 43);
@@ -145,7 +145,7 @@ describe('dhcp/pool-holders PoolHolders with lease blocks', () => {
   });
 
   it('a static lease entry, IPAM’s entry, an IPAddress, two keys: each is a place of its own', () => {
-    const h = new PoolHolders();
+    const h = new PoolOccupancy();
     h.syncIndexes({ [leaseKey(A)]: '172.22.1.1', 'host-0': '172.22.1.2', ...reserve(ID, '172.22.1.3'), 'host-1': '172.22.1.3' });
     h.upsertBlock(ID, { releasing: false, leases: {} }, 0);
     h.upsertAddress('x', '172.22.1.4', 'host-4');
@@ -184,7 +184,7 @@ describe('dhcp/pool-holders PoolHolders with lease blocks', () => {
     );
 
     /** A place without who holds it (with two holders, which one is named depends on order). */
-    const placeShape = (h: PoolHolders, text: string): object => {
+    const placeShape = (h: PoolOccupancy, text: string): object => {
       const p = h.placeOf(ip(text));
       return p.kind === 'taken' ? { kind: 'taken' } : p;
     };
@@ -192,7 +192,7 @@ describe('dhcp/pool-holders PoolHolders with lease blocks', () => {
     it('after any sequence, the incremental state equals a rebuild, and reservedFree is exactly the addresses one active block reserves and nobody leases', () => {
       fc.assert(
         fc.property(fc.array(opArb, { maxLength: 40 }), (ops) => {
-          const h = new PoolHolders();
+          const h = new PoolOccupancy();
           let indexes: Record<string, string> = {};
           const blocks = new Map<string, { releasing: boolean; leases: Record<string, string> }>();
           const addresses = new Map<string, string | undefined>();
@@ -218,7 +218,7 @@ describe('dhcp/pool-holders PoolHolders with lease blocks', () => {
             const where = `after ${JSON.stringify(op)}; indexes ${JSON.stringify(indexes)}; blocks ${JSON.stringify([...blocks])}`;
             if ([...new Set(h.ipamUsed().map(formatIp))].sort().join() !== usedBefore) expect(h.ipamGeneration, `ipamGeneration ${where}`).to.not.equal(generation);
 
-            const rebuilt = new PoolHolders();
+            const rebuilt = new PoolOccupancy();
             rebuilt.syncIndexes({ ...indexes });
             for (const [id, b] of blocks) rebuilt.upsertBlock(id, b, 0);
             for (const [name, a] of addresses) rebuilt.upsertAddress(name, a, 'host-9');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatIp } from '../../src/core/ip.js';
 import { addressByMac, leaseCensus, leaseOfPoolEntry, leasesOfBlock, leasesPerPool, poolOfBlock } from '../../src/dhcp/lease-census.js';
-import { PoolHolders } from '../../src/dhcp/pool-holders.js';
+import { PoolOccupancy } from '../../src/dhcp/pool-occupancy.js';
 import { labLines, leasesByMac, type LabFacts } from '../../src/lab/view.js';
 import { statusLines, type StatusSnapshot } from '../../src/status/view.js';
 import { EXPECTED, MIXED } from './census-fixture.js';
@@ -59,8 +59,8 @@ describe('dhcp/lease-census: the one reader of the leases in the API server', ()
       expect(labLines(facts, 200, 40).join('\n')).to.contain(`dhcp ${leasesPerPool(census).get('metal3/dhcp')}/90 leased`);
     });
 
-    it('the DHCP server’s pool holders commit the same address → MAC for its pool', () => {
-      const h = new PoolHolders();
+    it('the DHCP server’s pool occupancy commits the same address → MAC for its pool', () => {
+      const h = new PoolOccupancy();
       const pool = MIXED.pools[0]!;
       h.syncIndexes(pool.status?.indexes);
       for (const b of MIXED.blocks) {

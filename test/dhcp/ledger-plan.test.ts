@@ -26,8 +26,8 @@ import {
   type CommitPlan,
   type ReleaseState,
 } from '../../src/dhcp/ledger-plan.js';
-import type { BlockInfo } from '../../src/dhcp/pool-holders.js';
-import { PoolHolders } from '../../src/dhcp/pool-holders.js';
+import type { BlockInfo } from '../../src/dhcp/pool-occupancy.js';
+import { PoolOccupancy } from '../../src/dhcp/pool-occupancy.js';
 import type { Lease } from '../../src/dhcp/types.js';
 import type { IpAddressObject, IpClaimObject } from '../../src/ipam/objects.js';
 import { ip, macOf, poolSpec } from './fakes.js';
@@ -45,9 +45,9 @@ function lease(mac: Mac, at: string, o: { hostname?: string; storedExpiresAtMs?:
   return { mac, ip: ip(at), expiresAtMs, storedExpiresAtMs: expiresAtMs, hostname: o.hostname };
 }
 
-/** Holders with block BLK reserving .10–.13 (leases as given), and whatever else the pool's entries say. */
-function holders(o: { indexes?: Record<string, string>; blockLeases?: Record<string, string>; releasing?: boolean; addresses?: Record<string, [string, string]> } = {}): PoolHolders {
-  const h = new PoolHolders();
+/** The occupancy of a pool with block BLK reserving .10–.13 (leases as given), and whatever else the pool's entries say. */
+function occupancy(o: { indexes?: Record<string, string>; blockLeases?: Record<string, string>; releasing?: boolean; addresses?: Record<string, [string, string]> } = {}): PoolOccupancy {
+  const h = new PoolOccupancy();
   h.syncIndexes({ [blockKey(BLK, 4)]: '172.22.0.10', ...o.indexes });
   h.upsertBlock(BLK, { releasing: o.releasing ?? false, leases: o.blockLeases ?? {} }, 0);
   for (const [name, [address, claim]] of Object.entries(o.addresses ?? {})) h.upsertAddress(name, address, claim);
@@ -62,7 +62,7 @@ const block = (spec: NonNullable<DhcpLeaseBlockObject['spec']>, resourceVersion 
 describe('dhcp/ledger-plan', () => {
   describe('planCommit', () => {
     it('a binding on a free address of a block is one op of that block; none goes to the pool', () => {
-      const plan = planCommit({ bind: [lease(A, '172.22.0.10'), lease(B, '172.22.0.11')], unbind: [] }, SPEC, holders());
+      const plan = planCommit({ bind: [lease(A, '172.22.0.10'), lease(B, '172.22.0.11')], unbind: [] }, SPEC, occupancy());
       expect(opsOf(plan)).to.deep.equal({ '172.22.0.10': `bind ${A}`, '172.22.0.11': `bind ${B}` });
       expect(plan.pool).to.deep.equal({ bind: [], unbind: [] });
       expect([...plan.refused]).to.deep.equal([]);
@@ -70,40 +70,40 @@ describe('dhcp/ledger-plan', () => {
     });
 
     it('two bindings of one address in a batch: the first wins, the other is refused as duplicateInBatch and never placed', () => {
-      const plan = planCommit({ bind: [lease(A, '172.22.0.10'), lease(B, '172.22.0.10')], unbind: [] }, SPEC, holders());
+      const plan = planCommit({ bind: [lease(A, '172.22.0.10'), lease(B, '172.22.0.10')], unbind: [] }, SPEC, occupancy());
       expect([...plan.refused]).to.deep.equal([[B, 'duplicateInBatch']]);
       expect(plan.binds.map((l) => l.mac)).to.deep.equal([A]);
       expect(opsOf(plan)).to.deep.equal({ '172.22.0.10': `bind ${A}` });
     });
 
     it('two bindings of one unreserved address: it is reserved once, for the first', () => {
-      const plan = planCommit({ bind: [lease(A, '172.22.0.15'), lease(B, '172.22.0.15')], unbind: [] }, SPEC, holders());
+      const plan = planCommit({ bind: [lease(A, '172.22.0.15'), lease(B, '172.22.0.15')], unbind: [] }, SPEC, occupancy());
       expect(texts(plan.reserveFirst)).to.deep.equal(['172.22.0.15']);
       expect([...plan.refused]).to.deep.equal([[B, 'duplicateInBatch'], [A, 'notReserved']]);
     });
 
     it('a renewal of a lease its block already holds needs no write', () => {
-      const plan = planCommit({ bind: [lease(A, '172.22.0.10')], unbind: [] }, SPEC, holders({ blockLeases: { '172.22.0.10': A } }));
+      const plan = planCommit({ bind: [lease(A, '172.22.0.10')], unbind: [] }, SPEC, occupancy({ blockLeases: { '172.22.0.10': A } }));
       expect(plan.blocks.size).to.equal(0);
       expect([...plan.refused]).to.deep.equal([]);
       expect(plan.binds).to.have.length(1);
     });
 
     it('refuses an address its block leases to another MAC (leasedToOther), and one IPAM holds (addressTaken)', () => {
-      const plan = planCommit({ bind: [lease(A, '172.22.0.10'), lease(B, '172.22.0.14')], unbind: [] }, SPEC, holders({ blockLeases: { '172.22.0.10': Z }, indexes: { 'claim-x': '172.22.0.14' } }));
+      const plan = planCommit({ bind: [lease(A, '172.22.0.10'), lease(B, '172.22.0.14')], unbind: [] }, SPEC, occupancy({ blockLeases: { '172.22.0.10': Z }, indexes: { 'claim-x': '172.22.0.14' } }));
       expect(Object.fromEntries(plan.refused)).to.deep.equal({ [A]: 'leasedToOther', [B]: 'addressTaken' });
       expect(plan.blocks.size).to.equal(0);
     });
 
     it('a pool entry dhcp-<mac> of the same MAC is renewed in the pool; of another MAC it is refused', () => {
-      const h = holders({ indexes: { [leaseKey(A)]: '172.22.0.15', [leaseKey(Z)]: '172.22.0.16' } });
+      const h = occupancy({ indexes: { [leaseKey(A)]: '172.22.0.15', [leaseKey(Z)]: '172.22.0.16' } });
       const plan = planCommit({ bind: [lease(A, '172.22.0.15'), lease(B, '172.22.0.16')], unbind: [] }, SPEC, h);
       expect(plan.pool.bind.map((l) => l.mac)).to.deep.equal([A]);
       expect(Object.fromEntries(plan.refused)).to.deep.equal({ [B]: 'leasedToOther' });
     });
 
     it('a static reservation goes to the pool, never to a block; an unreserved address is reserved first (refused until it is)', () => {
-      const plan = planCommit({ bind: [lease(C, '172.22.0.19'), lease(A, '172.22.0.15')], unbind: [] }, SPEC, holders());
+      const plan = planCommit({ bind: [lease(C, '172.22.0.19'), lease(A, '172.22.0.15')], unbind: [] }, SPEC, occupancy());
       expect(plan.pool.bind.map((l) => l.mac)).to.deep.equal([C]);
       expect(texts(plan.reserveFirst)).to.deep.equal(['172.22.0.15']);
       expect(Object.fromEntries(plan.refused)).to.deep.equal({ [A]: 'notReserved' });
@@ -112,12 +112,12 @@ describe('dhcp/ledger-plan', () => {
     });
 
     it('a releasing block takes its addresses out of use: refused as addressTaken', () => {
-      const plan = planCommit({ bind: [lease(A, '172.22.0.10')], unbind: [] }, SPEC, holders({ releasing: true }));
+      const plan = planCommit({ bind: [lease(A, '172.22.0.10')], unbind: [] }, SPEC, occupancy({ releasing: true }));
       expect(Object.fromEntries(plan.refused)).to.deep.equal({ [A]: 'addressTaken' });
     });
 
     it('unbinds go wherever the lease is (its block, a pool entry); each one’s objects are removed', () => {
-      const h = holders({ blockLeases: { '172.22.0.11': A }, indexes: { [leaseKey(B)]: '172.22.0.15' } });
+      const h = occupancy({ blockLeases: { '172.22.0.11': A }, indexes: { [leaseKey(B)]: '172.22.0.15' } });
       const plan = planCommit({ bind: [], unbind: [{ mac: A, ip: ip('172.22.0.11') }, { mac: B, ip: ip('172.22.0.15') }] }, SPEC, h);
       expect(opsOf(plan)).to.deep.equal({ '172.22.0.11': `unbind ${A}` });
       expect(plan.pool.unbind.map((u) => u.mac)).to.deep.equal([B]);
@@ -125,20 +125,20 @@ describe('dhcp/ledger-plan', () => {
     });
 
     it('an unbind of an address someone else holds writes nothing there, but its lease objects still go', () => {
-      const plan = planCommit({ bind: [], unbind: [{ mac: A, ip: ip('172.22.0.11') }] }, SPEC, holders({ blockLeases: { '172.22.0.11': Z } }));
+      const plan = planCommit({ bind: [], unbind: [{ mac: A, ip: ip('172.22.0.11') }] }, SPEC, occupancy({ blockLeases: { '172.22.0.11': Z } }));
       expect(plan.blocks.size).to.equal(0);
       expect(plan.removals.map((u) => u.mac)).to.deep.equal([A]);
     });
 
     it('a client bound again in the same batch to the address it gives up keeps it: neither unbind nor removal', () => {
-      const h = holders({ blockLeases: { '172.22.0.11': A } });
+      const h = occupancy({ blockLeases: { '172.22.0.11': A } });
       const plan = planCommit({ bind: [lease(A, '172.22.0.11')], unbind: [{ mac: A, ip: ip('172.22.0.11') }] }, SPEC, h);
       expect(plan.blocks.size).to.equal(0);
       expect(plan.removals).to.deep.equal([]);
     });
 
     it('an unbind in the same batch as a refused binding of that address is still done', () => {
-      const h = holders({ blockLeases: { '172.22.0.11': A } });
+      const h = occupancy({ blockLeases: { '172.22.0.11': A } });
       const plan = planCommit({ bind: [lease(A, '172.22.0.11'), lease(B, '172.22.0.11')], unbind: [{ mac: B, ip: ip('172.22.0.11') }] }, SPEC, h);
       expect(Object.fromEntries(plan.refused)).to.deep.equal({ [B]: 'duplicateInBatch' });
       expect(plan.removals.map((u) => u.mac)).to.deep.equal([B]);
@@ -174,23 +174,23 @@ describe('dhcp/ledger-plan', () => {
 
   describe('planPoolLeaseWrite (decided against each version of the pool)', () => {
     it('writes a dhcp-<mac> entry unless it is there; refuses an address anyone else holds', () => {
-      const h = holders({ indexes: { 'claim-x': '172.22.0.15' } });
+      const h = occupancy({ indexes: { 'claim-x': '172.22.0.15' } });
       const plan = planPoolLeaseWrite([lease(C, '172.22.0.19'), lease(A, '172.22.0.15')], [], { 'claim-x': '172.22.0.15' }, h);
       expect(plan).to.deep.equal({ patch: { [leaseKey(C)]: '172.22.0.19' }, refused: new Map([[A, 'addressTaken']]) });
-      expect(planPoolLeaseWrite([lease(C, '172.22.0.19')], [], { [leaseKey(C)]: '172.22.0.19' }, holders()).patch, 'already there').to.deep.equal({});
+      expect(planPoolLeaseWrite([lease(C, '172.22.0.19')], [], { [leaseKey(C)]: '172.22.0.19' }, occupancy()).patch, 'already there').to.deep.equal({});
     });
 
     it('an IPAddress of another claim holds the address too', () => {
-      const h = holders({ addresses: { 'prov-172-22-0-19': ['172.22.0.19', 'host-9'] } });
+      const h = occupancy({ addresses: { 'prov-172-22-0-19': ['172.22.0.19', 'host-9'] } });
       expect(Object.fromEntries(planPoolLeaseWrite([lease(C, '172.22.0.19')], [], {}, h).refused)).to.deep.equal({ [C]: 'addressTaken' });
     });
 
     it('removes an entry only while it names the address given up, and not when the same batch writes that key', () => {
       const idx = { [leaseKey(A)]: '172.22.0.15', [leaseKey(B)]: '172.22.0.17' };
-      const h = holders({ indexes: idx });
+      const h = occupancy({ indexes: idx });
       const plan = planPoolLeaseWrite([], [{ mac: A, ip: ip('172.22.0.15') }, { mac: B, ip: ip('172.22.0.16') }], idx, h);
       expect(plan.patch).to.deep.equal({ [leaseKey(A)]: null });
-      const moved = planPoolLeaseWrite([lease(A, '172.22.0.16')], [{ mac: A, ip: ip('172.22.0.15') }], idx, holders({ indexes: { [leaseKey(B)]: '172.22.0.17' } }));
+      const moved = planPoolLeaseWrite([lease(A, '172.22.0.16')], [{ mac: A, ip: ip('172.22.0.15') }], idx, occupancy({ indexes: { [leaseKey(B)]: '172.22.0.17' } }));
       expect(moved.patch, 'moved within the pool: one write of the key').to.deep.equal({ [leaseKey(A)]: '172.22.0.16' });
     });
   });
@@ -217,8 +217,8 @@ describe('dhcp/ledger-plan', () => {
     });
 
     it('planReservation: the addresses a commit needs (where still nobody’s), each skip with its reason', () => {
-      const h = holders({ indexes: { 'claim-x': '172.22.0.15' } });
-      const plan = planReservation({ must: [ip('172.22.0.16'), ip('172.22.0.16'), ip('172.22.0.18'), ip('172.22.0.10'), ip('172.22.0.15'), ip('172.22.1.1')], extra: 0, spec: SPEC, holders: h, blockSize: 64, random: () => 0 });
+      const h = occupancy({ indexes: { 'claim-x': '172.22.0.15' } });
+      const plan = planReservation({ must: [ip('172.22.0.16'), ip('172.22.0.16'), ip('172.22.0.18'), ip('172.22.0.10'), ip('172.22.0.15'), ip('172.22.1.1')], extra: 0, spec: SPEC, occupancy: h, blockSize: 64, random: () => 0 });
       expect(plan.runs.map(texts)).to.deep.equal([['172.22.0.16']]);
       expect(plan.skipped.map((s) => `${formatIp(s.ip)} ${s.reason}`)).to.deep.equal([
         '172.22.0.16 repeated',
@@ -230,13 +230,13 @@ describe('dhcp/ledger-plan', () => {
     });
 
     it('planReservation: extra addresses are the lowest free ones, in runs of consecutive addresses of at most blockSize', () => {
-      const h = holders({ indexes: { 'claim-x': '172.22.0.15' } });
-      const plan = planReservation({ must: [ip('172.22.0.17')], extra: 2, spec: SPEC, holders: h, blockSize: 2, random: () => 0 });
+      const h = occupancy({ indexes: { 'claim-x': '172.22.0.15' } });
+      const plan = planReservation({ must: [ip('172.22.0.17')], extra: 2, spec: SPEC, occupancy: h, blockSize: 2, random: () => 0 });
       expect(plan.runs.map(texts)).to.deep.equal([['172.22.0.14'], ['172.22.0.16', '172.22.0.17']]);
     });
 
     it('planReservationWrite: a block with an address someone took meanwhile (or the spec now keeps) is left out', () => {
-      const h = holders({ indexes: { 'claim-late': '172.22.0.15' } });
+      const h = occupancy({ indexes: { 'claim-late': '172.22.0.15' } });
       const plan = planReservationWrite(
         [
           { id: 'bbbbbbbb', ips: [ip('172.22.0.14'), ip('172.22.0.15')] },

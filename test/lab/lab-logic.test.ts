@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseCommandLine } from '../../src/config/command-line.js';
 import { ConfigError } from '../../src/core/errors.js';
 import { loadManifests } from '../../src/kube/manifests.js';
-import { holdersAfter, holdOverlapMs, nextAdd, type HoldEvent } from '../../src/lab/holders.js';
+import { holdersAfter, holdOverlapMs, nextAdd, type HoldEvent } from '../../src/lab/vip-holds.js';
 import { addedHost, pxeHostsOf } from '../../src/lab/plan.js';
 import { eventText, formatEntry, smokeResult, Timeline, type SmokeFacts } from '../../src/lab/timeline.js';
 import { labLines, leasesByMac, type LabFacts } from '../../src/lab/view.js';

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../../core/clock.js';
 import { hasAddress, watchAddress, type AddressWatch } from '../rig/address-watch.js';
-import { holdersAfter, holdOverlapMs, nextAdd, type HoldEvent } from '../holders.js';
+import { holdersAfter, holdOverlapMs, nextAdd, type HoldEvent } from '../vip-holds.js';
 
 export class VipWatch {
   readonly events: HoldEvent[] = [];

@@ -1,12 +1,12 @@
 /**
- * Who holds which address of the DHCP pool, kept up to date incrementally
- * (pure, no I/O). The lease ledger (ledger.ts) feeds it every version of the pool's
- * status.indexes, every IPAddress event and every DHCPLeaseBlock; a version
+ * The DHCP pool's occupancy: who holds which address, kept up to date
+ * incrementally (pure, no I/O). The lease ledger (ledger.ts) feeds it every
+ * version of the pool's status.indexes, every IPAddress event and every DHCPLeaseBlock; a version
  * costs one pass of string comparisons, and only entries that changed are
  * parsed. With thousands of leases and writes every few tens of milliseconds
  * during a burst, a full re-parse per event was most of the agent's CPU.
  *
- * Holders:
+ * Who holds an address:
  * - `dhcp-blk-<id>-<count>: <first>` entries: addresses reserved to lease block `id`
  *   (ADR 0011); a lease on one is in the block's object (`committed`), a free
  *   one is in `reservedFree`. A block whose object is missing or releasing
@@ -64,7 +64,7 @@ export interface BlockInfo {
   readonly resourceVersion: string | undefined;
 }
 
-export class PoolHolders {
+export class PoolOccupancy {
   private indexes: Readonly<Record<string, string>> = {};
   private readonly entries = new Map<string, Entry>();
   /** ipKey → index keys holding it (more than one only in a damaged pool). */

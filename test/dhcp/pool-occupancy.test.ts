@@ -4,7 +4,7 @@ import { formatIp, ipKey, tryParseIp, type IpAddress } from '../../src/core/ip.j
 import type { Mac } from '../../src/core/mac.js';
 import { leaseKey } from '../../src/dhcp/allocator.js';
 import { macOfKey } from '../../src/dhcp/objects.js';
-import { PoolHolders } from '../../src/dhcp/pool-holders.js';
+import { PoolOccupancy } from '../../src/dhcp/pool-occupancy.js';
 import { ip, macOf } from './fakes.js';
 
 const A = macOf(0xa);
@@ -12,8 +12,8 @@ const B = macOf(0xb);
 const KA = leaseKey(A);
 const KB = leaseKey(B);
 
-/** What a PoolHolders says about the pool, in one comparable shape. */
-function view(h: PoolHolders): { committed: [string, Mac][]; ipamUsed: string[] } {
+/** What a PoolOccupancy says about the pool, in one comparable shape. */
+function view(h: PoolOccupancy): { committed: [string, Mac][]; ipamUsed: string[] } {
   return {
     committed: [...h.committed].map(([k, m]): [string, Mac] => [formatIp(ipOfKey(k)), m]).sort(([x], [y]) => x.localeCompare(y)),
     ipamUsed: h.ipamUsed().map(formatIp).sort(),
@@ -27,30 +27,30 @@ const ipOfKey = (k: string): IpAddress => {
   return found;
 };
 
-describe('dhcp/pool-holders PoolHolders', () => {
+describe('dhcp/pool-occupancy PoolOccupancy', () => {
   describe('status.indexes', () => {
     it('a dhcp-<mac> entry is a DHCP lease: committed (address → MAC), not IPAM’s', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.syncIndexes({ [KA]: '172.22.0.10' });
       expect(view(h)).to.deep.equal({ committed: [['172.22.0.10', A]], ipamUsed: [] });
       expect(h.holderOf(ip('172.22.0.10'))).to.equal(KA);
     });
 
     it('any other entry, and a dhcp-* key that names no MAC, is IPAM’s', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.syncIndexes({ 'host-0': '172.22.0.10', 'dhcp-not-a-mac': '172.22.0.11', 'dhcp-52540000000A': '172.22.0.12', 'reserved-vip': '172.22.0.13' });
       expect(view(h)).to.deep.equal({ committed: [], ipamUsed: ['172.22.0.10', '172.22.0.11', '172.22.0.12', '172.22.0.13'] });
     });
 
     it('an entry whose value is not an address holds nothing', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.syncIndexes({ 'host-0': 'not an address', [KA]: '' });
       expect(view(h)).to.deep.equal({ committed: [], ipamUsed: [] });
       expect(h.ipamGeneration).to.equal(0);
     });
 
     it('applies each version incrementally: a changed value moves the holder, a removed key frees its address, a new key takes one', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       const committed = h.committed;
       h.syncIndexes({ [KA]: '172.22.0.10', [KB]: '172.22.0.11', 'host-0': '172.22.0.12' });
       h.syncIndexes({ [KA]: '172.22.0.13', 'host-0': '172.22.0.12', 'host-1': '172.22.0.11' });
@@ -61,7 +61,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
     });
 
     it('the same object again costs nothing; undefined (the pool is gone) frees everything', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       const indexes = { [KA]: '172.22.0.10', 'host-0': '172.22.0.11' };
       h.syncIndexes(indexes);
       const generation = h.ipamGeneration;
@@ -76,7 +76,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
 
   describe('IPAddress objects', () => {
     it('an address for another claim is IPAM’s until deleted', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.upsertAddress('prov-172-22-0-10', '172.22.0.10', 'host-0');
       expect(view(h).ipamUsed).to.deep.equal(['172.22.0.10']);
       expect(h.holderOf(ip('172.22.0.10'))).to.equal('host-0');
@@ -86,7 +86,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
     });
 
     it('a DHCP lease’s own address (claim dhcp-*) is not a holder, nor is one without a valid address', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.upsertAddress('lease', '172.22.0.10', KA);
       h.upsertAddress('odd-lease', '172.22.0.11', 'dhcp-not-a-mac');
       h.upsertAddress('empty', undefined, 'host-0');
@@ -96,7 +96,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
     });
 
     it('an update that makes it a lease address, or takes its address away, frees it', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.upsertAddress('a', '172.22.0.10', 'host-0');
       h.upsertAddress('b', '172.22.0.11', 'host-1');
       h.upsertAddress('a', '172.22.0.10', KA);
@@ -105,7 +105,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
     });
 
     it('an update to another address moves it', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.upsertAddress('a', '172.22.0.10', 'host-0');
       h.upsertAddress('a', '172.22.0.11', 'host-0');
       expect(view(h).ipamUsed).to.deep.equal(['172.22.0.11']);
@@ -114,7 +114,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
 
   describe('heldByOtherThan(ip, key)', () => {
     it('the index decides when it has the address: held by another key, or only by `key`', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.syncIndexes({ [KA]: '172.22.0.10', 'host-0': '172.22.0.11' });
       expect(h.heldByOtherThan(ip('172.22.0.10'), KA)).to.equal(false);
       expect(h.heldByOtherThan(ip('172.22.0.10'), KB)).to.equal(true);
@@ -125,7 +125,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
     });
 
     it('an IPAddress no entry explains holds its address for its claim (IPAM between its object and its status write)', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.upsertAddress('prov-172-22-0-12', '172.22.0.12', 'host-2');
       expect(h.heldByOtherThan(ip('172.22.0.12'), KA)).to.equal(true);
       expect(h.heldByOtherThan(ip('172.22.0.12'), 'host-2')).to.equal(false);
@@ -135,7 +135,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
 
   describe('ipamGeneration', () => {
     it('moves when what IPAM holds changes, and only then', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       const moved = (f: () => void): boolean => {
         const before = h.ipamGeneration;
         f();
@@ -160,7 +160,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
 
   describe('a damaged pool (two keys on one address)', () => {
     it('two leases on one address: committed to one of them while either is there; held by another for both', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.syncIndexes({ [KA]: '172.22.0.10', [KB]: '172.22.0.10' });
       expect([A, B]).to.include(h.committed.get(ipKey(ip('172.22.0.10'))));
       expect([KA, KB].map((k) => h.heldByOtherThan(ip('172.22.0.10'), k))).to.deep.equal([true, true]);
@@ -177,7 +177,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
     });
 
     it('a lease and a claim on one address: each stays when the other goes', () => {
-      const h = new PoolHolders();
+      const h = new PoolOccupancy();
       h.syncIndexes({ [KA]: '172.22.0.10', 'host-0': '172.22.0.10' });
       expect(view(h)).to.deep.equal({ committed: [['172.22.0.10', A]], ipamUsed: ['172.22.0.10'] });
       expect(h.heldByOtherThan(ip('172.22.0.10'), KA)).to.equal(true);
@@ -226,7 +226,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
     it('after any sequence of index versions and IPAddress events, the incremental state equals a rebuild from the final objects; ipamGeneration moves exactly when what IPAM holds changes', () => {
       fc.assert(
         fc.property(fc.array(opArb, { maxLength: 40 }), (ops) => {
-          const h = new PoolHolders();
+          const h = new PoolOccupancy();
           let indexes: Record<string, string> = {};
           const addresses = new Map<string, { address: string | undefined; claim: string | undefined }>();
           for (const op of ops) {
@@ -260,7 +260,7 @@ describe('dhcp/pool-holders PoolHolders', () => {
             const changed = ipamFingerprint(indexes, addresses) !== before;
             expect(h.ipamGeneration !== generation, `ipamGeneration moved after ${JSON.stringify(op)}`).to.equal(changed);
 
-            const rebuilt = new PoolHolders();
+            const rebuilt = new PoolOccupancy();
             rebuilt.syncIndexes({ ...indexes });
             for (const [name, a] of addresses) rebuilt.upsertAddress(name, a.address, a.claim);
             const where = `after ${JSON.stringify(op)}; indexes ${JSON.stringify(indexes)}`;
