@@ -9,36 +9,20 @@
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { emitKeypressEvents } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { ControllerConfig } from '../config/controller.js';
 import type { LabConfig } from '../config/tools.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
-import { nextAdd } from '../lab/vip-holds.js';
-import { LAB_VIP, type PxeHost } from '../lab/plan.js';
+import { LAB_VIP } from '../lab/plan.js';
 import { isAlive } from '../lab/rig/pids.js';
-import { formatEntry, smokeResult, Timeline, type EntryKind, type PxeOutcome } from '../lab/timeline.js';
-import { labLines } from '../lab/view.js';
-import { LabFailed, LabInterrupted, LabWorld, type RunController } from '../lab/world/lab-world.js';
+import { formatEntry, smokeResult, Timeline, type EntryKind } from '../lab/timeline.js';
+import { runInteractive, type LabIo } from '../lab/world/interactive.js';
+import { LabInterrupted, LabWorld, type RunController } from '../lab/world/lab-world.js';
+import { runSmoke, type SmokeOutcome } from '../lab/world/smoke.js';
 import { runController } from './controller.js';
 import type { RunContext } from './runtime.js';
 import { cacheDir, upstreamCrdDir } from './runtime.js';
-
-export interface LabIo {
-  readonly out: (text: string) => void;
-  readonly isTty: boolean;
-  /** The terminal's size now (it is read again for every frame: a resized terminal gets a frame that fits). */
-  readonly size: () => { columns: number | undefined; rows: number | undefined };
-  readonly stdin: NodeJS.ReadStream;
-}
-
-/** How long one PXE client may take from power-on to boot.ipxe (QEMU without KVM is slow). */
-const BOOT_TIMEOUT_MS = 240_000;
-/** The VIP must move within this after its holder's agent is killed (lease 2 s + retry). */
-const FAILOVER_TIMEOUT_MS = 20_000;
-/** The interactive lab restarts a killed agent after this, as its DaemonSet would. */
-const RESTART_AFTER_MS = 5_000;
 
 /** The lab's controller: every namespace, metrics on a free loopback port. */
 const CONTROLLER_CONFIG: ControllerConfig = {
@@ -133,167 +117,6 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
     io.out(`${JSON.stringify(result)}\n`);
   }
   return code;
-}
-
-type SmokeOutcome = Omit<Parameters<typeof smokeResult>[0], 'leftovers' | 'error'>;
-
-/** Two clients boot; the VIP holder's agent is SIGKILLed; a third client boots through the new holder. */
-async function runSmoke(world: LabWorld, setupMs: number, print: (kind: EntryKind, text: string) => void): Promise<SmokeOutcome> {
-  const [a, b, c] = world.hosts;
-  if (!a || !b || !c) throw new Error('examples/lab/hosts.yaml must list at least three PXE hosts');
-  world.boot(a);
-  world.boot(b);
-  await bootsDone(world, [a, b]);
-  const killed = world.killHolderAgent();
-  if (!killed) throw new Error('nobody held the VIP to be killed');
-  const next = await world.until('other pod taking the VIP', () => Promise.resolve(nextAdd(world.vip.events, killed.atMs, killed.node)), FAILOVER_TIMEOUT_MS);
-  const failoverMs = next.atMs - killed.atMs;
-  print('vip', `failover: ${world.ironic[next.node]?.name ?? '?'} took the VIP ${failoverMs.toFixed(0)} ms after the SIGKILL`);
-  world.boot(c);
-  await bootsDone(world, [c]);
-  return {
-    setupMs,
-    clients: world.clients.map((x): PxeOutcome => ({
-      host: x.host.name,
-      mac: x.host.mac,
-      seconds: x.bootAtMs === undefined ? undefined : (x.bootAtMs - x.startedAtMs) / 1000,
-      address: x.address,
-      servedBy: x.servedBy,
-    })),
-    killedHolder: world.ironic[killed.node]?.name,
-    newHolder: world.ironic[next.node]?.name,
-    failoverMs,
-    dualHolderMs: world.dualHolderMs(),
-    afterFailover: c.name,
-  };
-}
-
-async function bootsDone(world: LabWorld, hosts: PxeHost[]): Promise<void> {
-  await world.until(
-    `boot.ipxe request from ${hosts.map((h) => h.name).join(' and ')}`,
-    async () => {
-      await world.refresh();
-      const mine = world.clients.filter((c) => hosts.some((h) => h.mac === c.host.mac));
-      const dead = mine.find((c) => c.bootAtMs === undefined && !c.machine.running);
-      if (dead) throw new LabFailed(`QEMU of ${dead.host.name} exited before boot.ipxe; its console:\n${dead.machine.tail()}`);
-      return mine.every((c) => c.bootAtMs !== undefined) ? true : undefined;
-    },
-    BOOT_TIMEOUT_MS,
-  );
-}
-
-/** The live lab: redraws (or logs) until q, Ctrl-C or a signal. */
-async function runInteractive(
-  world: LabWorld,
-  config: LabConfig,
-  io: LabIo,
-  clock: Clock,
-  startMs: number,
-  timeline: Timeline,
-  signal: AbortSignal,
-  /** What a Ctrl-C key does in raw mode: the same as SIGINT. */
-  onCtrlC: () => void,
-  width: () => number,
-  setScreen: (on: boolean) => void,
-): Promise<number> {
-  for (const h of world.hosts.slice(0, config.clients)) world.boot(h);
-  const live = io.isTty && !config.plain;
-  // a killed agent's restart, as its DaemonSet would; cancelled when the lab ends first
-  const restarts = new AbortController();
-  const restartLater = async (node: number): Promise<void> => {
-    try {
-      await clock.sleep(RESTART_AFTER_MS, restarts.signal);
-    } catch {
-      return;
-    }
-    world.startAgent(node);
-    world.say('action', `restarted the agent on node-${node} (as its DaemonSet would)`);
-  };
-  const act = (key: string): void => {
-    try {
-      press(key);
-    } catch (err) {
-      world.say('problem', `${key}: ${describeError(err)}`);
-    }
-  };
-  const press = (key: string): void => {
-    if (key === 'k') {
-      const killed = world.killHolderAgent();
-      if (!killed) return world.say('problem', 'nobody holds the VIP right now: nothing to kill');
-      void restartLater(killed.node);
-    } else if (key === 'p') {
-      world.setApiServer(world.apiServerState === 'paused' ? 'running' : 'paused');
-    } else if (key === 'h') {
-      world.addHost().catch((err: unknown) => world.say('problem', `could not add a host: ${describeError(err)}`));
-    }
-  };
-
-  const quit = new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    signal.addEventListener('abort', () => resolve(), { once: true });
-    if (io.stdin.isTTY) {
-      emitKeypressEvents(io.stdin);
-      io.stdin.setRawMode(true);
-      io.stdin.on('keypress', (_s: string, k: { name?: string; ctrl?: boolean } | undefined) => {
-        if (k?.ctrl && k.name === 'c') onCtrlC();
-        else if (k?.name === 'q') resolve();
-        else if (k?.name) act(k.name);
-      });
-    } else {
-      // without a terminal: one key per line on stdin (k, p, h, q)
-      io.stdin.setEncoding('utf8');
-      io.stdin.on('data', (d: string) => {
-        for (const line of d.split('\n').map((l) => l.trim()).filter(Boolean)) {
-          if (line === 'q') resolve();
-          else act(line[0]!);
-        }
-      });
-      // stdin closed (its writer is gone): nobody can press q any more
-      io.stdin.on('end', () => resolve());
-    }
-  });
-
-  if (live) {
-    io.out('\x1b[?1049h\x1b[?25l'); // the alternate screen (the terminal's history stays as it was), no cursor
-    setScreen(true);
-  } else {
-    io.out(`keys: k kill the VIP holder's agent, p pause/resume the API server, h add a host, q quit${io.stdin.isTTY ? '' : ' (one per line on stdin)'}\n`);
-  }
-  let done = false;
-  void quit.then(() => (done = true));
-  try {
-    while (!done) {
-      await world.refresh();
-      if (live) {
-        const lines = labLines(
-          {
-            nowMs: clock.monotonicMs() - startMs,
-            cidr: '172.22.0.0/24',
-            vip: LAB_VIP,
-            nodes: world.nodeFacts(),
-            apiServer: world.apiServerState,
-            status: world.snapshot,
-            statusAtMs: world.snapshotAtMs === undefined ? undefined : world.snapshotAtMs - startMs,
-            clients: world.clientFacts(startMs),
-            recent: timeline.entries,
-            interactive: true,
-          },
-          width(),
-          io.size().rows ?? 24,
-        );
-        io.out(`\x1b[H${lines.map((l) => `${l}\x1b[K`).join('\n')}\x1b[J`);
-      }
-      // without the screen every entry was printed as it was added
-      await Promise.race([clock.sleep(500), quit]);
-    }
-  } finally {
-    restarts.abort();
-    if (io.stdin.isTTY) io.stdin.setRawMode(false);
-    io.stdin.pause();
-    if (live) io.out('\x1b[?25h\x1b[?1049l');
-    setScreen(false);
-  }
-  return 0;
 }
 
 /** This run's folder under ~/.cache/ironet/lab; folders of runs that are gone are removed. */
