@@ -14,11 +14,7 @@ import { CHECKOUT } from '../lab/rig/checkout.js';
 import { ensureApiServerBinaries, startLocalApiServer } from '../lab/rig/local-apiserver.js';
 import { connectWithToken } from '../kube/kube-client.js';
 import { createMissing, installCrds, loadManifests } from '../kube/manifests.js';
-import { RESOURCES } from '../kube/resources.js';
-import type { KubeObject } from '../core/object-meta.js';
-import type { ProvisioningNetworkObject } from '../network/network.js';
-import type { KubeClient } from '../kube/kube-client.js';
-import type { CapiIpAddressClaimObject, IpClaimObject } from '../ipam/objects.js';
+import { waitForSampleClaims, waitForSampleNetwork, waitForSampleNetworkData } from '../lab/world/dev-samples.js';
 import { createLogger } from '../log/logger.js';
 import { runController } from './controller.js';
 import { cacheDir, shutdownSignal, upstreamCrdDir, type RunContext } from './runtime.js';
@@ -68,7 +64,7 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
       const netdataSample = path.join(CHECKOUT, 'examples/dev/netdata.yaml');
       await createMissing(kube, await loadManifests(sample), signal);
       await createMissing(kube, await loadManifests(netdataSample), signal);
-      const rows = [...(await waitForSampleClaims(kube, signal)), ...(await waitForSampleNetwork(kube, signal)), ...(await waitForSampleNetworkData(kube, signal))];
+      const rows = [...(await waitForSampleClaims(kube, systemClock, signal)), ...(await waitForSampleNetwork(kube, systemClock, signal)), ...(await waitForSampleNetworkData(kube, systemClock, signal))];
       console.log(
         [
           '',
@@ -120,51 +116,4 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
     await apiserver.stop();
     process.removeListener('exit', killOnExit);
   }
-}
-
-/** Waits for the sample ProvisioningNetwork's NAD and Ready condition; one row saying both. */
-async function waitForSampleNetwork(kube: KubeClient, signal: AbortSignal): Promise<[string, string, string][]> {
-  const networks = kube.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);
-  for (let i = 0; i < 100; i++) {
-    const pn = await networks.tryGet({ namespace: 'metal3', name: 'provisioning' }, signal);
-    const ready = pn?.status?.conditions?.find((c) => c.type === 'Ready');
-    if (pn?.status?.networkAttachmentDefinition && ready) {
-      return [['ProvisioningNetwork', 'provisioning', `NAD ${pn.status.networkAttachmentDefinition}; Ready ${ready.status} (${ready.reason})`]];
-    }
-    await systemClock.sleep(100, signal);
-  }
-  throw new Error('the sample ProvisioningNetwork got no NAD within 10 s');
-}
-
-/** Waits for the sample host's network-data Secret; one row with its address. */
-async function waitForSampleNetworkData(kube: KubeClient, signal: AbortSignal): Promise<[string, string, string][]> {
-  const secrets = kube.resource<KubeObject & { data?: Record<string, string> }>(RESOURCES.secret);
-  for (let i = 0; i < 100; i++) {
-    const s = await secrets.tryGet({ namespace: 'metal3', name: 'dhcpless-0-preprov-networkdata' }, signal);
-    const nd = s?.data?.networkData ? (JSON.parse(Buffer.from(s.data.networkData, 'base64').toString('utf8')) as { networks?: { ip_address?: string; netmask?: string }[] }) : undefined;
-    const net = nd?.networks?.[0];
-    if (net?.ip_address) return [['NetworkDataTemplate', 'ipa-static', `host dhcpless-0: Secret ${s?.metadata.name ?? ''} (${net.ip_address}, netmask ${net.netmask ?? ''})`]];
-    await systemClock.sleep(100, signal);
-  }
-  throw new Error('the sample host got no network-data Secret within 10 s');
-}
-
-/** Polls the sample's claims until each has an address or an error; returns [kind, name, result] rows. */
-async function waitForSampleClaims(kube: KubeClient, signal: AbortSignal): Promise<[string, string, string][]> {
-  const claims = kube.resource<IpClaimObject>(RESOURCES.ipClaim);
-  const capi = kube.resource<CapiIpAddressClaimObject>(RESOURCES.capiIpAddressClaim);
-  for (let i = 0; i < 100; i++) {
-    const [a, b] = await Promise.all([claims.list('metal3', {}, signal), capi.list('metal3', {}, signal)]);
-    const rows: [string, string, string][] = [
-      ...a.items.map((c): [string, string, string] => ['IPClaim', c.metadata.name ?? '', c.status?.errorMessage ?? c.status?.address?.name ?? '']),
-      ...b.items.map((c): [string, string, string] => [
-        'IPAddressClaim',
-        c.metadata.name ?? '',
-        c.status?.addressRef?.name ?? c.status?.conditions?.find((x) => x.type === 'Ready')?.message ?? '',
-      ]),
-    ];
-    if (rows.every(([, , r]) => r !== '')) return rows;
-    await systemClock.sleep(100, signal);
-  }
-  throw new Error('the sample claims were not served within 10 s');
 }
