@@ -29,11 +29,13 @@ export const API_NETWORK = {
 export const PROVISIONING_BRIDGE = 'provbr';
 /** Each node's interface on the provisioning segment (also the ProvisioningNetwork's parent). */
 export const NODE_PROVISIONING_IFACE = 'prov0';
-/** The addressed segment's client address (the bridge itself) and node `i`'s prov0. */
+/** The addressed segment's client address (the bridge itself), node `i`'s prov0, and the ARP probe's sender addresses. */
 export const ADDRESSED = {
   client: '172.22.0.100',
   node: (i: number): string => `172.22.0.${11 + i}`,
   prefix: 24,
+  /** Free addresses the ARP probe takes turns with as sender (.232–.247: no pool or test uses them). */
+  arpProbeSenders: Array.from({ length: 16 }, (_, i) => `172.22.0.${232 + i}`),
 } as const;
 
 export type Segment = 'switch' | 'addressed';

@@ -3,6 +3,13 @@
  * over (a raw ARP request every few milliseconds) and counting the probes
  * answered by two different MACs: the wire's own word on "two holders at
  * once", beside the kernel's (address-watch.ts). Used by the VIP system tests.
+ *
+ * Each reply is counted against the probe it answers, not the last one sent:
+ * the probes take turns among several sender addresses, and a reply's target
+ * address names the sender it answers. (Counting against the last probe sent
+ * took a reply that was read late, after the next probe went out, for an
+ * answer to that next one: a clean handover — the old holder answering probe
+ * k, the new one probe k+1 — then looked like two holders at once.)
  */
 import { Buffer } from 'node:buffer';
 import type { Clock } from '../../core/clock.js';
@@ -12,8 +19,13 @@ export interface ArpProbeOptions {
   /** The namespace of the asking client, and its interface on the segment. */
   readonly netnsPath: string;
   readonly iface: string;
-  /** The client's own IPv4 address (the request's sender address). */
-  readonly from: string;
+  /**
+   * Sender addresses the probes take turns with (free addresses of the
+   * segment's subnet: the nodes learn them as the client's): a reply names its
+   * probe by them, so a probe is known again for as many probes as there are
+   * addresses.
+   */
+  readonly senders: readonly string[];
   /** The address asked for. */
   readonly target: string;
   readonly everyMs: number;
@@ -36,47 +48,50 @@ export class ArpProbe {
   private probes = 0;
   private answers = 0;
   private conflicts = 0;
-  private macsThisProbe = new Set<string>();
+  /** Probe number → the MACs that answered it (the recent probes only). */
+  private readonly answeredBy = new Map<number, Set<string>>();
+  /** Sender address (as 4 bytes, hex) → the number of the last probe sent from it. */
+  private readonly lastProbeOf = new Map<string, number>();
 
   /** Opens the socket and starts asking at once. */
   constructor(private readonly o: ArpProbeOptions) {
+    if (o.senders.length === 0) throw new Error('an ARP probe needs at least one sender address');
     this.fd = native.openSocket(o.netnsPath, native.AF_PACKET, native.SOCK_RAW, 0);
     const info = native.interfaceInfo(this.fd, o.iface);
     native.bindPacket(this.fd, info.index, native.ETH_P_ARP);
     const target = Buffer.from(o.target.split('.').map(Number));
-    const request = Buffer.concat([
-      BROADCAST,
-      info.mac,
-      Buffer.from([0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]),
-      info.mac,
-      Buffer.from(o.from.split('.').map(Number)),
-      Buffer.alloc(6),
-      target,
-      Buffer.alloc(18),
-    ]);
+    const requests = o.senders.map((sender) =>
+      Buffer.concat([BROADCAST, info.mac, Buffer.from([0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]), info.mac, Buffer.from(sender.split('.').map(Number)), Buffer.alloc(6), target, Buffer.alloc(18)]),
+    );
     this.rx = new native.Receiver(
       this.fd,
       (frame) => {
-        // an ARP reply (op 2) whose sender protocol address is the target
+        // an ARP reply (op 2) whose sender protocol address is the target; its target protocol address is the probe's sender
         if (frame.length < 42 || frame.readUInt16BE(12) !== 0x0806 || frame.readUInt16BE(20) !== 2 || !frame.subarray(28, 32).equals(target)) return;
         this.answers++;
-        this.macsThisProbe.add(frame.subarray(22, 28).toString('hex'));
-        if (this.macsThisProbe.size === 2) this.conflicts++;
+        const probe = this.lastProbeOf.get(frame.subarray(38, 42).toString('hex'));
+        if (probe === undefined) return;
+        let macs = this.answeredBy.get(probe);
+        if (!macs) this.answeredBy.set(probe, (macs = new Set()));
+        macs.add(frame.subarray(22, 28).toString('hex'));
+        if (macs.size === 2) this.conflicts++;
       },
       () => {},
     );
-    void this.ask(info.index, request);
+    void this.ask(info.index, requests);
   }
 
-  private async ask(ifindex: number, request: Buffer): Promise<void> {
+  private async ask(ifindex: number, requests: readonly Buffer[]): Promise<void> {
     while (!this.stop.signal.aborted) {
       try {
         await this.o.clock.sleep(this.o.everyMs, this.stop.signal);
       } catch {
         return; // closed
       }
-      this.macsThisProbe = new Set();
-      this.probes++;
+      const probe = this.probes++;
+      const request = requests[probe % requests.length]!;
+      this.lastProbeOf.set(request.subarray(28, 32).toString('hex'), probe);
+      this.answeredBy.delete(probe - requests.length);
       try {
         native.sendPacket(this.fd, ifindex, native.ETH_P_ARP, BROADCAST, request);
       } catch {

@@ -167,7 +167,7 @@ export class VipWorld {
 
   /** ARP from the client namespace: "who has the VIP?" every 10 ms on the provisioning bridge, counting probes answered by two MACs. */
   startArpProbe(): void {
-    this.arp ??= new ArpProbe({ netnsPath: this.topology.path(this.topology.provisioning), iface: PROVISIONING_BRIDGE, from: ADDRESSED.client, target: VIP, everyMs: 10, clock: this.o.clock });
+    this.arp ??= new ArpProbe({ netnsPath: this.topology.path(this.topology.provisioning), iface: PROVISIONING_BRIDGE, senders: ADDRESSED.arpProbeSenders, target: VIP, everyMs: 10, clock: this.o.clock });
   }
 
   /** Probes sent, answers seen, and probes answered by two different MACs. */
