@@ -14,6 +14,10 @@
  *   and CAPM3 renders the address into the Metal3Data's network data Secret.
  */
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { runController } from '../../src/cmd/controller.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
@@ -21,7 +25,8 @@ import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipa
 import type { KubeClient } from '../../src/kube/kube-client.js';
 import type { ResourceRef } from '../../src/kube/types.js';
 import { RESOURCES } from '../../src/kube/resources.js';
-import { freePort } from '../../src/lab/rig/local-apiserver.js';
+import { freePort, reapStaleRuns } from '../../src/lab/rig/local-apiserver.js';
+import { isRunning } from '../../src/lab/rig/pids.js';
 import type { Metal3Peer } from '../../src/lab/rig/metal3-peers.js';
 import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
 import { eventually } from '../support/ipam-fixture.js';
@@ -174,6 +179,20 @@ describe('Metal3 peers (real controllers from their pinned sources)', function (
       await ipam.unregisterWebhooks();
       expect(await refusal(claims.create(blocked))).to.equal(undefined);
       expect(await refusal(pools.create(invalid))).to.equal(undefined);
+    });
+
+    it('a peer whose owner died is killed by the next start\'s reaping (its run.json, its run folder on its command line)', async () => {
+      ipam = await startPeer('ip-address-manager', { namespace: ns, webhooks: 'unregistered' });
+      const runJson = path.join(ipam.runDir, 'run.json');
+      const state = JSON.parse(await readFile(runJson, 'utf8')) as { ownerPid: number; children: number[] };
+      expect(state).to.deep.equal({ ownerPid: process.pid, children: [ipam.pid] });
+      // as if its owner had died: a PID that is gone
+      const gone = spawnSync('true').pid;
+      await writeFile(runJson, JSON.stringify({ ...state, ownerPid: gone }));
+      expect(await reapStaleRuns(path.dirname(ipam.runDir))).to.equal(1);
+      const pid = ipam.pid;
+      await eventually(async () => !isRunning(pid), `peer ${pid} gone`);
+      expect(existsSync(ipam.runDir), 'run folder removed').to.equal(false);
     });
   });
 

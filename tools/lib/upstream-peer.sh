@@ -85,7 +85,7 @@ fetch_repo() {
       cp -R "$dir/." "$dest/$part/"
     else
       ok=0
-      errors="$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' | head -1)"
+      errors="$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' | head -1 | sed 's/\\n\\t/; /g')"
       break
     fi
   done
@@ -133,7 +133,7 @@ module_dir() {
     mod_dir=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p') && [ -n "$mod_dir" ] && [ -d "$mod_dir" ]; then
     return 0
   fi
-  err=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' | head -1)
+  err=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' | head -1 | sed 's/\\n\\t/; /g')
   die "cannot download $module@$version from the Go module proxy ($(go env GOPROXY)): ${err:-$json}
 To fix: let Go reach a module proxy that serves $module (GOPROXY=https://proxy.golang.org,direct), then run this again."
 }
