@@ -168,8 +168,11 @@ export async function startMetal3Peer(o: Metal3PeerOptions): Promise<Metal3Peer>
       logTail: (lines = 40) => tail(logFile, lines),
       stopProcess,
       stop: async () => {
-        await unregister();
-        await stopProcess();
+        try {
+          await unregister(); // first: a webhook of a stopped process would refuse every write of its kinds
+        } finally {
+          await stopProcess();
+        }
         await cleanupRbac();
         await folder.remove();
       },
@@ -198,8 +201,10 @@ async function launch(folder: RunFolder, logFile: string, binary: string, args: 
     detached: true,
     cwd: folder.dir,
   });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  // both streams into one file: it is ended once, when the child is gone
+  child.stdout?.pipe(log, { end: false });
+  child.stderr?.pipe(log, { end: false });
+  child.once('close', () => log.end());
   child.once('error', (err) => log.write(`could not start ${binary}: ${err.message} (${SETPRIV_HINT})\n`));
   await folder.track(child.pid);
   return child;
