@@ -95,7 +95,8 @@ async function runBuild(component: UpstreamComponent, mode: BuildMode): Promise<
   } catch (err) {
     const e = err as { stderr?: string; message?: string };
     const why = (e.stderr ?? e.message ?? String(err)).trim().split('\n').filter((l) => !l.startsWith('go: downloading')).join('\n');
-    throw new NotSupportedError(`building ${component} failed (tools/${component}/build.sh): ${why}\nTo fix: ${SETUP_HINT}`);
+    // the script says what is missing and how to get it; a hint only when it did not
+    throw new NotSupportedError(`building ${component} failed (tools/${component}/build.sh): ${why}${/To fix/.test(why) ? '' : `\nTo fix: ${SETUP_HINT}`}`);
   }
   const dir = stdout.trim().split('\n').pop() ?? '';
   return describeBuild(component, dir, mode);
