@@ -25,6 +25,7 @@ import path from 'node:path';
 import { mapConcurrent } from '../src/core/concurrency.js';
 import { systemClock } from '../src/core/clock.js';
 import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/lab/rig/local-apiserver.js';
+import { upstreamCrdDirs } from '../src/lab/rig/upstream-builds.js';
 import { connectWithToken, type KubeClient } from '../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../src/kube/manifests.js';
 import { RESOURCES } from '../src/kube/resources.js';
@@ -164,7 +165,9 @@ async function main(): Promise<void> {
   process.once('exit', () => apiserver.killNow());
   const admin = connectWithToken(apiserver.server, apiserver.adminToken, apiserver.caPem);
   try {
-    await installCrds(admin, await loadManifests(path.resolve(repoRoot, '../shared/upstream/crds')), { clock: systemClock });
+    const crds = [];
+    for (const dir of await upstreamCrdDirs()) crds.push(...(await loadManifests(dir)));
+    await installCrds(admin, crds, { clock: systemClock });
     const server = { url: apiserver.server, ca: apiserver.caPem, token: apiserver.adminToken };
     const results: CaseResult[] = [];
     const floors: Record<number, { seconds: number; writesPerSecond: number }> = {};

@@ -28,6 +28,7 @@ import { systemClock } from '../src/core/clock.js';
 import { mapConcurrent } from '../src/core/concurrency.js';
 import type { KubeObject } from '../src/core/object-meta.js';
 import { ensureApiServerBinaries, freePort, kubeconfigYaml, startLocalApiServer } from '../src/lab/rig/local-apiserver.js';
+import { upstreamCrdDirs } from '../src/lab/rig/upstream-builds.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../src/ipam/objects.js';
 import { connectWithToken, type KubeClient } from '../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../src/kube/manifests.js';
@@ -200,7 +201,8 @@ async function main(): Promise<void> {
   process.once('exit', () => apiserver.killNow());
   const admin = connectWithToken(apiserver.server, apiserver.adminToken, apiserver.caPem);
   try {
-    const crds = [...(await loadManifests(path.resolve(repoRoot, '../shared/upstream/crds'))), ...(await loadManifests(path.join(repoRoot, 'charts/ironet/crds')))];
+    const crds = [];
+    for (const dir of [...(await upstreamCrdDirs()), path.join(repoRoot, 'charts/ironet/crds')]) crds.push(...(await loadManifests(dir)));
     await installCrds(admin, crds, { clock: systemClock });
     const server = { url: apiserver.server, ca: apiserver.caPem, token: apiserver.adminToken };
     const live = await runCase(admin, server, 'live');

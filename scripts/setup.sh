@@ -6,8 +6,11 @@
 #   3. the native addon (scripts/build-native.sh, skipped when up to date)
 #   4. etcd, kube-apiserver and kubectl built from Go modules (tools/apiserver/build.sh, cached)
 #   5. the Multus CNI thin plugin built from its Go module (tools/multus/build.sh, cached)
-#   6. helm built from its Go module (tools/helm/build.sh, cached), and the chart's copy of the upstream IPAM CRDs
-#   7. the Prometheus Operator CRDs generated from its Go API types (tools/prometheus-operator-crds/build.sh, cached)
+#   6. the Metal3 peers the integration tests run (baremetal-operator, ip-address-manager,
+#      cluster-api-provider-metal3) built from their pinned sources, and the upstream CRDs
+#      (theirs, Cluster API core's, the NetworkAttachmentDefinition's), each cached
+#   7. helm built from its Go module (tools/helm/build.sh, cached), and the chart's copy of the upstream IPAM CRDs
+#   8. the Prometheus Operator CRDs generated from its Go API types (tools/prometheus-operator-crds/build.sh, cached)
 set -eu
 cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -52,9 +55,14 @@ tools/apiserver/build.sh >/dev/null
 # 6. Multus (thin plugin) for the system tests, with Debian's reference CNI plugins
 tools/multus/build.sh >/dev/null
 
-# 7. helm for the chart tests (lint, template), and the upstream CRDs the chart can install
+# 7. the Metal3 peers, one build at a time (a few minutes each the first time), and the upstream CRDs
+for peer in baremetal-operator ip-address-manager cluster-api-provider-metal3 cluster-api network-attachment-definition-crd; do
+  tools/$peer/build.sh >/dev/null
+done
+
+# 8. helm for the chart tests (lint, template), and the upstream CRDs the chart can install
 tools/helm/build.sh >/dev/null
 sh scripts/chart-prepare.sh
 
-# 8. the Prometheus Operator's CRDs, generated from its API types, for the chart test's dry run of the ServiceMonitor and PrometheusRule
+# 9. the Prometheus Operator's CRDs, generated from its API types, for the chart test's dry run of the ServiceMonitor and PrometheusRule
 tools/prometheus-operator-crds/build.sh >/dev/null

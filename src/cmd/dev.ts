@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { DevConfig } from '../config/tools.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
+import type { KubeObject } from '../core/object-meta.js';
 import { CHECKOUT } from '../lab/rig/checkout.js';
 import { ensureApiServerBinaries, startLocalApiServer } from '../lab/rig/local-apiserver.js';
 import { connectWithToken } from '../kube/kube-client.js';
@@ -17,13 +18,14 @@ import { createMissing, installCrds, loadManifests } from '../kube/manifests.js'
 import { waitForSampleClaims, waitForSampleNetwork, waitForSampleNetworkData } from '../lab/world/dev-samples.js';
 import { createLogger } from '../log/logger.js';
 import { runController } from './controller.js';
-import { cacheDir, shutdownSignal, upstreamCrdDir, type RunContext } from './runtime.js';
+import { upstreamCrdDirs } from '../lab/rig/upstream-builds.js';
+import { cacheDir, shutdownSignal, upstreamCrdOverride, type RunContext } from './runtime.js';
 
 
 export async function runDev(config: DevConfig, ctx: RunContext): Promise<number> {
   const logger = createLogger({ level: config.logLevel, format: config.logFormat, component: 'dev' });
   const signal = shutdownSignal();
-  const crdDir = upstreamCrdDir(ctx.env);
+  const crdOverride = upstreamCrdOverride(ctx.env);
   const started = performance.now();
 
   logger.info({}, 'starting etcd and kube-apiserver');
@@ -33,7 +35,9 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
   process.once('exit', killOnExit);
   try {
     const kube = connectWithToken(apiserver.server, apiserver.adminToken, apiserver.caPem);
-    const manifests = await loadManifests(crdDir);
+    // the upstream CRDs from their pinned sources (the Metal3 peers', CAPI core's, the NAD's; no compiler run), and ironet's own
+    const manifests: KubeObject[] = [];
+    for (const dir of crdOverride ?? (await upstreamCrdDirs())) manifests.push(...(await loadManifests(dir)));
     const ownCrds = path.join(CHECKOUT, 'charts/ironet/crds');
     if (existsSync(ownCrds)) manifests.push(...(await loadManifests(ownCrds)));
     const crds = await installCrds(kube, manifests, { clock: systemClock, signal });

@@ -22,7 +22,7 @@ import { LabInterrupted, LabWorld, type RunController } from '../lab/world/lab-w
 import { runSmoke, type SmokeOutcome } from '../lab/world/smoke.js';
 import { runController } from './controller.js';
 import type { RunContext } from './runtime.js';
-import { cacheDir, upstreamCrdDir } from './runtime.js';
+import { cacheDir, upstreamCrdOverride } from './runtime.js';
 
 /** The lab's controller: every namespace, metrics on a free loopback port. */
 const CONTROLLER_CONFIG: ControllerConfig = {
@@ -52,7 +52,7 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
     if (!screenOn) io.out(`${formatEntry({ atMs: now() - startMs, kind, text }, width())}\n`);
   };
   let screenOn = false;
-  const world = new LabWorld({ dir, crdDir: upstreamCrdDir(ctx.env), timeline, onEntry: print, clock, ironet: ironetArgv(), runController: labController });
+  const world = new LabWorld({ dir, crdDirs: upstreamCrdOverride(ctx.env), timeline, onEntry: print, clock, ironet: ironetArgv(), runController: labController });
 
   // a signal or a crash of this process tears the world down; the namespaces at least go synchronously on exit
   const stop = new AbortController();

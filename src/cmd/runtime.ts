@@ -14,7 +14,6 @@ import { ConfigError, describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { connectKube, type KubeClient, type KubeSource } from '../kube/kube-client.js';
 import { resourceOfPath } from '../kube/rest.js';
-import { CHECKOUT } from '../lab/rig/checkout.js';
 import { kubeRequestMetrics } from '../metrics/kube-requests.js';
 
 export interface RunContext {
@@ -90,10 +89,15 @@ export function cacheDir(env: RunContext['env']): string {
   return env.IRONET_CACHE_DIR ?? path.join(env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'ironet');
 }
 
-export function upstreamCrdDir(env: RunContext['env']): string {
-  const dir = env.IRONET_UPSTREAM_CRDS ?? path.resolve(CHECKOUT, '../shared/upstream/crds');
-  if (!existsSync(dir)) {
-    throw new ConfigError('IRONET_UPSTREAM_CRDS', `${dir} does not exist; point it at a folder with the Metal3 and CAPI IPAM CRDs`);
-  }
-  return dir;
+/**
+ * The upstream CRDs' folders when IRONET_UPSTREAM_CRDS names one (a folder of
+ * CRD manifests used instead of the pinned sources); undefined otherwise: the
+ * lab and `ironet dev` then take them from the pinned sources
+ * (src/lab/rig/upstream-builds.ts).
+ */
+export function upstreamCrdOverride(env: RunContext['env']): string[] | undefined {
+  const dir = env.IRONET_UPSTREAM_CRDS;
+  if (dir === undefined || dir === '') return undefined;
+  if (!existsSync(dir)) throw new ConfigError('IRONET_UPSTREAM_CRDS', `${dir} does not exist; point it at a folder of CRD manifests, or unset it to use the pinned upstream sources`);
+  return [dir];
 }

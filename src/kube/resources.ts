@@ -22,6 +22,8 @@ export const RESOURCES = {
   clusterRole: ref('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
   clusterRoleBinding: ref('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   customResourceDefinition: ref('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
+  mutatingWebhookConfiguration: ref('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false),
+  validatingWebhookConfiguration: ref('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false),
   ipPool: ref('ipam.metal3.io', 'v1alpha1', 'ippools', 'IPPool'),
   ipClaim: ref('ipam.metal3.io', 'v1alpha1', 'ipclaims', 'IPClaim'),
   ipAddress: ref('ipam.metal3.io', 'v1alpha1', 'ipaddresses', 'IPAddress'),

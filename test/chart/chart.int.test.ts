@@ -24,6 +24,7 @@ import { RESOURCES } from '../../src/kube/resources.js';
 import { installCrds, loadManifests } from '../../src/kube/manifests.js';
 import { systemClock } from '../../src/core/clock.js';
 import { freePort } from '../../src/lab/rig/local-apiserver.js';
+import { ensureUpstream } from '../../src/lab/rig/upstream-builds.js';
 import { clientWithToken, controllerConfig, freshNamespace, repoRoot, testCluster, tokenWithChartRole, type ChartRules } from '../support/cluster.js';
 import { chartDir, renderChart, runHelm } from '../support/helm.js';
 import { eventually } from '../support/ipam-fixture.js';
@@ -142,9 +143,10 @@ describe('the Helm chart (real helm, real API server)', function () {
     expect((await renderChart()).filter((o) => o.kind === 'CustomResourceDefinition')).to.deep.equal([]);
     const crds = (await renderChart({ values: [FULL] })).filter((o) => o.kind === 'CustomResourceDefinition');
     expect(crds.map((c) => c.metadata.name).sort()).to.deep.equal(['ipaddresses.ipam.metal3.io', 'ipclaims.ipam.metal3.io', 'ippools.ipam.metal3.io']);
-    // the upstream files, object for object
+    // the upstream files (ip-address-manager's config/crd/bases at the pinned commit), object for object
+    const { crdDir } = await ensureUpstream('ip-address-manager', 'manifests');
     for (const file of ['ipam.metal3.io_ippools.yaml', 'ipam.metal3.io_ipclaims.yaml', 'ipam.metal3.io_ipaddresses.yaml']) {
-      const upstream = parseYaml(readFileSync(path.join(repoRoot, '../shared/upstream/crds', file), 'utf8')) as KubeObject;
+      const upstream = parseYaml(readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject;
       expect(crds.find((c) => c.metadata.name === upstream.metadata.name), file).to.deep.equal(upstream);
     }
   });

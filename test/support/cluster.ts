@@ -1,7 +1,7 @@
 /**
  * The integration tier's real control plane: one etcd + kube-apiserver per
- * mocha run (started by integration-hooks.ts), every upstream CRD from
- * ../shared/upstream/crds installed unmodified plus the project's own, and
+ * mocha run (started by integration-hooks.ts), every upstream CRD from the
+ * pinned upstream sources installed unmodified plus the project's own, and
  * helpers for a fresh namespace per test and ServiceAccount-bound clients.
  */
 import { existsSync } from 'node:fs';
@@ -15,6 +15,7 @@ import {
   startLocalApiServer,
   type LocalApiServer,
 } from '../../src/lab/rig/local-apiserver.js';
+import { upstreamCrdDirs as ensureUpstreamCrdDirs } from '../../src/lab/rig/upstream-builds.js';
 import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
 import { installCrds, loadManifests } from '../../src/kube/manifests.js';
 import { RESOURCES } from '../../src/kube/resources.js';
@@ -25,13 +26,13 @@ import { renderChart, renderedRules } from './helm.js';
 
 export const repoRoot = path.resolve(import.meta.dirname, '../..');
 
-/** Where the unmodified upstream CRDs live: ../shared/upstream/crds next to the checkout. */
-export function upstreamCrdDir(): string {
-  const dir = path.resolve(repoRoot, '../shared/upstream/crds');
-  if (!existsSync(dir)) {
-    throw new Error(`upstream CRDs not found at ${dir}: the tests read them from ../shared/upstream/crds next to this checkout`);
-  }
-  return dir;
+/**
+ * The folders of the unmodified upstream CRDs: each Metal3 peer's own (BMO's
+ * 13, ip-address-manager's, CAPM3's), Cluster API core's and the
+ * NetworkAttachmentDefinition's, from their pinned sources (tools/<component>/build.sh --manifests).
+ */
+export function upstreamCrdDirs(): Promise<string[]> {
+  return ensureUpstreamCrdDirs();
 }
 
 export interface TestCluster {
@@ -44,7 +45,8 @@ let current: TestCluster | undefined;
 
 /** Every CRD the tests install: the upstream ones, unmodified, and the chart's own (charts/ironet/crds). */
 export async function crdManifests(): Promise<KubeObject[]> {
-  const manifests: KubeObject[] = [...(await loadManifests(upstreamCrdDir()))];
+  const manifests: KubeObject[] = [];
+  for (const dir of await upstreamCrdDirs()) manifests.push(...(await loadManifests(dir)));
   const ownCrds = path.join(repoRoot, 'charts/ironet/crds');
   if (existsSync(ownCrds)) manifests.push(...(await loadManifests(ownCrds)));
   return manifests;

@@ -12,7 +12,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -20,7 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Clock } from '../../core/clock.js';
 import { NotSupportedError, TransientError } from '../../core/errors.js';
-import { commandLineOf, isAlive } from './pids.js';
+import { openRunFolder, safeKill, stopChild } from './run-folder.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -77,45 +77,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Kills processes left by runs whose owner process is gone; returns how many it killed. */
-export async function reapStaleRuns(runRoot: string): Promise<number> {
-  let killed = 0;
-  let entries: string[];
-  try {
-    entries = await readdir(runRoot);
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    const dir = path.join(runRoot, entry);
-    let state: RunState;
-    try {
-      state = JSON.parse(await readFile(path.join(dir, 'run.json'), 'utf8')) as RunState;
-    } catch {
-      continue;
-    }
-    if (isAlive(state.ownerPid)) continue;
-    for (const pid of state.children) {
-      if (isAlive(pid) && commandLineOf(pid).includes(dir)) {
-        try {
-          process.kill(pid, 'SIGKILL');
-          killed++;
-        } catch {
-          /* already gone */
-        }
-      }
-    }
-    await rm(dir, { recursive: true, force: true });
-  }
-  return killed;
-}
-
-interface RunState {
-  ownerPid: number;
-  children: number[];
-}
-
-
+export { reapStaleRuns } from './run-folder.js';
 
 /**
  * Starts etcd and kube-apiserver. Ports are picked free just before use; if
@@ -140,12 +102,9 @@ async function freePorts(): Promise<[number, number, number]> {
 }
 
 async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer> {
-  await reapStaleRuns(options.runRoot);
-  const runDir = path.join(options.runRoot, `${process.pid}-${randomBytes(4).toString('hex')}`);
+  const folder = await openRunFolder(options.runRoot);
+  const runDir = folder.dir;
   await mkdir(path.join(runDir, 'certs'), { recursive: true });
-  const state: RunState = { ownerPid: process.pid, children: [] };
-  const saveState = (): Promise<void> => writeFile(path.join(runDir, 'run.json'), JSON.stringify(state));
-  await saveState();
 
   const [etcdClientPort, etcdPeerPort, apiPort] = await freePorts();
   const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
@@ -173,8 +132,7 @@ async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer
     // a spawn failure (setpriv or ip missing) leaves a negative exitCode, which waitFor reports; the error itself goes to the log
     child.once('error', (err) => log.write(`could not start ${bin}: ${err.message}\n`));
     children.push(child);
-    if (child.pid) state.children.push(child.pid);
-    await saveState();
+    await folder.track(child.pid);
     return child;
   };
 
@@ -318,23 +276,4 @@ function httpGet(url: string, auth?: { ca: string; token: string }): Promise<str
     req.setTimeout(2000, () => req.destroy(new Error('timeout')));
     req.on('error', reject);
   });
-}
-
-function safeKill(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    /* already gone */
-  }
-}
-
-async function stopChild(child: ChildProcess, clock: Clock, graceMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  safeKill(child.pid, 'SIGTERM');
-  const timedOut = clock.sleep(graceMs).then(() => 'timeout' as const);
-  if ((await Promise.race([exited.then(() => 'exited' as const), timedOut])) === 'timeout') {
-    safeKill(child.pid, 'SIGKILL');
-    await exited;
-  }
 }

@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Clock } from '../../core/clock.js';
+import type { KubeObject } from '../../core/object-meta.js';
 import { connectWithToken, type KubeClient } from '../../kube/kube-client.js';
 import { installCrds, loadManifests } from '../../kube/manifests.js';
 import { RESOURCES } from '../../kube/resources.js';
@@ -66,9 +67,10 @@ export class Cluster {
     return connectWithToken(this.apiserver.server, token, this.apiserver.caPem);
   }
 
-  /** The upstream CRDs (BareMetalHost, Metal3 and CAPI IPAM, NAD) from `upstreamDir`, unmodified, and ironet's own. */
-  async installCrds(upstreamDir: string): Promise<void> {
-    const manifests = [...(await loadManifests(upstreamDir)), ...(await loadManifests(path.join(CHECKOUT, 'charts/ironet/crds')))];
+  /** The upstream CRDs (the Metal3 peers', CAPI core's, the NAD's) from `upstreamDirs`, unmodified, and ironet's own. */
+  async installCrds(upstreamDirs: readonly string[]): Promise<void> {
+    const manifests: KubeObject[] = [];
+    for (const dir of [...upstreamDirs, path.join(CHECKOUT, 'charts/ironet/crds')]) manifests.push(...(await loadManifests(dir)));
     await installCrds(this.admin, manifests, { clock: this.clock });
   }
 

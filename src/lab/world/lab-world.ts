@@ -38,6 +38,7 @@ import { argvOf, isRunning } from '../rig/pids.js';
 import { sweepStaleSandboxes } from '../rig/pod-sandbox.js';
 import { requirePxeTools } from '../rig/qemu.js';
 import { runSetup } from '../rig/setup.js';
+import { upstreamCrdDirs } from '../rig/upstream-builds.js';
 import { eventText, type EntryKind, type Timeline } from '../timeline.js';
 import { PROVISIONING_BRIDGE } from '../topology-plan.js';
 import { leasesByMac, type NodeFacts, type PxeClientFacts } from '../view.js';
@@ -59,8 +60,8 @@ export type RunController = (o: { readonly kube: KubeClient; readonly signal: Ab
 export interface LabWorldOptions {
   /** Folder for the API server's run files, every component's log and the kubeconfig. */
   readonly dir: string;
-  /** The upstream CRDs (BareMetalHost, Metal3 IPAM, CAPI IPAM, NAD). */
-  readonly crdDir: string;
+  /** Folders of the upstream CRDs (the Metal3 peers', CAPI core's, the NAD's); default: from their pinned sources. */
+  readonly crdDirs?: readonly string[];
   readonly timeline: Timeline;
   /** Called for every timeline entry as it is added. */
   readonly onEntry?: (kind: EntryKind, text: string) => void;
@@ -192,7 +193,7 @@ export class LabWorld {
     const admin = cluster.admin;
     await cluster.writeKubeconfig(path.join(this.o.dir, 'kubeconfig'));
 
-    await this.step('installed the CRDs (BareMetalHost, Metal3 and CAPI IPAM, NAD, ironet)', () => cluster.installCrds(this.o.crdDir));
+    await this.step('installed the CRDs (BareMetalHost, Metal3 and CAPI IPAM, NAD, ironet)', async () => cluster.installCrds(this.o.crdDirs ?? (await upstreamCrdDirs())));
 
     const tokens = await this.step('bound the chart\'s RBAC to the agents and the controller', () => this.rbac(cluster));
 

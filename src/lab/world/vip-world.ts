@@ -21,6 +21,7 @@ import { CHECKOUT, ironetCommand } from '../rig/checkout.js';
 import type { LocalApiServer } from '../rig/local-apiserver.js';
 import type { NetnsProcess } from '../rig/netns-process.js';
 import { NetnsSet, requireRoot, sweepStale } from '../rig/netns-set.js';
+import { upstreamCrdDirs } from '../rig/upstream-builds.js';
 import { ADDRESSED, NODE_PROVISIONING_IFACE, PROVISIONING_BRIDGE } from '../topology-plan.js';
 import { Agents } from './agents.js';
 import { chartRules, Cluster } from './cluster.js';
@@ -36,8 +37,8 @@ export interface VipWorldOptions {
   readonly nodes?: number;
   /** Install the CRDs and serve DHCP from this pool (created in the world's namespace), with these extra agent flags. */
   readonly dhcp?: { readonly pool: Record<string, unknown>; readonly agentArgs?: readonly string[] };
-  /** The upstream CRDs; default ../shared/upstream/crds beside the checkout. */
-  readonly upstreamCrdDir?: string;
+  /** The folders of the upstream CRDs; default: from their pinned sources (tools/<component>/build.sh --manifests). */
+  readonly upstreamCrdDirs?: readonly string[];
   /** The argv running the ironet CLI (default: its sources through tsx). */
   readonly ironet?: readonly string[];
   /** A folder for every agent run's log (agent-<i>-<pid>.log); default none. */
@@ -94,7 +95,7 @@ export class VipWorld {
       const admin = cluster.admin;
       await admin.resource(RESOURCES.namespace).create({ metadata: { name: NAMESPACE } });
       if (o.dhcp) {
-        await cluster.installCrds(o.upstreamCrdDir ?? path.resolve(CHECKOUT, '../shared/upstream/crds'));
+        await cluster.installCrds(o.upstreamCrdDirs ?? (await upstreamCrdDirs()));
         await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'dhcp', namespace: NAMESPACE }, spec: o.dhcp.pool } as KubeObject);
       }
       // the agent's rules as the chart's agent ClusterRole has them, bound in the namespace
