@@ -152,6 +152,9 @@ describe('the Helm chart (real helm, real API server)', function () {
       for (const l of kustomization.labels ?? []) Object.assign(releaseLabels, l.pairs);
     }
     expect(releaseLabels).to.include({ 'cluster.x-k8s.io/provider': 'ipam-metal3', 'cluster.x-k8s.io/v1beta1': 'v1beta1' });
+    // and the label `clusterctl init` adds to what it installs, which `clusterctl move`
+    // lists CRDs by (cluster-api v1.14.0, cmd/clusterctl/client/cluster/objectgraph.go, getCRDList)
+    releaseLabels['clusterctl.cluster.x-k8s.io'] = '';
     // the upstream files (ip-address-manager's config/crd/bases at the pinned commit), object for object but for those labels
     for (const file of ['ipam.metal3.io_ippools.yaml', 'ipam.metal3.io_ipclaims.yaml', 'ipam.metal3.io_ipaddresses.yaml']) {
       const upstream = parseYaml(readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject;
