@@ -139,7 +139,7 @@ describe('the Helm chart (real helm, real API server)', function () {
     for (const o of [...defaults, ...full]) expect(JSON.stringify(o), `${o.kind}/${o.metadata.name ?? ''}`).to.not.contain('hostNetwork');
   });
 
-  it('ships the Metal3 IPAM CRDs only when asked: upstream\'s files, with the clusterctl labels its release manifests give them', async () => {
+  it('ships the Metal3 IPAM CRDs only when asked: upstream\'s files, with the clusterctl labels its release manifests give them, kept on uninstall', async () => {
     expect((await renderChart()).filter((o) => o.kind === 'CustomResourceDefinition')).to.deep.equal([]);
     const crds = (await renderChart({ values: [FULL] })).filter((o) => o.kind === 'CustomResourceDefinition');
     expect(crds.map((c) => c.metadata.name).sort()).to.deep.equal(['ipaddresses.ipam.metal3.io', 'ipclaims.ipam.metal3.io', 'ippools.ipam.metal3.io']);
@@ -160,7 +160,9 @@ describe('the Helm chart (real helm, real API server)', function () {
       const upstream = parseYaml(readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject;
       const chart = crds.find((c) => c.metadata.name === upstream.metadata.name);
       expect(chart?.metadata.labels, file).to.deep.equal({ ...upstream.metadata.labels, ...releaseLabels });
-      expect({ ...chart, metadata: { ...chart?.metadata, labels: undefined } }, file).to.deep.equal({ ...upstream, metadata: { ...upstream.metadata, labels: undefined } });
+      // kept by `helm uninstall`: the objects of the kinds outlive the chart (docs/operations.md, "Back to ip-address-manager")
+      expect(chart?.metadata.annotations, file).to.deep.equal({ ...upstream.metadata.annotations, 'helm.sh/resource-policy': 'keep' });
+      expect({ ...chart, metadata: { ...chart?.metadata, labels: undefined, annotations: undefined } }, file).to.deep.equal({ ...upstream, metadata: { ...upstream.metadata, labels: undefined, annotations: undefined } });
     }
     // the API server takes them (with their labels) as the chart renders them
     expect(await dryRunApply(crds, 'ironet-system')).to.deep.equal(['CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition']);
