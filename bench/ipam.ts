@@ -247,10 +247,10 @@ async function main(): Promise<void> {
     const ipamVersion = `${(v.commit ?? v.version ?? '?').slice(0, 8)} (${v.goVersion ?? 'go ?'})`;
 
     console.log(`\nIPAM: bind N IPClaims in one IPPool, created before the controller starts (kube-apiserver 1.36 + etcd 3.6 on loopback; ironet: node ${NODE_FLAGS.join(' ')} dist/cmd/main.js; ip-address-manager ${ipamVersion})\n`);
-    console.log('case                                              claims  seconds  claims/s  API req  req/claim  peak RSS  duplicates  stray');
+    console.log('case                                                          claims  seconds  claims/s  API req  req/claim  peak RSS  duplicates  stray');
     const row = (name: string, r: CaseResult): void =>
       console.log(
-        `${name.padEnd(50)}${String(r.claims).padStart(6)}${r.seconds.toFixed(2).padStart(9)}${r.claimsPerSecond.toFixed(0).padStart(10)}${(Number.isNaN(r.apiRequests) ? '—' : String(r.apiRequests)).padStart(9)}${(Number.isNaN(r.apiRequestsPerClaim) ? '—' : r.apiRequestsPerClaim.toFixed(2)).padStart(11)}${`${r.peakRssMb} MB`.padStart(10)}${String(r.duplicates).padStart(12)}${String(r.stray).padStart(7)}`,
+        `${name.padEnd(62)}${String(r.claims).padStart(6)}${r.seconds.toFixed(2).padStart(9)}${r.claimsPerSecond.toFixed(0).padStart(10)}${(Number.isNaN(r.apiRequests) ? '—' : String(r.apiRequests)).padStart(9)}${(Number.isNaN(r.apiRequestsPerClaim) ? '—' : r.apiRequestsPerClaim.toFixed(2)).padStart(11)}${`${r.peakRssMb} MB`.padStart(10)}${String(r.duplicates).padStart(12)}${String(r.stray).padStart(7)}`,
       );
     for (const r of rows) {
       row('ironet controller (batch 500)', r.ironet);
