@@ -15,7 +15,8 @@
  *   IPAddress, one without even its claim), a static DHCP reservation,
  *   network-data claims and plain claims; `ironet dhcp handback` writes the
  *   missing IPAddresses; the real ip-address-manager then allocates the pools
- *   dry and never hands out a taken address.
+ *   dry and never hands out a taken address — while in a pool whose lease
+ *   the handback did not see, it hands the leased address out (the control).
  *
  * The test API server has no garbage collector: nothing here relies on
  * owner references cascading.
@@ -196,8 +197,20 @@ describe('migrating between ip-address-manager and ironet (docs/operations.md; r
     expect(await runDhcpHandback({ ...config, dryRun: false }, { env: {}, kube: admin }, io)).to.equal(0);
     expect(out.join('')).to.contain('4 lease(s) had their IPAddress; created 0; 0 conflict(s)');
 
+    // the control: a pool whose lease the handback never saw (its block written after it ran)
+    const late = await o.pools.create(pool(ns, 'late', { pools: [{ start: '192.168.61.10', end: '192.168.61.10' }], prefix: 24 }));
+    const lateBlock = leaseBlock(late, 'bbbbbbbb');
+    lateBlock.spec = { ...lateBlock.spec, leases: { '192.168.61.10': '52:54:00:00:00:04' } };
+    await admin.resource(RESOURCES.dhcpLeaseBlock).create(lateBlock);
+    await o.pools.mergePatchStatus({ namespace: ns, name: 'late' }, { status: { indexes: { [blockKey('bbbbbbbb', 1)]: '192.168.61.10' } } });
+
     // ip-address-manager back, with its webhooks; claims enough to take every address it thinks free, and more
     upstream = await startPeer('ip-address-manager', { namespace: ns });
+    // without the handback it hands out the leased address: it reads no lease block
+    await o.claims.create(claim(ns, 'l0', 'late'));
+    const l0 = await eventually(async () => (await o.claims.get({ namespace: ns, name: 'l0' })).status?.address?.name, 'claim l0 bound by ip-address-manager', 20_000);
+    expect((await o.addresses.get({ namespace: ns, name: l0 })).spec?.address).to.equal('192.168.61.10');
+    expect((await o.pools.get({ namespace: ns, name: 'late' })).status?.indexes).to.deep.equal({ l0: '192.168.61.10' });
     const wanted = [...Array.from({ length: 9 }, (_, i) => `p${i}`), ...Array.from({ length: 9 }, (_, i) => `d${i}`)];
     for (const n of wanted) await o.claims.create(claim(ns, n, n.startsWith('p') ? 'prov' : 'dhcp'));
     const settled = await allSettled(ns, wanted, 40_000);
