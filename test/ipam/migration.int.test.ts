@@ -107,9 +107,14 @@ describe('migrating between ip-address-manager and ironet (docs/operations.md; r
 
     // 1. delete its two webhook configurations, while it still runs; writes stop meeting them a moment later
     const outOfBounds = pool(ns, 'bad', { pools: [{ start: '192.168.60.10', end: '192.168.60.20' }], prefix: 24, preAllocations: { x: '10.0.0.1' } });
+    // the runbook's probe: a server-side dry run of a pool the validating webhook refuses
+    const { admin } = testCluster();
+    const probe = (): Promise<unknown> => admin.rest.request({ method: 'POST', path: o.pools.path(ns), query: { dryRun: 'All' }, body: { apiVersion: 'ipam.metal3.io/v1alpha1', kind: 'IPPool', ...outOfBounds } });
+    expect(await refusal(probe())).to.match(/validation\.ippool\.ipam\.metal3\.io.*out of bonds/);
     expect(await refusal(o.pools.create(outOfBounds))).to.match(/validation\.ippool\.ipam\.metal3\.io.*out of bonds/);
     await upstream.unregisterWebhooks();
-    await eventually(async () => (await o.pools.create(outOfBounds), true), 'the pool the webhook refused accepted once the API server saw the deletion', 10_000);
+    await eventually(async () => (await probe(), true), 'the probe accepted once the API server saw the deletion', 10_000);
+    await o.pools.create(outOfBounds);
     // 2. stop it (scale to zero) and wait until it is gone
     await upstream.stopProcess();
     // no allocator runs: a new claim waits
