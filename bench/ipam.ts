@@ -1,22 +1,25 @@
 /**
- * npm run bench:ipam — how fast `ironet controller` binds IPClaims, and at what
- * cost, against a real kube-apiserver + etcd on this machine.
+ * npm run bench:ipam [-- --claims N[,N…]] — how fast IPClaims are bound, by
+ * `ironet controller` and by the real metal3 ip-address-manager, against one
+ * real kube-apiserver + etcd on this machine, in the same run.
  *
- * For 1,000 and 5,000 claims in one pool: claims are created first, then the
- * built controller (dist/, as in the image) is started; we time from its
- * /readyz to every claim bound, count its API requests (its own
- * ironet_kube_requests_total), read its peak RSS (VmHWM) and check the
- * invariants (no duplicate, no stray, status consistent).
+ * For each size (default 1,000 and 5,000; `--claims 1000` for one): N
+ * IPClaims in one pool are created first, then the controller is started; we
+ * time from its /readyz to every claim bound, read its peak RSS (VmHWM) and
+ * check the invariants (no duplicate, no stray, status consistent) on the
+ * objects. Three controllers, each in its own namespace with the same pool and
+ * claims:
+ * - ironet: the built controller (dist/, as in the image), its API requests
+ *   counted (its own ironet_kube_requests_total);
+ * - ip-address-manager as shipped (client QPS 20, burst 30), built from its
+ *   pinned source (tools/ip-address-manager/build.sh), with its webhooks
+ *   registered as its manifests register them and its own RBAC
+ *   (src/lab/rig/metal3-peers.ts);
+ * - the same with `--kube-api-qps 500 --kube-api-burst 1000`.
+ * Beside them, the API floor: the same number of plain object creations by
+ * one client with 64 in flight.
  *
- * Side by side, in the same run:
- * - the API floor: the same number of plain object creations by one client
- *   with 64 in flight (no controller can bind faster than the server writes);
- * - upstream's flow: metal3 ip-address-manager serves one claim per reconcile
- *   with a pool-status write each time. Its module is not served by the Go
- *   proxy here, so it cannot be built; its flow is reproduced by
- *   `--ipam-batch-size 1` (1,000 claims).
- *
- * Last line: one JSON object for the 5,000-claim case.
+ * Last line: one JSON object per size, in a list.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -31,6 +34,8 @@ import { installCrds, loadManifests } from '../src/kube/manifests.js';
 import { RESOURCES } from '../src/kube/resources.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../src/ipam/objects.js';
 import { readIpamCensus } from '../src/kube/status-reader.js';
+import { startMetal3Peer } from '../src/lab/rig/metal3-peers.js';
+import { ensureUpstream } from '../src/lab/rig/upstream-builds.js';
 import { writeFile } from 'node:fs/promises';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
@@ -49,6 +54,25 @@ interface CaseResult {
   stray: number;
   peakRssMb: number;
   readySeconds: number;
+}
+
+/** ip-address-manager's client limits raised, as the issue measured it. */
+const UNTHROTTLED = ['--kube-api-qps=500', '--kube-api-burst=1000'];
+
+/** `--claims 1000` or `--claims 1000,5000` (repeatable); default 1,000 and 5,000. */
+function sizesOf(argv: readonly string[]): number[] {
+  const sizes: number[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = a === '--claims' ? argv[++i] : a.startsWith('--claims=') ? a.slice('--claims='.length) : undefined;
+    if (value === undefined) throw new Error(`bench:ipam: unknown argument ${JSON.stringify(a)}; the one there is: --claims N[,N…]`);
+    for (const t of value.split(',')) {
+      const n = Number(t);
+      if (!Number.isInteger(n) || n < 1 || n > 60_000) throw new Error(`bench:ipam: --claims ${JSON.stringify(t)} is not a whole number from 1 to 60000 (the pool is a /16)`);
+      sizes.push(n);
+    }
+  }
+  return sizes.length ? sizes : [1000, 5000];
 }
 
 function sh(cmd: string, args: string[]): void {
@@ -74,7 +98,8 @@ function peakRssMb(pid: number): number {
   return Math.round(kb / 1024);
 }
 
-async function runCase(admin: KubeClient, server: { url: string; ca: string; token: string }, label: string, claims: number, batchSize: number): Promise<CaseResult> {
+/** A namespace with the pool and `claims` unbound IPClaims in it, the same for every controller. */
+async function prepare(admin: KubeClient, label: string, claims: number) {
   const ns = `bench-${label}-${claims}`.toLowerCase().replace(/[^a-z0-9-]/g, '-');
   await admin.resource(RESOURCES.namespace).create({ metadata: { name: ns } });
   const pools = admin.resource<IpPoolObject>(RESOURCES.ipPool);
@@ -86,6 +111,53 @@ async function runCase(admin: KubeClient, server: { url: string; ca: string; tok
     64,
     (i) => claimClient.create({ metadata: { name: `host-${i}`, namespace: ns }, spec: { pool: { name: 'bench' } } }),
   );
+  return { ns, pools, claimClient, addresses };
+}
+
+/** Polls until every claim of the namespace is bound; the time it was seen so. */
+async function allBound(claimClient: ReturnType<KubeClient['resource']>, ns: string, claims: number, what: string, timeoutMs: number): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const list = (await claimClient.list(ns, { limit: 1000 })) as { items: IpClaimObject[] };
+    if (list.items.length === claims && list.items.every((c) => c.status?.address?.name)) return performance.now();
+    if (performance.now() > deadline) throw new Error(`${what}: ${list.items.filter((c) => c.status?.address?.name).length} of ${claims} claims bound after ${timeoutMs / 1000} s`);
+    await systemClock.sleep(100);
+  }
+}
+
+/** The real ip-address-manager, started once the claims exist; timed from its /readyz (its webhooks registered) to every claim bound. */
+async function runUpstreamCase(admin: KubeClient, apiserver: { server: string; caPem: string }, label: string, claims: number, extraArgs: readonly string[]): Promise<CaseResult> {
+  const { ns, pools, claimClient, addresses } = await prepare(admin, label, claims);
+  const build = await ensureUpstream('ip-address-manager', 'binary');
+  const spawned = performance.now();
+  const peer = await startMetal3Peer({ peer: 'ip-address-manager', admin, server: apiserver.server, caPem: apiserver.caPem, runRoot: path.join(tmpdir(), 'ironet-bench'), clock: systemClock, namespace: ns, extraArgs, build, startTimeoutMs: 120_000 });
+  const readyAt = performance.now();
+  try {
+    // at 20 requests/s and two writes a claim, 5,000 claims take ~8 minutes: allow 3 × that
+    const boundAt = await allBound(claimClient, ns, claims, `ip-address-manager ${extraArgs.join(' ')}`, Math.max(120_000, claims * 300));
+    await systemClock.sleep(300);
+    const rss = peakRssMb(peer.pid);
+    const c = await readIpamCensus({ pools, claims: claimClient, addresses }, ns, 'bench');
+    const seconds = (boundAt - readyAt) / 1000;
+    return {
+      label,
+      claims,
+      seconds: round(seconds),
+      claimsPerSecond: round(claims / seconds),
+      apiRequests: Number.NaN,
+      apiRequestsPerClaim: Number.NaN,
+      duplicates: c.duplicateIps + c.claimsWithSeveralAddresses,
+      stray: c.strayAddresses + c.danglingClaims + (c.indexesMatch ? 0 : 1),
+      peakRssMb: rss,
+      readySeconds: round((readyAt - spawned) / 1000),
+    };
+  } finally {
+    await peer.stop();
+  }
+}
+
+async function runCase(admin: KubeClient, server: { url: string; ca: string; token: string }, label: string, claims: number, batchSize: number): Promise<CaseResult> {
+  const { ns, pools, claimClient, addresses } = await prepare(admin, label, claims);
 
   const port = await freePort();
   const kubeconfig = path.join(tmpdir(), `${ns}.kubeconfig`);
@@ -103,15 +175,7 @@ async function runCase(admin: KubeClient, server: { url: string; ca: string; tok
       if (ok) readyAt = performance.now();
       else await systemClock.sleep(20);
     }
-    let boundAt = 0;
-    for (;;) {
-      const list = await claimClient.list(ns, { limit: 1000 });
-      if (list.items.every((c) => c.status?.address?.name)) {
-        boundAt = performance.now();
-        break;
-      }
-      await systemClock.sleep(100);
-    }
+    const boundAt = await allBound(claimClient, ns, claims, 'ironet', Math.max(120_000, claims * 100));
     await systemClock.sleep(300); // let the last pool-status write land before counting
     const metrics = await scrape(port);
     const requests = requestCount(metrics);
@@ -158,8 +222,10 @@ function round(n: number): number {
 }
 
 async function main(): Promise<void> {
-  console.log('building dist/ (the controller runs as in the image)…');
+  const sizes = sizesOf(process.argv.slice(2));
+  console.log('building dist/ (the controller runs as in the image) and ip-address-manager (cached)…');
   sh('npm', ['run', 'build', '--silent']);
+  await ensureUpstream('ip-address-manager', 'binary');
   const binDir = await ensureApiServerBinaries(repoRoot);
   const apiserver = await startLocalApiServer({ binDir, runRoot: path.join(tmpdir(), 'ironet-bench'), clock: systemClock });
   process.once('exit', () => apiserver.killNow());
@@ -169,41 +235,51 @@ async function main(): Promise<void> {
     for (const dir of await upstreamCrdDirs()) crds.push(...(await loadManifests(dir)));
     await installCrds(admin, crds, { clock: systemClock });
     const server = { url: apiserver.server, ca: apiserver.caPem, token: apiserver.adminToken };
-    const results: CaseResult[] = [];
-    const floors: Record<number, { seconds: number; writesPerSecond: number }> = {};
-    const sizes = (process.env.IRONET_BENCH_SIZES ?? '1000,5000').split(',').map(Number);
+    const rows: { n: number; ironet: CaseResult; shipped: CaseResult; unthrottled: CaseResult; floor: { seconds: number; writesPerSecond: number } }[] = [];
     for (const n of sizes) {
-      floors[n] = await apiFloor(admin, n);
-      results.push(await runCase(admin, server, 'ironet', n, 500));
+      const floor = await apiFloor(admin, n);
+      const ironet = await runCase(admin, server, 'ironet', n, 500);
+      const shipped = await runUpstreamCase(admin, apiserver, 'ipam-shipped', n, []);
+      const unthrottled = await runUpstreamCase(admin, apiserver, 'ipam-qps500', n, UNTHROTTLED);
+      rows.push({ n, ironet, shipped, unthrottled, floor });
     }
-    const upstreamStyle = process.env.IRONET_BENCH_SKIP_ANCHOR ? results[0]! : await runCase(admin, server, 'one-claim-per-pass', 1000, 1);
+    const v = (await ensureUpstream('ip-address-manager', 'binary')).versions;
+    const ipamVersion = `${(v.commit ?? v.version ?? '?').slice(0, 8)} (${v.goVersion ?? 'go ?'})`;
 
-    console.log(`\nIPAM: bind N IPClaims in one IPPool (kube-apiserver 1.36 + etcd 3.6 on loopback, 2 cores; controller: node ${NODE_FLAGS.join(' ')} dist/cmd/main.js)\n`);
-    console.log('case                                    claims  seconds  claims/s  API req  req/claim  peak RSS  duplicates');
+    console.log(`\nIPAM: bind N IPClaims in one IPPool, created before the controller starts (kube-apiserver 1.36 + etcd 3.6 on loopback; ironet: node ${NODE_FLAGS.join(' ')} dist/cmd/main.js; ip-address-manager ${ipamVersion})\n`);
+    console.log('case                                                          claims  seconds  claims/s  API req  req/claim  peak RSS  duplicates  stray');
     const row = (name: string, r: CaseResult): void =>
       console.log(
-        `${name.padEnd(40)}${String(r.claims).padStart(6)}${r.seconds.toFixed(2).padStart(9)}${r.claimsPerSecond.toFixed(0).padStart(10)}${String(r.apiRequests).padStart(9)}${r.apiRequestsPerClaim.toFixed(2).padStart(11)}${`${r.peakRssMb} MB`.padStart(10)}${String(r.duplicates).padStart(12)}`,
+        `${name.padEnd(62)}${String(r.claims).padStart(6)}${r.seconds.toFixed(2).padStart(9)}${r.claimsPerSecond.toFixed(0).padStart(10)}${(Number.isNaN(r.apiRequests) ? '—' : String(r.apiRequests)).padStart(9)}${(Number.isNaN(r.apiRequestsPerClaim) ? '—' : r.apiRequestsPerClaim.toFixed(2)).padStart(11)}${`${r.peakRssMb} MB`.padStart(10)}${String(r.duplicates).padStart(12)}${String(r.stray).padStart(7)}`,
       );
-    for (const r of results) row('ironet controller (batch 500)', r);
-    row('anchor: upstream flow (batch 1)', upstreamStyle);
-    for (const n of sizes) console.log(`anchor: API floor, ${n} plain creates, 64 in flight: ${floors[n]!.seconds} s (${floors[n]!.writesPerSecond} writes/s)`);
-    console.log('anchor: metal3 ip-address-manager itself: not measured (github.com/metal3-io/ip-address-manager is refused by the Go module proxy here)');
-    const big = results[results.length - 1]!;
-    console.log(`target: 5,000 claims < 60 s and RSS < 150 MB → ${big.seconds < 60 && big.peakRssMb < 150 ? 'met' : 'NOT met'}`);
-    console.log(
-      JSON.stringify({
-        claims: big.claims,
-        seconds: big.seconds,
-        claimsPerSecond: big.claimsPerSecond,
-        apiRequestsPerClaim: big.apiRequestsPerClaim,
-        duplicates: big.duplicates,
-        peakRssMb: big.peakRssMb,
-        stray: big.stray,
-        controllerReadySeconds: big.readySeconds,
-        apiFloorWritesPerSecond: floors[big.claims]!.writesPerSecond,
-        upstreamFlow1000ClaimsPerSecond: upstreamStyle.claimsPerSecond,
-      }),
-    );
+    for (const r of rows) {
+      row('ironet controller (batch 500)', r.ironet);
+      row('ip-address-manager as shipped (QPS 20, burst 30)', r.shipped);
+      row('ip-address-manager --kube-api-qps 500 --kube-api-burst 1000', r.unthrottled);
+      console.log(`API floor, ${r.n} plain creates, 64 in flight: ${r.floor.seconds} s (${r.floor.writesPerSecond} writes/s)`);
+    }
+    const summary = rows.map((r) => {
+      const vsShipped = round(r.shipped.seconds / r.ironet.seconds);
+      const vsUnthrottled = round(r.unthrottled.seconds / r.ironet.seconds);
+      const met = vsShipped >= 5 && vsUnthrottled >= 3 && r.ironet.duplicates === 0 && r.ironet.stray === 0;
+      console.log(`${r.n} claims: ironet ${vsShipped}× ip-address-manager as shipped (goal ≥ 5×), ${vsUnthrottled}× unthrottled (goal ≥ 3×), ${r.ironet.duplicates} duplicates → ${met ? 'met' : 'NOT met'}`);
+      return {
+        claims: r.n,
+        ironetSeconds: r.ironet.seconds,
+        ironetPeakRssMb: r.ironet.peakRssMb,
+        ironetApiRequestsPerClaim: r.ironet.apiRequestsPerClaim,
+        ironetDuplicates: r.ironet.duplicates,
+        ironetStray: r.ironet.stray,
+        upstreamShippedSeconds: r.shipped.seconds,
+        upstreamShippedDuplicates: r.shipped.duplicates,
+        upstreamUnthrottledSeconds: r.unthrottled.seconds,
+        upstreamUnthrottledDuplicates: r.unthrottled.duplicates,
+        speedupVsShipped: vsShipped,
+        speedupVsUnthrottled: vsUnthrottled,
+        apiFloorWritesPerSecond: r.floor.writesPerSecond,
+      };
+    });
+    console.log(JSON.stringify(summary));
   } finally {
     admin.close();
     await apiserver.stop();

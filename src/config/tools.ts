@@ -1,4 +1,4 @@
-/** The tools around the two components: `ironet lab`, `dev`, `status`, `netdata render`; their flag tables and typed configs. */
+/** The tools around the two components: `ironet lab`, `dev`, `status`, `netdata render`, `dhcp handback`; their flag tables and typed configs. */
 import { ConfigError } from '../core/errors.js';
 import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsPortFlag, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
 import { invalid, option, readFlags, repeated, text, toggle, wholeNumber, type CommandSpec, type Parse } from './flags.js';
@@ -25,6 +25,13 @@ export interface StatusConfig extends KubeConnectionConfig {
   readonly namespace: string | undefined;
   /** Redraw every N seconds (0: print once). */
   readonly watchSeconds: number;
+}
+
+export interface DhcpHandbackConfig extends KubeConnectionConfig {
+  readonly command: 'dhcp-handback';
+  readonly namespace: string | undefined;
+  /** Print the plan, write nothing. */
+  readonly dryRun: boolean;
 }
 
 export interface NetdataRenderConfig {
@@ -100,6 +107,25 @@ export function parseStatus(args: readonly string[], ctx: ParseContext): StatusC
   const f = readFlags(STATUS_FLAGS, args, ctx.env);
   if (f.help) return { command: 'help', topic: 'status' };
   return { command: 'status', ...kubeConnectionOf(f), namespace: f.get('namespace'), watchSeconds: f.get('watch') ?? 0 };
+}
+
+const DHCP_HANDBACK_FLAGS = {
+  ...KUBE_FLAGS,
+  namespace: option({ arg: 'NS', env: 'IRONET_NAMESPACE', help: 'one namespace', defaultText: 'all', parse: text }),
+  'dry-run': toggle({ help: 'print what would be written, write nothing' }),
+} as const;
+
+export const DHCP_HANDBACK: CommandSpec<typeof DHCP_HANDBACK_FLAGS> = {
+  name: 'dhcp handback',
+  summary: "before ip-address-manager serves the pools again: an IPAddress for every DHCP lease that has none\n(it reads no lease blocks; docs/operations.md, \"Back to ip-address-manager\")",
+  flags: DHCP_HANDBACK_FLAGS,
+  notes: 'Run with the agents stopped. Exit 0: every lease has its IPAddress; 1: a lease conflicts with another claim\'s IPAddress (listed) or a write failed.',
+};
+
+export function parseDhcpHandback(args: readonly string[], ctx: ParseContext): DhcpHandbackConfig | HelpCommand {
+  const f = readFlags(DHCP_HANDBACK_FLAGS, args, ctx.env);
+  if (f.help) return { command: 'help', topic: 'dhcp' };
+  return { command: 'dhcp-handback', ...kubeConnectionOf(f), namespace: f.get('namespace'), dryRun: f.get('dry-run') };
 }
 
 /** `POOL=IP[/PREFIX]`. */

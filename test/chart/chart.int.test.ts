@@ -139,16 +139,33 @@ describe('the Helm chart (real helm, real API server)', function () {
     for (const o of [...defaults, ...full]) expect(JSON.stringify(o), `${o.kind}/${o.metadata.name ?? ''}`).to.not.contain('hostNetwork');
   });
 
-  it('ships the Metal3 IPAM CRDs unmodified, only when asked', async () => {
+  it('ships the Metal3 IPAM CRDs only when asked: upstream\'s files, with the clusterctl labels its release manifests give them, kept on uninstall', async () => {
     expect((await renderChart()).filter((o) => o.kind === 'CustomResourceDefinition')).to.deep.equal([]);
     const crds = (await renderChart({ values: [FULL] })).filter((o) => o.kind === 'CustomResourceDefinition');
     expect(crds.map((c) => c.metadata.name).sort()).to.deep.equal(['ipaddresses.ipam.metal3.io', 'ipclaims.ipam.metal3.io', 'ippools.ipam.metal3.io']);
-    // the upstream files (ip-address-manager's config/crd/bases at the pinned commit), object for object
+    // the labels of upstream's release: its kustomizations' `labels` pairs
+    // (config/default: the provider label; config/crd: the contract labels)
     const { crdDir } = await ensureUpstream('ip-address-manager', 'manifests');
+    const releaseLabels: Record<string, string> = {};
+    for (const k of ['kustomize/default/kustomization.yaml', 'kustomize/crd/kustomization.yaml']) {
+      const kustomization = parseYaml(readFileSync(path.join(crdDir, '..', k), 'utf8')) as { labels?: { pairs?: Record<string, string> }[] };
+      for (const l of kustomization.labels ?? []) Object.assign(releaseLabels, l.pairs);
+    }
+    expect(releaseLabels).to.include({ 'cluster.x-k8s.io/provider': 'ipam-metal3', 'cluster.x-k8s.io/v1beta1': 'v1beta1' });
+    // and the label `clusterctl init` adds to what it installs, which `clusterctl move`
+    // lists CRDs by (cluster-api v1.14.0, cmd/clusterctl/client/cluster/objectgraph.go, getCRDList)
+    releaseLabels['clusterctl.cluster.x-k8s.io'] = '';
+    // the upstream files (ip-address-manager's config/crd/bases at the pinned commit), object for object but for those labels
     for (const file of ['ipam.metal3.io_ippools.yaml', 'ipam.metal3.io_ipclaims.yaml', 'ipam.metal3.io_ipaddresses.yaml']) {
       const upstream = parseYaml(readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject;
-      expect(crds.find((c) => c.metadata.name === upstream.metadata.name), file).to.deep.equal(upstream);
+      const chart = crds.find((c) => c.metadata.name === upstream.metadata.name);
+      expect(chart?.metadata.labels, file).to.deep.equal({ ...upstream.metadata.labels, ...releaseLabels });
+      // kept by `helm uninstall`: the objects of the kinds outlive the chart (docs/operations.md, "Back to ip-address-manager")
+      expect(chart?.metadata.annotations, file).to.deep.equal({ ...upstream.metadata.annotations, 'helm.sh/resource-policy': 'keep' });
+      expect({ ...chart, metadata: { ...chart?.metadata, labels: undefined, annotations: undefined } }, file).to.deep.equal({ ...upstream, metadata: { ...upstream.metadata, labels: undefined, annotations: undefined } });
     }
+    // the API server takes them (with their labels) as the chart renders them
+    expect(await dryRunApply(crds, 'ironet-system')).to.deep.equal(['CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition']);
   });
 
   it('values.schema.json refuses a misspelt or out-of-range value, naming it', async () => {

@@ -25,6 +25,13 @@ describe('config/tools', () => {
     expect(configError(() => parseCommandLine(['netdata', 'draw'], ctx())).setting).to.equal('command');
   });
 
+  it('dhcp handback: one namespace or all, writes unless --dry-run', () => {
+    expect(parseCommandLine(['dhcp', 'handback'], ctx({ IRONET_NAMESPACE: 'metal3' }))).to.deep.equal({ command: 'dhcp-handback', kubeconfig: undefined, context: undefined, namespace: 'metal3', dryRun: false });
+    expect(parseCommandLine(['dhcp', 'handback', '--dry-run'], ctx())).to.deep.include({ namespace: undefined, dryRun: true });
+    expect(parseCommandLine(['dhcp', 'handback', '--help'], ctx())).to.deep.equal({ command: 'help', topic: 'dhcp' });
+    expect(configError(() => parseCommandLine(['dhcp', 'serve'], ctx())).message).to.contain('the one there is: ironet dhcp handback');
+  });
+
   it('status: prints once unless --watch says how often; the namespace from IRONET_NAMESPACE', () => {
     expect(parseCommandLine(['status'], ctx({ IRONET_NAMESPACE: 'metal3' }))).to.deep.equal({ command: 'status', kubeconfig: undefined, context: undefined, namespace: 'metal3', watchSeconds: 0 });
     expect(parseCommandLine(['status', '--watch', '2'], ctx())).to.have.property('watchSeconds', 2);
