@@ -19,7 +19,7 @@ import { FINALIZERS, METAL3_IPAM_VERSION } from '../ipam/objects.js';
 import { UPSTREAM } from '../ipam/messages.js';
 import { inEntry, parsePool, type PoolEntry } from '../ipam/pool-spec.js';
 import { formatIp, tryParseIp } from '../core/ip.js';
-import { hostFacts, hostOwnerReference, isProvisioned, linkOf, provisioningState, type BareMetalHostObject, type HardwareDataObject } from './host.js';
+import { hostFacts, hostOwnerReference, isProvisioned, linkOf, type BareMetalHostObject, type HardwareDataObject } from './host.js';
 import { renderNetworkData, type PoolAddress, type PoolFacts } from './render.js';
 import {
   addressPools,
@@ -224,10 +224,10 @@ export function planHost(snap: HostSnapshot): HostPlan {
     const own = host.spec?.networkData?.name;
     const provisionedClaim = template.releasePolicy === 'releaseWhenProvisioned' && own && own !== secretName ? provisionedNetworkClaim(snap, wanted) : undefined;
     const again = 'its preprovisioning addresses are claimed again when it is deprovisioned or inspected';
-    if (snap.ownClaims.length === 0) {
-      return provisionedClaim
-        ? { ...NOTHING, template: templateName, summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own network data (${own}) and claim ${provisionedClaim}; ${again}`) }
-        : { ...NOTHING, template: templateName, summary: summary('NotNeeded', 'Provisioned', `the host is ${provisioningState(host)}; ${again}`) };
+    // linked while provisioned (or linked again) with nothing held: claimed and rendered now, as if kept; BMO starts
+    // the deprovisioning ramdisk in the reconcile right after the state change, too soon for a Secret written then
+    if (snap.ownClaims.length === 0 && provisionedClaim) {
+      return { ...NOTHING, template: templateName, summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own network data (${own}) and claim ${provisionedClaim}; ${again}`) };
     }
     if (provisionedClaim) {
       return {

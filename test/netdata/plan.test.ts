@@ -151,11 +151,12 @@ describe('network data: the host plan', () => {
       expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
     });
 
-    it('provisioned with nothing held: nothing claimed until it is deprovisioned or inspected', () => {
-      const plan = planHost(snap({ host: provisioned(baseHost()) }));
-      expect(plan.createClaims).to.deep.equal([]);
-      expect(plan.summary).to.include({ state: 'NotNeeded', reason: 'Provisioned' });
-      for (const state of ['deprovisioning', 'inspecting', 'available']) expect(planHost(snap({ host: provisioned(baseHost(), state) })).createClaims, state).to.have.length(1);
+    it('linked while provisioned with nothing held: claimed, named and rendered now (BMO deprovisions in the reconcile after the state change)', () => {
+      for (const state of ['provisioned', 'externally provisioned', 'deprovisioning', 'inspecting', 'available']) {
+        const plan = planHost(snap({ host: provisioned(baseHost(), state) }));
+        expect(plan.createClaims, state).to.have.length(1);
+        expect(plan.setNetworkDataName, state).to.equal('node-0-preprov-networkdata');
+      }
     });
   });
 
