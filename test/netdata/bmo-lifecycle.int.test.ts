@@ -177,6 +177,23 @@ describe('DHCP-less lifecycle with the real baremetal-operator (fixture provisio
     });
   }
 
+  it('the API server lets a finalizer be taken off a Terminating Secret, never added to one (what the release relies on)', async () => {
+    const id = { namespace: ns, name: 'terminating-probe' };
+    await secrets().create({ apiVersion: 'v1', kind: 'Secret', metadata: { ...id, finalizers: [BMO_SECRET_FINALIZER] }, type: 'Opaque' });
+    await secrets().delete(id);
+    const deleted = await secrets().get(id);
+    expect(deleted.metadata.deletionTimestamp).to.be.a('string');
+    let refused = '';
+    try {
+      await secrets().replace({ ...deleted, metadata: { ...deleted.metadata, finalizers: [BMO_SECRET_FINALIZER, 'example.com/another'] } });
+    } catch (err) {
+      refused = (err as Error).message;
+    }
+    expect(refused).to.contain('no new finalizers can be added if the object is being deleted');
+    await secrets().replace({ ...deleted, metadata: { ...deleted.metadata, finalizers: [] } });
+    expect(await secrets().tryGet(id)).to.equal(undefined);
+  });
+
   it('link → Secret → register → inspect → provision → deprovision → available, unlinked and relinked in each state; BMO holds the Secret while the host names it, never past its deletion', async () => {
     await createHost('node-0', '52:54:00:00:00:10');
     const first = await advance('node-0', 'available');
@@ -198,6 +215,8 @@ describe('DHCP-less lifecycle with the real baremetal-operator (fixture provisio
     // the break of issue 17: unlink, relink, deprovision
     const relinked = await unlinkAndRelink('node-0');
     expect(networkDataOf(relinked)?.links[0]?.ethernet_mac_address).to.equal('52:54:00:00:00:10');
+    // named before its Secret existed, BMO re-registered the provisioned host once it did: still provisioned, no error left
+    await advance('node-0', 'provisioned');
     await hosts().mergePatch({ namespace: ns, name: 'node-0' }, { spec: { image: null } });
     await advance('node-0', 'available');
     expect((await getHost('node-0')).status?.operationHistory?.deprovision?.end).to.be.a('string');
