@@ -21,7 +21,6 @@ import type { KubeObject } from '../../src/core/object-meta.js';
 import type { IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
-import type { Metal3Peer } from '../../src/lab/rig/metal3-peers.js';
 import type { NetworkDataJson } from '../../src/netdata/render.js';
 import { BMO_SECRET_FINALIZER, REFERENCE_ANNOTATION, REFERENCE_PREFIX, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
 import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
