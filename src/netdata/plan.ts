@@ -9,9 +9,11 @@
  * and rendered while the host may run the IPA ramdisk; once it is provisioned
  * they are kept, or released under `releaseWhenProvisioned` when the host has a
  * separate provisioned-network claim; a host that goes back to deprovisioning
- * or inspecting is claimed for and rendered again. A Secret is written only
- * whole and only after every address is allocated; a released address leaves
- * the Secret before its claim goes.
+ * or inspecting is claimed for and rendered again. A linked host is named its
+ * Secret at once (the gate: BMO waits for a named Secret before it registers,
+ * so before it inspects); the Secret is written only whole and only after
+ * every address is allocated; a released address leaves the Secret before its
+ * claim goes; BMO's finalizer leaves a deleted Secret once no host names it.
  */
 import type { Condition } from '../core/conditions.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../ipam/objects.js';

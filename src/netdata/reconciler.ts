@@ -1,7 +1,9 @@
 /**
  * Runs the network-data decisions (plan.ts): for a host, applies its plan in
- * the order that keeps addresses safe (a Secret leaves before its claims; a
- * new Secret is written only whole, then named on the host; claims a template
+ * the order that keeps addresses safe (a name ironet set is cleared before
+ * its Secret goes, and the Secret, with BMO's finalizer once no host names it,
+ * before its claims; a linked host is named its Secret before it exists, so
+ * BMO waits for it, and the Secret is written only whole; claims a template
  * no longer uses go only after the new Secret is written); for a template,
  * writes its status from its hosts' summaries, at most every `statusEveryMs`.
  * Problems are reported (Events once per change, the template's status),
