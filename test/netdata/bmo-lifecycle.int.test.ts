@@ -32,7 +32,7 @@ import { poolObject, singleNic, templateObject } from './fixtures.js';
 interface HostObject extends KubeObject {
   spec?: { preprovisioningNetworkDataName?: string; image?: { url: string; checksum: string } | null; [k: string]: unknown };
   status?: {
-    provisioning?: { state?: string };
+    provisioning?: { state?: string; ID?: string };
     operationalStatus?: string;
     errorType?: string;
     errorMessage?: string;
@@ -349,7 +349,7 @@ describe('DHCP-less lifecycle with the real baremetal-operator (fixture provisio
       10_000,
     );
     const pastMs = Date.now() - written;
-    console.log(`      gate: after the Secret appeared, BMO cleared the registration error in ${wokeMs} ms and left registering in ${pastMs} ms, untouched (errorCount before: ${waiting.status?.errorCount})`);
+    console.log(`      gate: after the Secret appeared, BMO cleared the registration error in ${wokeMs} ms and left registering in ${pastMs} ms, untouched (errorCount before: ${waiting.status?.errorCount}; BMO had registered it before ironet named the Secret: ${waiting.status?.provisioning?.ID ? 'yes' : 'no'})`);
     expect(wokeMs).to.be.below(2_000);
     expect(pastMs).to.be.below(8_000);
     // BMO goes on by itself (the Secret's events and its own requeues): inspection began once the Secret existed
