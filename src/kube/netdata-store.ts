@@ -17,12 +17,14 @@ import type { ClaimRelease, EventPlan, HostSnapshot, SecretPlan, SecretRetiremen
 import type { NetdataStore, SecretOutcome, WriteOutcome } from '../netdata/ports.js';
 import {
   ADOPTED_ANNOTATION,
+  BMO_SECRET_FINALIZER,
   HOST_LABEL,
   NAME_SET_ANNOTATION,
   NETDATA_FINALIZER,
   parseTemplate,
   referencedPools,
   RETIRED_NETWORK_DATA,
+  secretNameFor,
   TEMPLATE_LABEL,
   type NetworkDataTemplateObject,
   type NetworkDataTemplateStatus,
@@ -218,6 +220,9 @@ export class KubeNetdataStore implements NetdataStore {
       ownClaims: inNs(this.claimInformer.list()).filter((c) => c.metadata.labels?.[HOST_LABEL] === name),
       claimNamed: (n) => this.claimInformer.get(`${namespace}/${n}`),
       addressNamed: (n) => this.addressInformer.get(`${namespace}/${n}`),
+      secretNamedBy: inNs(this.hostInformer.list())
+        .filter((h) => h.metadata.name !== name && h.spec?.preprovisioningNetworkDataName === secretNameFor(name))
+        .map((h) => h.metadata.name ?? ''),
     };
   }
 
@@ -318,7 +323,14 @@ export class KubeNetdataStore implements NetdataStore {
     }
   }
 
-  async retireSecret(namespace: string, name: string, how: SecretRetirement): Promise<'retired' | 'absent' | 'notOurs'> {
+  async peekSecret(namespace: string, name: string): Promise<'absent' | 'ours' | 'notOurs' | 'terminating'> {
+    const existing = await this.secrets.tryGet({ namespace, name });
+    if (!existing) return 'absent';
+    if (!existing.metadata.labels?.[HOST_LABEL]) return 'notOurs';
+    return existing.metadata.deletionTimestamp ? 'terminating' : 'ours';
+  }
+
+  async retireSecret(namespace: string, name: string, how: SecretRetirement, releaseBmoFinalizer: boolean): Promise<'retired' | 'absent' | 'notOurs'> {
     const key = `${namespace}/${name}`;
     this.secretHashes.delete(key);
     const existing = await this.secrets.tryGet({ namespace, name });
@@ -331,6 +343,14 @@ export class KubeNetdataStore implements NetdataStore {
     // conditional on what was read: a Secret someone took over meanwhile is not deleted
     if (how === 'delete' && !current.metadata.deletionTimestamp) {
       await this.secrets.deleteIfExists({ namespace, name }, { preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion } });
+    }
+    // deleted first, then BMO's finalizer goes: on a Terminating object no finalizer can be added again (BMO's cache may
+    // still show a host naming it), so the Secret is gone once the last one is off
+    if (how === 'delete' && releaseBmoFinalizer) {
+      const deleted = await this.secrets.tryGet({ namespace, name });
+      const finalizers = deleted?.metadata.deletionTimestamp && deleted.metadata.uid === current.metadata.uid ? withFinalizer(deleted.metadata, BMO_SECRET_FINALIZER, 'remove') : undefined;
+      // conditional on that read (replace carries its resourceVersion)
+      if (deleted && finalizers) await this.secrets.replace({ ...deleted, metadata: { ...deleted.metadata, finalizers } });
     }
     return 'retired';
   }

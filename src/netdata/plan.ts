@@ -9,9 +9,11 @@
  * and rendered while the host may run the IPA ramdisk; once it is provisioned
  * they are kept, or released under `releaseWhenProvisioned` when the host has a
  * separate provisioned-network claim; a host that goes back to deprovisioning
- * or inspecting is claimed for and rendered again. A Secret is written only
- * whole and only after every address is allocated; a released address leaves
- * the Secret before its claim goes.
+ * or inspecting is claimed for and rendered again. A linked host is named its
+ * Secret at once (the gate: BMO waits for a named Secret before it registers,
+ * so before it inspects); the Secret is written only whole and only after
+ * every address is allocated; a released address leaves the Secret before its
+ * claim goes; BMO's finalizer leaves a deleted Secret once no host names it.
  */
 import type { Condition } from '../core/conditions.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../ipam/objects.js';
@@ -19,7 +21,7 @@ import { FINALIZERS, METAL3_IPAM_VERSION } from '../ipam/objects.js';
 import { UPSTREAM } from '../ipam/messages.js';
 import { inEntry, parsePool, type PoolEntry } from '../ipam/pool-spec.js';
 import { formatIp, tryParseIp } from '../core/ip.js';
-import { hostFacts, hostOwnerReference, isProvisioned, linkOf, provisioningState, type BareMetalHostObject, type HardwareDataObject } from './host.js';
+import { hostFacts, hostOwnerReference, isProvisioned, linkOf, type BareMetalHostObject, type HardwareDataObject } from './host.js';
 import { renderNetworkData, type PoolAddress, type PoolFacts } from './render.js';
 import {
   addressPools,
@@ -56,6 +58,8 @@ export interface HostSnapshot {
   readonly ownClaims: readonly IpClaimObject[];
   claimNamed(name: string): IpClaimObject | undefined;
   addressNamed(name: string): IpAddressObject | undefined;
+  /** The other hosts of the namespace whose spec.preprovisioningNetworkDataName names this host's Secret (from the host cache). */
+  readonly secretNamedBy?: readonly string[];
 }
 
 export interface SecretPlan {
@@ -94,6 +98,15 @@ export interface HostPlan {
   /** Claims named `<host>-<pool>` that someone else made: ironet adds its finalizer and labels before using them. */
   readonly adoptClaims: readonly string[];
   readonly retireSecret: SecretRetirement | undefined;
+  /**
+   * Whether BMO's finalizer (`baremetalhost.metal3.io/secret`) may be taken
+   * off ironet's Secret once it is deleted: no host names the Secret any more
+   * (or, on a Secret found Terminating while the host is linked, no other host
+   * does: its deletion is finished at once and a new one written). BMO adds
+   * it while a host names the Secret and removes it only when that host is
+   * deleted; a Secret no host names would otherwise stay Terminating for good.
+   */
+  readonly releaseBmoFinalizer: boolean;
   /** Released only once the Secret no longer names their addresses (retireSecret done). */
   readonly releaseClaims: readonly ClaimRelease[];
   readonly createClaims: readonly IpClaimObject[];
@@ -110,6 +123,7 @@ const NOTHING: Omit<HostPlan, 'summary' | 'template'> = {
   clearNetworkDataName: undefined,
   adoptClaims: [],
   retireSecret: undefined,
+  releaseBmoFinalizer: false,
   releaseClaims: [],
   createClaims: [],
   writeSecret: undefined,
@@ -129,12 +143,22 @@ export function planHost(snap: HostSnapshot): HostPlan {
   const { host, name } = snap;
   const secretName = secretNameFor(name);
   const release = (claims: readonly IpClaimObject[]): ClaimRelease[] => claims.map((c) => ({ name: c.metadata.name ?? '', delete: !sharedClaim(c) }));
+  const namedByOthers = (snap.secretNamedBy ?? []).length > 0;
 
   // gone, past deprovisioning, or no longer linked: the Secret stops naming the addresses, then the claims go
   const cleanup = (unlinked: boolean): HostPlan => {
-    const nameIsOurs = unlinked && host?.spec?.preprovisioningNetworkDataName === secretName && host.metadata.annotations?.[NAME_SET_ANNOTATION] === secretName;
+    const nameIsOurs = unlinked && host !== undefined && nameSetByIronet(host);
     if (snap.ownClaims.length === 0 && !nameIsOurs) return { ...NOTHING, template: undefined, summary: undefined };
-    return { ...NOTHING, template: undefined, summary: undefined, clearNetworkDataName: nameIsOurs ? secretName : undefined, retireSecret: 'delete', releaseClaims: release(snap.ownClaims) };
+    const stillNamed = host?.spec?.preprovisioningNetworkDataName === secretName && !nameIsOurs;
+    return {
+      ...NOTHING,
+      template: undefined,
+      summary: undefined,
+      clearNetworkDataName: nameIsOurs ? secretName : undefined,
+      retireSecret: 'delete',
+      releaseBmoFinalizer: bmoFinalizerMayGo({ hostNamesSecret: stillNamed, otherHostsNameSecret: namedByOthers }),
+      releaseClaims: release(snap.ownClaims),
+    };
   };
   if (!host) return cleanup(false);
   // BMO keeps a deleted host while it deprovisions (IPA cleans with these addresses): clean up once it is past that
@@ -145,14 +169,18 @@ export function planHost(snap: HostSnapshot): HostPlan {
   if (link.kind === 'none') return deleting ? { ...NOTHING, template: undefined, summary: undefined } : cleanup(true);
 
   const summary = (state: HostSummary['state'], reason: string, message: string, extra: Partial<HostSummary> = {}): HostSummary => ({ name, state, reason, message, ...extra });
+  const current = host.spec?.preprovisioningNetworkDataName;
+  // the gate: a linked host names its Secret from the start, so BMO waits for it before registering (and so inspecting)
+  const gate: Partial<HostPlan> = { ...gateFor(host, secretName), releaseBmoFinalizer: !namedByOthers };
   const fail = (template: string | undefined, reason: string, message: string, plan: Partial<HostPlan> = {}): HostPlan => ({
     ...NOTHING,
+    ...gate,
     ...plan,
     template,
     summary: summary('Error', reason, message),
     events: [{ type: 'Warning', reason, note: message }],
   });
-  const wait = (template: string, reason: string, message: string, plan: Partial<HostPlan> = {}): HostPlan => ({ ...NOTHING, ...plan, template, summary: summary('Waiting', reason, message) });
+  const wait = (template: string, reason: string, message: string, plan: Partial<HostPlan> = {}): HostPlan => ({ ...NOTHING, ...gate, ...plan, template, summary: summary('Waiting', reason, message) });
 
   if (link.kind === 'problem') return fail(link.template, link.reason, link.message);
   const templateName = link.template;
@@ -176,12 +204,12 @@ export function planHost(snap: HostSnapshot): HostPlan {
   const tooLong = addressPools(template).find((p) => claimNameFor(name, p).length > MAX_NAME);
   if (tooLong) return fail(templateName, 'NameTooLong', `IPClaim ${claimNameFor(name, tooLong)} would be longer than ${MAX_NAME} characters; shorten the host or IPPool ${tooLong} name`);
 
-  const current = host.spec?.preprovisioningNetworkDataName;
   if (current && current !== secretName) {
     return fail(
       templateName,
       'NetworkDataNameInUse',
       `spec.preprovisioningNetworkDataName is ${JSON.stringify(current)}, not ironet's ${secretName}; ironet never overwrites it. Clear it to let ironet manage this host, or remove the ${REFERENCE_ANNOTATION} annotation`,
+      { setNetworkDataName: undefined },
     );
   }
 
@@ -198,10 +226,10 @@ export function planHost(snap: HostSnapshot): HostPlan {
     const own = host.spec?.networkData?.name;
     const provisionedClaim = template.releasePolicy === 'releaseWhenProvisioned' && own && own !== secretName ? provisionedNetworkClaim(snap, wanted) : undefined;
     const again = 'its preprovisioning addresses are claimed again when it is deprovisioned or inspected';
-    if (snap.ownClaims.length === 0) {
-      return provisionedClaim
-        ? { ...NOTHING, template: templateName, summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own network data (${own}) and claim ${provisionedClaim}; ${again}`) }
-        : { ...NOTHING, template: templateName, summary: summary('NotNeeded', 'Provisioned', `the host is ${provisioningState(host)}; ${again}`) };
+    // linked while provisioned (or linked again) with nothing held: claimed and rendered now, as if kept; BMO starts
+    // the deprovisioning ramdisk in the reconcile right after the state change, too soon for a Secret written then
+    if (snap.ownClaims.length === 0 && provisionedClaim) {
+      return { ...NOTHING, template: templateName, summary: summary('Released', 'ReleasedWhenProvisioned', `the host is provisioned with its own network data (${own}) and claim ${provisionedClaim}; ${again}`) };
     }
     if (provisionedClaim) {
       return {
@@ -294,10 +322,41 @@ export function planHost(snap: HostSnapshot): HostPlan {
       data: rendered.data,
     },
     releaseAfterWrite: staleDeleted.map((c) => ({ name: c.metadata.name ?? '', delete: false })),
+    ...gate,
     setNetworkDataName: current ? undefined : secretName,
     summary: summary('Rendered', 'Rendered', `Secret ${secretName} holds network data for ${addressText || 'DHCP-only networks'}${keptText}`, { secret: secretName, addresses: [...rendered.addresses] }),
     events: [{ type: 'Normal', reason: 'NetworkDataRendered', note: `Secret ${secretName} written from NetworkDataTemplate ${templateName}${addressText ? `: ${addressText}` : ''}` }],
   };
+}
+
+/** Whether the host's spec.preprovisioningNetworkDataName is ironet's Secret and ironet set it (its annotation says so): only such a name is ever cleared. */
+export function nameSetByIronet(host: BareMetalHostObject): boolean {
+  const secretName = secretNameFor(host.metadata.name ?? '');
+  return host.spec?.preprovisioningNetworkDataName === secretName && host.metadata.annotations?.[NAME_SET_ANNOTATION] === secretName;
+}
+
+/**
+ * The gate (issue 17): a linked host gets its Secret's name in
+ * spec.preprovisioningNetworkDataName at once, before the Secret exists. BMO
+ * reads that Secret in its register step and fails registration while it is
+ * missing, so the host never reaches inspection (or provisioning) without its
+ * network data; ironet's Secret, owned by the host and labelled for BMO's
+ * cache, wakes BMO the moment it is created. Never on a host being deleted
+ * (BMO then reads no network data) or one whose name is already set.
+ */
+export function gateFor(host: BareMetalHostObject, secretName: string): { setNetworkDataName?: string } {
+  if (host.metadata.deletionTimestamp !== undefined || host.spec?.preprovisioningNetworkDataName) return {};
+  return { setNetworkDataName: secretName };
+}
+
+/**
+ * Whether BMO's finalizer may be taken off ironet's deleted Secret. BMO adds
+ * it on every reconcile of a host that names the Secret and removes it only
+ * when that host is deleted, for the Secret the host names then: while a host
+ * names it, it is BMO's to remove; once none does, no one else ever will.
+ */
+export function bmoFinalizerMayGo(facts: { readonly hostNamesSecret: boolean; readonly otherHostsNameSecret: boolean }): boolean {
+  return !facts.hostNamesSecret && !facts.otherHostsNameSecret;
 }
 
 /** A claim ironet must not delete: someone besides ironet and the IPAM controller holds it, or ironet adopted it. */

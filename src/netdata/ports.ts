@@ -29,10 +29,14 @@ export interface NetdataStore {
   /**
    * Makes the host's Secret name no address: if ironet wrote it, rewrites its
    * data to network data without addresses (`scrub`), and with `delete` also
-   * deletes it. Either way its claims may go afterwards; 'notOurs' and
+   * deletes it; with `releaseBmoFinalizer` (the plan decides when) BMO's
+   * finalizer is then taken off the deleted Secret, so it goes at once.
+   * Either way its claims may go afterwards; 'notOurs' and
    * 'absent' say there was nothing of ironet's to retire.
    */
-  retireSecret(namespace: string, name: string, how: SecretRetirement): Promise<'retired' | 'absent' | 'notOurs'>;
+  retireSecret(namespace: string, name: string, how: SecretRetirement, releaseBmoFinalizer: boolean): Promise<'retired' | 'absent' | 'notOurs'>;
+  /** One read of the Secret (by name: Secrets are never listed): absent, ironet's, someone else's, or ironet's and being deleted. */
+  peekSecret(namespace: string, name: string): Promise<'absent' | 'ours' | 'notOurs' | 'terminating'>;
   /**
    * spec.preprovisioningNetworkDataName = value (null clears it), with the
    * annotation that records ironet set it; conditional on the host's resourceVersion.

@@ -1,7 +1,9 @@
 /**
  * Runs the network-data decisions (plan.ts): for a host, applies its plan in
- * the order that keeps addresses safe (a Secret leaves before its claims; a
- * new Secret is written only whole, then named on the host; claims a template
+ * the order that keeps addresses safe (a name ironet set is cleared before
+ * its Secret goes, and the Secret, with BMO's finalizer once no host names it,
+ * before its claims; a linked host is named its Secret before it exists, so
+ * BMO waits for it, and the Secret is written only whole; claims a template
  * no longer uses go only after the new Secret is written); for a template,
  * writes its status from its hosts' summaries, at most every `statusEveryMs`.
  * Problems are reported (Events once per change, the template's status),
@@ -10,7 +12,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { WorkOutcome } from '../core/work-queue.js';
-import { planHost, planTemplateStatus, sameTemplateStatus, type HostPlan } from './plan.js';
+import { nameSetByIronet, planHost, planTemplateStatus, sameTemplateStatus, type HostPlan } from './plan.js';
 import type { NetdataStore, WriteOutcome } from './ports.js';
 import type { NetdataMetrics } from './metrics.js';
 import { describeError } from '../core/errors.js';
@@ -77,7 +79,7 @@ export class NetdataReconciler {
       for (const name of plan.adoptClaims) check(`adopt IPClaim ${name}`, await store.adoptClaim(ns, name, { [HOST_LABEL]: snap.name, ...(plan.template ? { [TEMPLATE_LABEL]: plan.template } : {}) }));
       // claims go only once the Secret names none of their addresses
       if (plan.releaseClaims.length > 0 || plan.retireSecret) {
-        const retired = lost.length === 0 && plan.retireSecret ? await store.retireSecret(ns, secretNameFor(snap.name), plan.retireSecret) : undefined;
+        const retired = lost.length === 0 && plan.retireSecret ? await store.retireSecret(ns, secretNameFor(snap.name), plan.retireSecret, plan.releaseBmoFinalizer) : undefined;
         if (retired === 'retired' && plan.retireSecret === 'delete') this.o.metrics?.secretWrites.labels('deleted').inc();
         if (retired === 'notOurs') log.warn({ secret: secretNameFor(snap.name) }, 'left Secret alone: ironet did not write it');
         if (retired !== undefined || !plan.retireSecret) for (const r of plan.releaseClaims) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
@@ -87,13 +89,41 @@ export class NetdataReconciler {
         // created meanwhile (by us on an earlier pass, or by CAPM3 IP reuse): the next pass reads it
         if (outcome !== 'ok' && outcome !== 'conflict') check(`create IPClaim ${c.metadata.name}`, outcome);
       }
+      const secretName = secretNameFor(snap.name);
+      const conflict = () => {
+        summary = this.errorSummary(plan, 'SecretConflict', `Secret ${secretName} exists and ironet did not write it (no ${HOST_LABEL} label); ironet never overwrites it. Delete it, or set spec.preprovisioningNetworkDataName to use it and remove the annotation`);
+      };
+      const terminating = () => {
+        summary = { ...plan.summary!, state: 'Waiting', reason: 'SecretTerminating', message: `Secret ${secretName} is being deleted (a finalizer other than BMO's holds it); ironet writes it again once it is gone` };
+        retried = { kind: 'requeueAfter', delayMs: 5000 };
+      };
+      // a Secret of ironet's found Terminating (unlinked and linked again meanwhile): its deletion is finished at once
+      const finishDeletion = async (): Promise<void> => {
+        if (plan.releaseBmoFinalizer) await store.retireSecret(ns, secretName, 'delete', true);
+      };
+      if (plan.setNetworkDataName && !plan.writeSecret && snap.host && lost.length === 0) {
+        // the gate: the name goes on the host before the Secret exists; never onto a Secret someone else wrote
+        let seen = await store.peekSecret(ns, secretName);
+        if (seen === 'terminating') {
+          await finishDeletion();
+          seen = await store.peekSecret(ns, secretName);
+        }
+        if (seen === 'notOurs') conflict();
+        else if (seen === 'terminating') terminating();
+        else check('set spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, plan.setNetworkDataName));
+      }
       if (plan.writeSecret) {
-        const outcome = await store.writeSecret(plan.writeSecret);
+        let outcome = await store.writeSecret(plan.writeSecret);
+        if (outcome === 'terminating' && plan.releaseBmoFinalizer) {
+          await finishDeletion();
+          outcome = await store.writeSecret(plan.writeSecret);
+        }
         if (outcome === 'notOurs') {
-          summary = this.errorSummary(plan, 'SecretConflict', `Secret ${plan.writeSecret.name} exists and ironet did not write it (no ${HOST_LABEL} label); ironet never overwrites it. Delete it, or set spec.preprovisioningNetworkDataName to use it and remove the annotation`);
+          conflict();
+          // set by the gate before the Secret turned out to be someone else's: BMO must not read it as ironet's
+          if (snap.host && nameSetByIronet(snap.host)) check('clear spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, null));
         } else if (outcome === 'terminating') {
-          summary = { ...plan.summary!, state: 'Waiting', reason: 'SecretTerminating', message: `Secret ${plan.writeSecret.name} is being deleted (a finalizer holds it); ironet writes it again once it is gone` };
-          retried = { kind: 'requeueAfter', delayMs: 5000 };
+          terminating();
         } else {
           if (outcome === 'created' || outcome === 'updated') {
             wrote = outcome;

@@ -29,7 +29,7 @@ export const ADOPTED_ANNOTATION = 'ironet.io/adopted';
 /** BMO watches Secrets with this label (and only those) for changes. */
 export const BMO_SECRET_LABEL = 'environment.metal3.io';
 export const BMO_SECRET_LABEL_VALUE = 'baremetal';
-/** BMO's finalizer on the Secrets a host uses: never removed by ironet. */
+/** BMO's finalizer on the Secrets a host names; BMO removes it only when that host is deleted, ironet from its own deleted Secret once no host names it (ADR 0020). */
 export const BMO_SECRET_FINALIZER = 'baremetalhost.metal3.io/secret';
 
 /** What a retired Secret holds: whole network data that configures nothing and names no address. */

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { BareMetalHostObject } from '../../src/netdata/host.js';
-import { planHost, planTemplateStatus, type HostSnapshot } from '../../src/netdata/plan.js';
+import { bmoFinalizerMayGo, gateFor, nameSetByIronet, planHost, planTemplateStatus, type HostSnapshot } from '../../src/netdata/plan.js';
 import { NETDATA_FINALIZER, type HostSummary, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
 import { hostObject, poolObject, singleNic, templateObject } from './fixtures.js';
 
@@ -27,6 +27,7 @@ interface World {
   pools?: IpPoolObject[];
   claims?: IpClaimObject[];
   addresses?: Record<string, string>;
+  secretNamedBy?: string[];
 }
 
 function snap(w: World = {}): HostSnapshot {
@@ -43,6 +44,7 @@ function snap(w: World = {}): HostSnapshot {
     ownClaims: claims.filter((c) => c.metadata.labels?.['ironet.io/network-data-host'] === 'node-0'),
     claimNamed: (n) => claims.find((c) => c.metadata.name === n),
     addressNamed: (n) => addresses.get(n),
+    secretNamedBy: w.secretNamedBy ?? [],
   };
 }
 
@@ -151,11 +153,12 @@ describe('network data: the host plan', () => {
       expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
     });
 
-    it('provisioned with nothing held: nothing claimed until it is deprovisioned or inspected', () => {
-      const plan = planHost(snap({ host: provisioned(baseHost()) }));
-      expect(plan.createClaims).to.deep.equal([]);
-      expect(plan.summary).to.include({ state: 'NotNeeded', reason: 'Provisioned' });
-      for (const state of ['deprovisioning', 'inspecting', 'available']) expect(planHost(snap({ host: provisioned(baseHost(), state) })).createClaims, state).to.have.length(1);
+    it('linked while provisioned with nothing held: claimed, named and rendered now (BMO deprovisions in the reconcile after the state change)', () => {
+      for (const state of ['provisioned', 'externally provisioned', 'deprovisioning', 'inspecting', 'available']) {
+        const plan = planHost(snap({ host: provisioned(baseHost(), state) }));
+        expect(plan.createClaims, state).to.have.length(1);
+        expect(plan.setNetworkDataName, state).to.equal('node-0-preprov-networkdata');
+      }
     });
   });
 
@@ -231,6 +234,61 @@ describe('network data: the host plan', () => {
       expect(plan.summary).to.include({ state: 'Waiting', reason: 'ClaimDeleted' });
       expect(plan.writeSecret).to.equal(undefined);
     });
+  });
+});
+
+describe('network data: the gate and BMO\'s finalizer (ADR 0020)', () => {
+  const SECRET = 'node-0-preprov-networkdata';
+  const ours = () => hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', networkDataName: SECRET, annotations: { 'ironet.io/preprovisioning-network-data-name': SECRET } });
+
+  it('gateFor: the name at once on a linked host, never on a deleted one or over a name already set', () => {
+    expect(gateFor(baseHost(), SECRET)).to.deep.equal({ setNetworkDataName: SECRET });
+    expect(gateFor({ ...baseHost(), metadata: { ...baseHost().metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } }, SECRET)).to.deep.equal({});
+    expect(gateFor(hostObject(NS, 'node-0', { networkDataName: 'mine' }), SECRET)).to.deep.equal({});
+  });
+
+  it('the plan names the Secret while the host waits for its address, and while its plan fails', () => {
+    expect(planHost(snap()).setNetworkDataName, 'waiting for an address').to.equal(SECRET);
+    for (const w of [{ pools: [] }, { templates: [] }, { claims: [claim('node-0-prov', 'prov', { error: 'Exhausted IP Pools' })] }, { host: hostObject(NS, 'node-0', { template: 'ipa' }), claims: [claim('node-0-prov', 'prov', { address: 'x' })] }]) {
+      const plan = planHost(snap(w));
+      expect(plan.summary?.state, plan.summary?.reason).to.equal('Error');
+      expect(plan.setNetworkDataName, plan.summary?.reason).to.equal(SECRET);
+    }
+    // a user's name: never replaced, not even by the gate
+    expect(planHost(snap({ host: hostObject(NS, 'node-0', { template: 'ipa', networkDataName: 'mine' }) })).setNetworkDataName).to.equal(undefined);
+  });
+
+  it('bmoFinalizerMayGo: only once no host names the Secret', () => {
+    expect(bmoFinalizerMayGo({ hostNamesSecret: false, otherHostsNameSecret: false })).to.equal(true);
+    expect(bmoFinalizerMayGo({ hostNamesSecret: true, otherHostsNameSecret: false })).to.equal(false);
+    expect(bmoFinalizerMayGo({ hostNamesSecret: false, otherHostsNameSecret: true })).to.equal(false);
+  });
+
+  it('nameSetByIronet: ironet\'s name with ironet\'s annotation, nothing else', () => {
+    expect(nameSetByIronet(ours())).to.equal(true);
+    expect(nameSetByIronet(hostObject(NS, 'node-0', { networkDataName: SECRET }))).to.equal(false);
+    expect(nameSetByIronet(baseHost())).to.equal(false);
+  });
+
+  it('cleanup releases BMO\'s finalizer when the name is cleared or the host is gone; not while a host still names the Secret', () => {
+    const claims = [claim('node-0-prov', 'prov', { address: 'x' })];
+    const unlinked = planHost(snap({ host: ours(), claims }));
+    expect(unlinked).to.deep.include({ clearNetworkDataName: SECRET, retireSecret: 'delete', releaseBmoFinalizer: true });
+    expect(planHost(snap({ host: undefined, claims }))).to.deep.include({ retireSecret: 'delete', releaseBmoFinalizer: true });
+    // another host names it (typed by hand): BMO holds it for that host
+    expect(planHost(snap({ host: ours(), claims, secretNamedBy: ['node-9'] }))).to.deep.include({ retireSecret: 'delete', releaseBmoFinalizer: false });
+    // deleted, past deprovisioning, still naming the Secret: BMO releases it in its delete action
+    const h = provisioned({ ...baseHost(), spec: { ...baseHost().spec, preprovisioningNetworkDataName: SECRET } }, 'powering off before delete');
+    const deleting = { ...h, metadata: { ...h.metadata, finalizers: ['baremetalhost.metal3.io'], deletionTimestamp: '2026-11-30T00:00:00Z' } };
+    expect(planHost(snap({ host: deleting, claims }))).to.deep.include({ retireSecret: 'delete', releaseBmoFinalizer: false });
+    // a name typed by hand on an unlinked host is not cleared, so BMO keeps holding it
+    expect(planHost(snap({ host: hostObject(NS, 'node-0', { networkDataName: SECRET }), claims }))).to.deep.include({ clearNetworkDataName: undefined, releaseBmoFinalizer: false });
+  });
+
+  it('a linked host may finish a Terminating Secret of its own unless another host names it', () => {
+    const claims = [claim('node-0-prov', 'prov', { address: 'x' })];
+    expect(planHost(snap({ claims })).releaseBmoFinalizer).to.equal(true);
+    expect(planHost(snap({ claims, secretNamedBy: ['node-9'] })).releaseBmoFinalizer).to.equal(false);
   });
 });
 

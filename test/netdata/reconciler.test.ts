@@ -61,9 +61,14 @@ class Store implements NetdataStore {
     this.writes.push(`write ${s.name}`);
     return Promise.resolve(this.secretOutcome);
   }
-  retireSecret(_ns: string, name: string, how: SecretRetirement): Promise<'retired'> {
-    this.writes.push(`${how} ${name}`);
+  secretSeen: 'absent' | 'ours' | 'notOurs' | 'terminating' = 'absent';
+  retireSecret(_ns: string, name: string, how: SecretRetirement, releaseBmoFinalizer: boolean): Promise<'retired'> {
+    this.writes.push(`${how} ${name}${releaseBmoFinalizer ? ' +bmo' : ''}`);
     return Promise.resolve('retired');
+  }
+  peekSecret(): Promise<'absent' | 'ours' | 'notOurs' | 'terminating'> {
+    this.writes.push('peek');
+    return Promise.resolve(this.secretSeen);
   }
   setNetworkDataName(_h: BareMetalHostObject, value: string | null): Promise<WriteOutcome> {
     this.writes.push(`name ${value}`);
@@ -119,7 +124,44 @@ describe('network data reconciler', () => {
     const h = store.host!;
     store.host = { ...h, metadata: { ...h.metadata, annotations: { 'ironet.io/preprovisioning-network-data-name': 'node-0-preprov-networkdata' } }, spec: { ...h.spec, preprovisioningNetworkDataName: 'node-0-preprov-networkdata' } };
     await r.reconcileHost(`${NS}/node-0`);
-    expect(store.writes).to.deep.equal(['name null', 'delete node-0-preprov-networkdata', 'release node-0-prov']);
+    // no host names the Secret once the name is cleared: BMO's finalizer goes with it (BMO would never take it off)
+    expect(store.writes).to.deep.equal(['name null', 'delete node-0-preprov-networkdata +bmo', 'release node-0-prov']);
+  });
+
+  it('the gate: a linked host waiting for its address is named its Secret at once, after one read shows the name is free', async () => {
+    const { store, r } = setup();
+    await r.reconcileHost(`${NS}/node-0`);
+    expect(store.writes).to.deep.equal(['create node-0-prov', 'peek', 'name node-0-preprov-networkdata']);
+    expect(r.summaryOf(`${NS}/node-0`)).to.include({ state: 'Waiting', reason: 'WaitingForAddresses' });
+  });
+
+  it('the gate never names someone else\'s Secret of ironet\'s name: SecretConflict instead', async () => {
+    const { store, r } = setup();
+    store.secretSeen = 'notOurs';
+    await r.reconcileHost(`${NS}/node-0`);
+    expect(store.writes).to.deep.equal(['create node-0-prov', 'peek']);
+    expect(r.summaryOf(`${NS}/node-0`)).to.include({ state: 'Error', reason: 'SecretConflict' });
+  });
+
+  it('ironet\'s Secret found Terminating (unlinked, then linked again): its deletion is finished (BMO\'s finalizer off), then it is written anew', async () => {
+    const { store, r } = setup();
+    store.claims = [claimed(true)];
+    const outcomes: SecretOutcome[] = ['terminating', 'created'];
+    store.writeSecret = (sp: SecretPlan) => {
+      store.writes.push(`write ${sp.name}`);
+      return Promise.resolve(outcomes.shift()!);
+    };
+    expect(await r.reconcileHost(`${NS}/node-0`)).to.deep.equal({ kind: 'done' });
+    expect(store.writes).to.deep.equal(['write node-0-preprov-networkdata', 'delete node-0-preprov-networkdata +bmo', 'write node-0-preprov-networkdata', 'name node-0-preprov-networkdata']);
+    expect(r.summaryOf(`${NS}/node-0`)).to.include({ state: 'Rendered' });
+  });
+
+  it('a Secret still Terminating after that (a finalizer not BMO\'s): SecretTerminating, looked at again soon', async () => {
+    const { store, r } = setup();
+    store.claims = [claimed(true)];
+    store.secretOutcome = 'terminating';
+    expect(await r.reconcileHost(`${NS}/node-0`)).to.deep.equal({ kind: 'requeueAfter', delayMs: 5000 });
+    expect(r.summaryOf(`${NS}/node-0`)).to.include({ state: 'Waiting', reason: 'SecretTerminating' });
   });
 
   it('a write the API server refuses for good: WriteFailed on the host, said once, retried', async () => {
