@@ -49,10 +49,6 @@ class Store implements NetdataStore {
     this.writes.push(`create ${c.metadata.name}`);
     return Promise.resolve('ok');
   }
-  adoptClaim(_ns: string, name: string): Promise<WriteOutcome> {
-    this.writes.push(`adopt ${name}`);
-    return Promise.resolve('ok');
-  }
   releaseClaim(_ns: string, r: ClaimRelease): Promise<WriteOutcome> {
     this.writes.push(`release ${r.name}`);
     return Promise.resolve('ok');
@@ -94,7 +90,7 @@ function setup() {
 }
 
 const claimed = (address: boolean): IpClaimObject => ({
-  metadata: { name: 'node-0-prov', namespace: NS, finalizers: [NETDATA_FINALIZER], labels: { 'ironet.io/network-data-host': 'node-0' } },
+  metadata: { name: 'node-0-preprov-prov', namespace: NS, finalizers: [NETDATA_FINALIZER], labels: { 'ironet.io/network-data-host': 'node-0' } },
   spec: { pool: { name: 'prov' } },
   status: address ? { address: { name: 'a' } } : {},
 });
@@ -119,7 +115,7 @@ describe('network data reconciler', () => {
     const h = store.host!;
     store.host = { ...h, metadata: { ...h.metadata, annotations: { 'ironet.io/preprovisioning-network-data-name': 'node-0-preprov-networkdata' } }, spec: { ...h.spec, preprovisioningNetworkDataName: 'node-0-preprov-networkdata' } };
     await r.reconcileHost(`${NS}/node-0`);
-    expect(store.writes).to.deep.equal(['name null', 'delete node-0-preprov-networkdata', 'release node-0-prov']);
+    expect(store.writes).to.deep.equal(['name null', 'delete node-0-preprov-networkdata', 'release node-0-preprov-prov']);
   });
 
   it('a write the API server refuses for good: WriteFailed on the host, said once, retried', async () => {
