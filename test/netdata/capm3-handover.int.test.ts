@@ -109,7 +109,11 @@ for (const bmhNames of [false, true]) {
     };
     const census = async (pool: string) =>
       ipamCensus(
-        { pool: await admin.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: ns, name: pool }), claims: (await claims().list(ns)).items, addresses: (await addresses().list(ns)).items },
+        {
+          pool: await admin.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: ns, name: pool }),
+          claims: (await claims().list(ns)).items.filter((c) => c.spec?.pool?.name === pool),
+          addresses: (await addresses().list(ns)).items,
+        },
         pool,
       );
     /** What CAPI and CAPM3's machine controller would have written for `host`: a Machine owning a Metal3Machine associated with it, and its Metal3DataClaim. */
@@ -270,9 +274,11 @@ for (const bmhNames of [false, true]) {
         const before = (await preprovAddress('node-0'))!;
         const ours = await boundClaim('node-0-preprov-provisioning');
         // the Machine goes: CAPI deletes the Metal3Machine and CAPM3 its Metal3DataClaim's Metal3Data (by hand here: no CAPI controller)
+        // (CAPM3 deletes the Metal3Data; its controller releases the claims once the Metal3DataClaim is gone, on a 30 s
+        // requeue: an annotation on the Metal3Data makes it look at once)
         await admin.resource(CAPM3.dataClaim).delete({ namespace: ns, name: 'm3m0' });
-        // the Metal3Data is owned by its Metal3DataClaim: deleted by hand, as the garbage collector would
-        await admin.resource(CAPM3.data).delete({ namespace: ns, name: 'common-0' });
+        await eventually(async () => (await admin.resource(CAPM3.dataClaim).tryGet({ namespace: ns, name: 'm3m0' })) === undefined, `Metal3DataClaim m3m0 gone (${capm3().logFile})`);
+        await admin.resource(CAPM3.data).mergePatch({ namespace: ns, name: 'common-0' }, { metadata: { annotations: { 'test.ironet.io/touch': '1' } } });
         await eventually(async () => (await claimOf(capm3ClaimName('common', 'node-0', 'provisioning'))) === undefined, `CAPM3's claim deleted (${capm3().logFile})`);
         await hosts().mergePatchStatus({ namespace: ns, name: 'node-0' }, hostStatus('inspecting'));
         await new Promise((r) => setTimeout(r, 500));
