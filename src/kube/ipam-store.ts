@@ -112,6 +112,7 @@ export class KubeIpamStore implements IpamStore {
   private readonly kinds = new Map<ClaimKind, KindTable>();
   private readonly claimIndex = new PoolIndex<ClaimState>();
   private readonly addressIndex = new PoolIndex<AddressState>();
+  private warnedCapm3 = false;
   private readonly capm3: { data: ResourceClient<Metal3DataObject>; dataClaim: ResourceClient<KubeObject>; machine: ResourceClient<KubeObject> };
 
   constructor(
@@ -309,7 +310,11 @@ export class KubeIpamStore implements IpamStore {
         return await r.tryGet({ namespace, name });
       } catch (err) {
         // CAPM3's CRDs not installed (404 on the resource) or no permission: no chain, the claim is served as any other
-        if (err instanceof ForbiddenError) return undefined;
+        if (err instanceof ForbiddenError) {
+          if (!this.warnedCapm3) this.options.logger.warn({ err: err.message }, 'cannot read CAPM3\'s objects: CAPM3 claims are served without their host (no shared address, ADR 0019); grant get on metal3datas, metal3dataclaims, metal3machines');
+          this.warnedCapm3 = true;
+          return undefined;
+        }
         throw err;
       }
     };

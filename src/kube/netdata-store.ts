@@ -159,10 +159,14 @@ export class KubeNetdataStore implements NetdataStore {
     this.secretHashes.clear();
   }
 
-  /** Hosts a claim may matter to: the one its label names, or any whose name it starts with (`<bmh>-<pool>`). */
+  /**
+   * Hosts a claim may matter to: the one its label names (ironet's, or the host
+   * ironet's IPAM recorded on a CAPM3 claim), or any whose name it starts with
+   * (`<bmh>-<pool>`, CAPM3's BMH-name-based naming).
+   */
   private hostsOfClaim(c: IpClaimObject): string[] {
     const ns = c.metadata.namespace ?? '';
-    const own = c.metadata.labels?.[HOST_LABEL];
+    const own = c.metadata.labels?.[HOST_LABEL] || c.metadata.labels?.[BMH_LABEL];
     if (own) return [`${ns}/${own}`];
     if (c.metadata.labels?.[DHCP_LEASE_LABEL]) return [];
     const name = c.metadata.name ?? '';

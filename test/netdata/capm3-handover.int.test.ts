@@ -40,7 +40,7 @@ import { freePort } from '../../src/lab/rig/local-apiserver.js';
 import type { BareMetalHostObject } from '../../src/netdata/host.js';
 import type { NetworkDataJson } from '../../src/netdata/render.js';
 import { HOST_LABEL, NETDATA_FINALIZER, TEMPLATE_LABEL, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
-import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
+import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole, type ChartRules } from '../support/cluster.js';
 import { eventually } from '../support/ipam-fixture.js';
 import { peerForSuite } from '../support/metal3-peers.js';
 import { RecordingLogger } from '../support/recording-logger.js';
@@ -289,6 +289,31 @@ for (const bmhNames of [false, true]) {
         expect(address.spec?.address).to.equal(before);
         expect(await preprovAddress('node-0')).to.equal(before);
         expect(await census('provisioning')).to.deep.include({ duplicateIps: 0, danglingClaims: 0, sharedClaims: 0, indexesMatch: true });
+      });
+
+      it('the chart\'s rule for CAPM3\'s objects is needed: without it CAPM3\'s claim gets an address of its own (the host would change address when provisioned)', async () => {
+        stop?.abort();
+        expect(await running).to.equal(0);
+        kube?.close();
+        const withoutRule = (rules: ChartRules): ChartRules => ({
+          ...rules,
+          cluster: rules.cluster.filter((r) => !(r as { apiGroups?: string[] }).apiGroups?.includes('infrastructure.cluster.x-k8s.io')),
+        });
+        kube = clientWithToken(await tokenWithChartRole(ns, 'ironet-controller-2', 'controller', withoutRule));
+        stop = new AbortController();
+        running = runController(controllerConfig(ns, await freePort()), { version: 'test', env: {}, signal: stop.signal, kube, logger: new RecordingLogger() });
+        await hosts().create(hostObject(ns, 'node-2', { mac: '00:60:2f:31:81:02', template: 'ipa' }));
+        const ipaAddress = await eventually(() => preprovAddress('node-2'), 'node-2\'s preprovisioning Secret');
+        await machineFor('m2', 'node-2', 'common');
+        const theirs = await eventually(async () => {
+          const datas = (await admin.resource<KubeObject & { spec?: { claim?: { name?: string } } }>(CAPM3.data).list(ns)).items.filter((d) => d.spec?.claim?.name === 'm3m2');
+          const c = (await claims().list(ns)).items.find((x) => datas.some((d) => x.metadata.ownerReferences?.some((o) => o.uid === d.metadata.uid)));
+          return c?.status?.address?.name ? c : undefined;
+        }, `CAPM3's claim for m3m2 bound (${capm3().logFile})`);
+        const address = await addresses().get({ namespace: ns, name: theirs.status!.address!.name! });
+        expect(address.spec?.address).to.not.equal(ipaAddress);
+        expect(address.spec?.claim?.name).to.equal(theirs.metadata.name);
+        expect(theirs.metadata.labels?.[BMH_LABEL]).to.equal(undefined);
       });
     } else {
       it('unlinked while CAPM3 shares its address: the address object is handed over to CAPM3\'s claim (same name, same address), never freed', async () => {
