@@ -193,6 +193,11 @@ export function planHost(snap: HostSnapshot): HostPlan {
   for (const pool of wanted) {
     const old = snap.ownClaims.find((c) => c.metadata.name === legacyClaimNameFor(name, pool) && c.spec?.pool?.name === pool && !c.metadata.deletionTimestamp);
     if (!old) continue;
+    // one an earlier ironet adopted is CAPM3's: the new claim shares its address, and it is never deleted by ironet
+    if (old.metadata.annotations?.[ADOPTED_ANNOTATION] !== undefined) {
+      migrating.add(old.metadata.name ?? '');
+      continue;
+    }
     const now = snap.claimNamed(claimNameFor(name, pool));
     const same = old.status?.address?.name && now?.metadata.labels?.[HOST_LABEL] === name && now.status?.address?.name === old.status.address.name;
     if (same) migrated.push(old);

@@ -169,6 +169,17 @@ describe('ipam/handover: one host, one address per pool (ADR 0019)', () => {
       expect(r.orphans).to.deep.equal([]);
     });
 
+    it('a CAPM3 claim that came first is the donor: ironet\'s claim shares its address and takes the object over when CAPM3 lets go', () => {
+      const capm3Address = address('tpl-0-prov', '10.0.0.12');
+      const first = capm3Claim({ hasOurFinalizer: true, boundAddressName: capm3Address.name, labels: { [BMH_LABEL]: 'node-0' }, createdMs: 0 });
+      const later = ironetClaim({ boundAddressName: undefined, hasOurFinalizer: false, createdMs: 5 });
+      const p = planAllocation(snap(pool({ 'tpl-0-prov': '10.0.0.12' }), [first, later], [capm3Address]), verified(), OPTS);
+      expect(p.bindings.map((b) => [b.claim.name, b.address.name, b.exists])).to.deep.equal([['node-0-preprov-prov', 'prov-10-0-0-12', true]]);
+      const gone = { ...first, deleting: true, otherFinalizers: [] };
+      const r = planRelease(snap(pool(), [gone, { ...later, boundAddressName: capm3Address.name, hasOurFinalizer: true }], [capm3Address]), verified());
+      expect(r.releases[0]!.handOver.map((h) => h.to.name)).to.deep.equal(['node-0-preprov-prov']);
+    });
+
     it('a donor with no sharer frees its address as before', () => {
       const donor = ironetClaim({ deleting: true, otherFinalizers: [] });
       const r = planRelease(snap(pool(), [donor], [a]), verified());

@@ -143,6 +143,14 @@ describe('network data: the host plan', () => {
       expect(plan.summary?.message).to.not.contain('still holds');
     });
 
+    it('an old claim an earlier ironet adopted from CAPM3 stays CAPM3\'s: never released, not reported as stale', () => {
+      const adopted = { ...legacy('prov-172.22.0.10'), metadata: { ...legacy('prov-172.22.0.10').metadata, annotations: { 'ironet.io/adopted': 'true' } } };
+      const plan = planHost(snap({ claims: [adopted, current('prov-172.22.0.10')], addresses }));
+      expect(plan.writeSecret).to.not.equal(undefined);
+      expect(plan.releaseAfterWrite).to.deep.equal([]);
+      expect(plan.summary?.message).to.not.contain('still holds');
+    });
+
     it('a new claim bound to another address (an IPAM that does not share): the old claim is kept and reported', () => {
       const plan = planHost(snap({ claims: [legacy('prov-172.22.0.10'), current('prov-172.22.0.11')], addresses: { ...addresses, 'node-0-preprov-prov': '172.22.0.11' } }));
       expect(plan.releaseAfterWrite).to.deep.equal([]);
