@@ -104,11 +104,13 @@ export interface Share {
 /**
  * For each host with two or more live claims in the pool: the donor (the
  * claim holding an address object; the oldest if several do) and the others,
- * which share its address. `holds` gives a claim's own address (the one it is
- * bound to, else its first). A deleting claim never receives a share; a
- * deleting donor still gives one (its release hands the object over).
+ * which share its address; when none holds one yet, the oldest is served
+ * and the others wait (`waiting`) to share it on the next pass. `holds` gives
+ * a claim's own address (the one it is bound to, else its first). A deleting
+ * claim never receives a share; a deleting donor still gives one (its release
+ * hands the object over).
  */
-export function planShares(claims: readonly ClaimState[], holds: (c: ClaimState) => AddressState | undefined, resolved: ReadonlyMap<string, string> | undefined): Share[] {
+export function planShares(claims: readonly ClaimState[], holds: (c: ClaimState) => AddressState | undefined, resolved: ReadonlyMap<string, string> | undefined): { readonly shares: Share[]; readonly waiting: ReadonlySet<string> } {
   const byHost = new Map<string, ClaimState[]>();
   for (const c of claims) {
     if (c.dhcpLease || c.kind !== 'IPClaim') continue;
@@ -119,15 +121,21 @@ export function planShares(claims: readonly ClaimState[], holds: (c: ClaimState)
     else byHost.set(host, [c]);
   }
   const shares: Share[] = [];
+  const waiting = new Set<string>();
+  const byAge = (a: ClaimState, b: ClaimState): number => a.createdMs - b.createdMs || (a.name < b.name ? -1 : 1);
   for (const list of byHost.values()) {
     if (list.length < 2) continue;
-    const donors = list.filter((c) => holds(c)).sort((a, b) => a.createdMs - b.createdMs || (a.name < b.name ? -1 : 1));
-    const donor = donors[0];
-    if (!donor) continue;
+    const donor = list.filter((c) => holds(c)).sort(byAge)[0];
+    if (!donor) {
+      // nobody holds one yet: the oldest is served, the others wait to share its address
+      const pending = list.filter((c) => !c.deleting).sort(byAge);
+      for (const c of pending.slice(1)) waiting.add(c.name);
+      continue;
+    }
     const address = holds(donor)!;
     for (const c of list) if (c !== donor && !c.deleting && !holds(c)) shares.push({ claim: c, donor, address });
   }
-  return shares;
+  return { shares, waiting };
 }
 
 /**

@@ -17,7 +17,7 @@
  */
 import { compareIp, formatIp, ipEquals, ipKey, tryParseIp, type IpAddress } from '../core/ip.js';
 import { AddressPicker } from './address-picker.js';
-import { BMH_LABEL, planShares, successorOf } from './handover.js';
+import { BMH_LABEL, hostOfClaim, planShares, successorOf } from './handover.js';
 import { OURS, UPSTREAM } from './messages.js';
 import { addressName } from './naming.js';
 import { CLUSTER_NAME_LABEL, indexEntryAddresses, isDhcpIndexKey, PROVIDER_LABEL, PROVIDER_LABEL_VALUE } from './objects.js';
@@ -228,7 +228,9 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     );
   };
   // one host, one address per pool (ADR 0019): a claim of a host whose other claim holds an address shares it
-  const shareOf = new Map(planShares(snap.claims, chosenOf, verified.claimHosts).map((s) => [s.claim.name, s]));
+  const shared = planShares(snap.claims, chosenOf, verified.claimHosts);
+  const shareOf = new Map(shared.shares.map((s) => [s.claim.name, s]));
+  const servedHosts = new Set<string>();
   /** The host label a CAPM3 claim gets with ironet's finalizer, when this pass resolved it. */
   const hostLabels = (claim: ClaimState): Readonly<Record<string, string>> | undefined => {
     const host = claim.dataOwner && !claim.labels[BMH_LABEL] ? verified.claimHosts?.get(claim.name) : undefined;
@@ -266,6 +268,13 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
       continue;
     }
     if (claim.deleting || claim.dhcpLease) {
+      keepInFlight(claim);
+      continue;
+    }
+    const host = hostOfClaim(claim, verified.claimHosts);
+    if (shared.waiting.has(claim.name) && !claim.boundAddressName && host && servedHosts.has(host)) {
+      // an older claim of its host gets an address in this pass: this one shares it on the next
+      deferred++;
       keepInFlight(claim);
       continue;
     }
@@ -311,6 +320,7 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     const text = formatIp(choice.ip);
     if (!claimIndex(claim, text)) continue;
     budget--;
+    if (host) servedHosts.add(host);
     const labels = hostLabels(claim);
     bindings.push({ claim, address: desiredAddress(claim, spec, choice.entry, text), exists: false, ...(labels ? { labels } : {}) });
   }

@@ -97,22 +97,25 @@ describe('ipam/handover: one host, one address per pool (ADR 0019)', () => {
     const holds = (c: ClaimState) => (c.name === 'node-0-preprov-prov' ? a : undefined);
 
     it('a CAPM3 claim resolved to the host shares the address of ironet\'s claim; another host\'s does not', () => {
-      const shares = planShares([ironetClaim(), capm3Claim()], holds, new Map([['tpl-0-prov', 'node-0']]));
+      const { shares } = planShares([ironetClaim(), capm3Claim()], holds, new Map([['tpl-0-prov', 'node-0']]));
       expect(shares.map((s) => [s.claim.name, s.donor.name, s.address.address])).to.deep.equal([['tpl-0-prov', 'node-0-preprov-prov', '10.0.0.10']]);
-      expect(planShares([ironetClaim(), capm3Claim()], holds, new Map([['tpl-0-prov', 'node-1']]))).to.deep.equal([]);
-      expect(planShares([ironetClaim(), capm3Claim()], holds, new Map())).to.deep.equal([]);
+      expect(planShares([ironetClaim(), capm3Claim()], holds, new Map([['tpl-0-prov', 'node-1']])).shares).to.deep.equal([]);
+      expect(planShares([ironetClaim(), capm3Claim()], holds, new Map()).shares).to.deep.equal([]);
     });
 
     it('a label recorded earlier (ironet\'s BMH label) counts as resolved; a deleting claim gets no share; nobody holding: no share', () => {
-      expect(planShares([ironetClaim(), capm3Claim({ labels: { [BMH_LABEL]: 'node-0' } })], holds, undefined)).to.have.length(1);
-      expect(planShares([ironetClaim(), capm3Claim({ labels: { [BMH_LABEL]: 'node-0' }, deleting: true })], holds, undefined)).to.deep.equal([]);
-      expect(planShares([ironetClaim(), capm3Claim({ labels: { [BMH_LABEL]: 'node-0' } })], () => undefined, undefined)).to.deep.equal([]);
+      expect(planShares([ironetClaim(), capm3Claim({ labels: { [BMH_LABEL]: 'node-0' } })], holds, undefined).shares).to.have.length(1);
+      expect(planShares([ironetClaim(), capm3Claim({ labels: { [BMH_LABEL]: 'node-0' }, deleting: true })], holds, undefined).shares).to.deep.equal([]);
+      // nobody holding yet: the older is served, the other waits to share (never two addresses for one host)
+      const none = planShares([ironetClaim(), capm3Claim({ labels: { [BMH_LABEL]: 'node-0' } })], () => undefined, undefined);
+      expect(none.shares).to.deep.equal([]);
+      expect([...none.waiting]).to.deep.equal(['tpl-0-prov']);
     });
 
     it('migration: ironet\'s new claim shares its old claim\'s address (both labelled with the host)', () => {
       const old = claim('node-0-prov', { labels: { [NETDATA_HOST_LABEL]: 'node-0' }, boundAddressName: a.name });
       const now = claim('node-0-preprov-prov', { labels: { [NETDATA_HOST_LABEL]: 'node-0' }, createdMs: 5 });
-      const shares = planShares([old, now], (c) => (c === old ? a : undefined), undefined);
+      const { shares } = planShares([old, now], (c) => (c === old ? a : undefined), undefined);
       expect(shares.map((s) => [s.claim.name, s.donor.name])).to.deep.equal([['node-0-preprov-prov', 'node-0-prov']]);
     });
   });
@@ -139,6 +142,17 @@ describe('ipam/handover: one host, one address per pool (ADR 0019)', () => {
       expect(p.unbind).to.deep.equal([]);
       expect(p.verifyAddresses).to.deep.equal([]);
       expect(p.indexesChanged).to.equal(false);
+    });
+
+    it('two claims of one host pending at once: one address, the younger waits for the next pass (deferred) instead of a second address', () => {
+      const p = planAllocation(snap(pool(), [ironetClaim({ boundAddressName: undefined, hasOurFinalizer: false }), capm3Claim()], []), verified({ 'tpl-0-prov': 'node-0' }), OPTS);
+      expect(p.bindings.map((b) => [b.claim.name, b.address.address])).to.deep.equal([['node-0-preprov-prov', '10.0.0.10']]);
+      expect(p.deferred).to.equal(1);
+      expect(p.indexes).to.deep.equal({ 'node-0-preprov-prov': '10.0.0.10' });
+      // the older cannot be served (its own problem): the younger is not held back by it
+      const stuck = planAllocation(snap(pool(), [ironetClaim({ boundAddressName: undefined, hasOurFinalizer: false, problem: 'names a pool in another namespace' }), capm3Claim()], []), verified({ 'tpl-0-prov': 'node-0' }), OPTS);
+      expect(stuck.bindings.map((b) => [b.claim.name, b.address.address])).to.deep.equal([['tpl-0-prov', '10.0.0.10']]);
+      expect(stuck.deferred).to.equal(0);
     });
 
     it('a CAPM3 claim of no known host gets an address of its own, as before', () => {
