@@ -57,7 +57,11 @@ export interface Capm3Chain {
 export type HostResolution =
   | { readonly kind: 'host'; readonly host: string }
   /** A link is missing: the claim is served as any other (no host, nothing shared). */
-  | { readonly kind: 'none'; readonly reason: string };
+  | { readonly kind: 'none'; readonly reason: NoHostReason; readonly message: string };
+
+export type NoHostReason = 'dataGone' | 'noDataClaim' | 'dataClaimGone' | 'noMachineOwner' | 'machineGone' | 'noHostAnnotation' | 'hostElsewhere';
+
+const none = (reason: NoHostReason, message: string): HostResolution => ({ kind: 'none', reason, message });
 
 /** The Metal3DataClaim a Metal3Data names (CAPM3 reads spec.claim.name, in the Metal3Data's namespace). */
 export function dataClaimNameOf(data: Metal3DataObject | undefined): string | undefined {
@@ -75,16 +79,16 @@ export function machineNameOf(dataClaim: KubeObject | undefined): string | undef
  * getHost): only a host in the claim's namespace counts.
  */
 export function capm3HostOf(namespace: string, chain: Capm3Chain): HostResolution {
-  if (!chain.data) return { kind: 'none', reason: 'its Metal3Data is gone' };
-  if (!dataClaimNameOf(chain.data)) return { kind: 'none', reason: 'its Metal3Data names no Metal3DataClaim' };
-  if (!chain.dataClaim) return { kind: 'none', reason: 'its Metal3DataClaim is gone' };
-  if (!machineNameOf(chain.dataClaim)) return { kind: 'none', reason: 'its Metal3DataClaim has no Metal3Machine owner' };
-  if (!chain.machine) return { kind: 'none', reason: 'its Metal3Machine is gone' };
+  if (!chain.data) return none('dataGone', 'its Metal3Data is gone');
+  if (!dataClaimNameOf(chain.data)) return none('noDataClaim', 'its Metal3Data names no Metal3DataClaim');
+  if (!chain.dataClaim) return none('dataClaimGone', 'its Metal3DataClaim is gone');
+  if (!machineNameOf(chain.dataClaim)) return none('noMachineOwner', 'its Metal3DataClaim has no Metal3Machine owner');
+  if (!chain.machine) return none('machineGone', 'its Metal3Machine is gone');
   const value = chain.machine.metadata.annotations?.[CAPM3_HOST_ANNOTATION];
-  if (!value) return { kind: 'none', reason: `its Metal3Machine has no ${CAPM3_HOST_ANNOTATION} annotation yet` };
+  if (!value) return none('noHostAnnotation', `its Metal3Machine has no ${CAPM3_HOST_ANNOTATION} annotation yet`);
   const slash = value.indexOf('/');
   const [ns, name] = slash < 0 ? [namespace, value] : [value.slice(0, slash), value.slice(slash + 1)];
-  if (ns !== namespace || !name) return { kind: 'none', reason: `its Metal3Machine names host ${value}, not one in namespace ${namespace}` };
+  if (ns !== namespace || !name) return none('hostElsewhere', `its Metal3Machine names host ${value}, not one in namespace ${namespace}`);
   return { kind: 'host', host: name };
 }
 

@@ -100,7 +100,7 @@ export class IpamReconciler {
         await store.deleteAddress(h.address);
         const created = await store.createAddress(snap!.pool, h.to, h.desired);
         if (created.kind === 'exists' && created.address.claimName !== h.to.name) throw new Error(`IPAddress ${h.desired.name} was taken while handing it over to ${h.to.name}`);
-        this.log.info({ claim: claim.name, to: h.to.name, pool: key, ip: h.address.address }, 'address handed over');
+        this.log.info({ claim: h.to.name, pool: key, ip: h.address.address, reason: 'handedOver' }, 'took over the address object of a released claim of the same host');
       }
       const r = await store.setClaimFinalizer(claim, 'remove');
       if (r.kind === 'conflict') throw new Error(`claim ${claim.name} changed while releasing`);
@@ -278,7 +278,7 @@ export class IpamReconciler {
       const data = chain.data && c.dataOwner!.uid && chain.data.metadata.uid !== c.dataOwner!.uid ? undefined : chain.data;
       const r = capm3HostOf(c.namespace, { ...chain, data });
       if (r.kind === 'host') verified.claimHosts.set(c.name, r.host);
-      else this.log.debug({ claim: c.name, reason: r.reason }, 'no host found for a CAPM3 claim');
+      else this.log.debug({ claim: c.name, reason: r.reason }, `no host for a CAPM3 claim: ${r.message}`);
     });
     return results.every((r) => r.ok);
   }

@@ -72,17 +72,17 @@ describe('ipam/handover: one host, one address per pool (ADR 0019)', () => {
 
     it('every missing link is no host, with the reason', () => {
       const c = whole();
-      expect(capm3HostOf(NS, { ...c, data: undefined })).to.deep.include({ kind: 'none', reason: 'its Metal3Data is gone' });
-      expect(capm3HostOf(NS, { ...c, data: { ...c.data!, spec: {} } })).to.deep.include({ kind: 'none' });
-      expect(capm3HostOf(NS, { ...c, dataClaim: undefined })).to.deep.include({ kind: 'none', reason: 'its Metal3DataClaim is gone' });
-      expect(capm3HostOf(NS, { ...c, dataClaim: obj('Metal3DataClaim', 'm3m1', { ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Metal3Machine', name: 'm3m1', uid: 'u' }] }) })).to.deep.include({ kind: 'none', reason: 'its Metal3DataClaim has no Metal3Machine owner' });
-      expect(capm3HostOf(NS, { ...c, machine: undefined })).to.deep.include({ kind: 'none', reason: 'its Metal3Machine is gone' });
-      expect(capm3HostOf(NS, { ...c, machine: obj('Metal3Machine', 'm3m1') })).to.deep.include({ kind: 'none' });
+      expect(capm3HostOf(NS, { ...c, data: undefined })).to.deep.equal({ kind: 'none', reason: 'dataGone', message: 'its Metal3Data is gone' });
+      expect(capm3HostOf(NS, { ...c, data: { ...c.data!, spec: {} } })).to.deep.include({ kind: 'none', reason: 'noDataClaim' });
+      expect(capm3HostOf(NS, { ...c, dataClaim: undefined })).to.deep.include({ kind: 'none', reason: 'dataClaimGone' });
+      expect(capm3HostOf(NS, { ...c, dataClaim: obj('Metal3DataClaim', 'm3m1', { ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Metal3Machine', name: 'm3m1', uid: 'u' }] }) })).to.deep.include({ kind: 'none', reason: 'noMachineOwner' });
+      expect(capm3HostOf(NS, { ...c, machine: undefined })).to.deep.include({ kind: 'none', reason: 'machineGone' });
+      expect(capm3HostOf(NS, { ...c, machine: obj('Metal3Machine', 'm3m1') })).to.deep.include({ kind: 'none', reason: 'noHostAnnotation' });
     });
 
     it('a host in another namespace is none of this pool\'s business', () => {
       const c = whole();
-      expect(capm3HostOf(NS, { ...c, machine: obj('Metal3Machine', 'm3m1', { annotations: { 'metal3.io/BareMetalHost': 'elsewhere/node-0' } }) })).to.deep.include({ kind: 'none' });
+      expect(capm3HostOf(NS, { ...c, machine: obj('Metal3Machine', 'm3m1', { annotations: { 'metal3.io/BareMetalHost': 'elsewhere/node-0' } }) })).to.deep.include({ kind: 'none', reason: 'hostElsewhere' });
     });
 
     it('metal3DataOwner: only a Metal3Data of CAPM3\'s group', () => {
