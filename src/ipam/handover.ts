@@ -97,6 +97,18 @@ export function hostOfClaim(claim: ClaimState, resolved: ReadonlyMap<string, str
   return claim.labels[NETDATA_HOST_LABEL] || claim.labels[BMH_LABEL] || resolved?.get(claim.name) || undefined;
 }
 
+/**
+ * The pool's `spec.preAllocations` key that names a claim's address: its own
+ * name, or for ironet's network-data claim of host `h` the key CAPM3's
+ * BMH-name-based claim would have, `<h>-<pool>` — so a user's pre-allocation
+ * for the host (CAPM3's IP-reuse feature) is the address IPA gets too, and
+ * CAPM3's claim then shares it.
+ */
+export function preAllocationKeys(claim: ClaimState, pool: string): readonly string[] {
+  const host = claim.labels[NETDATA_HOST_LABEL];
+  return host ? [claim.name, `${host}-${pool}`] : [claim.name];
+}
+
 export interface Share {
   /** The claim bound to the donor's address (its own status points at it). */
   readonly claim: ClaimState;

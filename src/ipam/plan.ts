@@ -17,7 +17,7 @@
  */
 import { compareIp, formatIp, ipEquals, ipKey, tryParseIp, type IpAddress } from '../core/ip.js';
 import { AddressPicker } from './address-picker.js';
-import { BMH_LABEL, hostOfClaim, planShares, successorOf } from './handover.js';
+import { BMH_LABEL, hostOfClaim, planShares, preAllocationKeys, successorOf } from './handover.js';
 import { OURS, UPSTREAM } from './messages.js';
 import { addressName } from './naming.js';
 import { CLUSTER_NAME_LABEL, indexEntryAddresses, isDhcpIndexKey, PROVIDER_LABEL, PROVIDER_LABEL_VALUE } from './objects.js';
@@ -258,7 +258,9 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
 
   for (const claim of rest) {
     const share = shareOf.get(claim.name);
-    if (share && !pool.deleting) {
+    // an address asked for explicitly (a pre-allocation of its name, the ipAddress annotation) wins over a share
+    const asked = spec?.preAllocations.get(claim.name) ?? (claim.requestedIp ? tryParseIp(claim.requestedIp) : undefined);
+    if (share && !pool.deleting && (!asked || (share.address.ip && ipEquals(asked, share.address.ip)))) {
       // the same address object as the host's other claim: no second address, nothing new to create
       if (!claimIndex(claim, share.address.address)) continue;
       if (claim.boundAddressName !== share.address.name || claim.errorMessage !== undefined) {
@@ -310,8 +312,8 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
       continue;
     }
     const flight = inFlight.get(claim.name);
-    const flightEntry = flight && reusable(flight, claim, spec, reservedKeys) ? picker.entryOf(flight) : undefined;
-    const choice: Choice = flight && flightEntry ? { ok: true, ip: flight, entry: flightEntry } : choose(claim, spec, picker, choiceHolders, inFlight);
+    const flightEntry = flight && reusable(flight, claim, pool.name, spec, reservedKeys) ? picker.entryOf(flight) : undefined;
+    const choice: Choice = flight && flightEntry ? { ok: true, ip: flight, entry: flightEntry } : choose(claim, pool.name, spec, picker, choiceHolders, inFlight);
     if (!choice.ok) {
       keepInFlight(claim);
       fail(claim, choice.reason, choice.message);
@@ -367,9 +369,10 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
 }
 
 /** An in-flight entry is re-created only if the pool still allows that address for this claim. */
-function reusable(ip: IpAddress, claim: ClaimState, spec: PoolSpec, reservedKeys: ReadonlySet<string>): boolean {
+function reusable(ip: IpAddress, claim: ClaimState, poolName: string, spec: PoolSpec, reservedKeys: ReadonlySet<string>): boolean {
   if (reservedKeys.has(ipKey(ip))) return false;
-  for (const [name, pre] of spec.preAllocations) if (name !== claim.name && ipEquals(pre, ip)) return false;
+  const own = preAllocationKeys(claim, poolName);
+  for (const [name, pre] of spec.preAllocations) if (!own.includes(name) && ipEquals(pre, ip)) return false;
   return true;
 }
 
@@ -380,6 +383,7 @@ type Choice =
 /** Upstream's order: annotation, pre-allocation, then the next free address. */
 function choose(
   claim: ClaimState,
+  poolName: string,
   spec: PoolSpec,
   picker: AddressPicker,
   holderOf: ReadonlyMap<string, string>,
@@ -390,7 +394,9 @@ function choose(
     requested = tryParseIp(claim.requestedIp);
     if (!requested) return { ok: false, reason: 'invalidRequest', message: UPSTREAM.invalidAnnotation(claim.requestedIp) };
   }
-  const pre = spec.preAllocations.get(claim.name);
+  const pre = preAllocationKeys(claim, poolName)
+    .map((k) => spec.preAllocations.get(k))
+    .find((ip) => ip !== undefined);
   if (requested && pre && !ipEquals(requested, pre)) {
     return { ok: false, reason: 'preAllocationConflict', message: UPSTREAM.preAllocationConflict };
   }

@@ -161,6 +161,29 @@ describe('ipam/handover: one host, one address per pool (ADR 0019)', () => {
     });
   });
 
+  describe('a pre-allocation for the host (CAPM3\'s IP-reuse key <bmh>-<pool>)', () => {
+    const withPre = (pre: Record<string, string>): PoolState => {
+      const p = pool();
+      return { ...p, object: { ...p.object, spec: { ...p.object.spec, preAllocations: pre } } };
+    };
+
+    it('is the address ironet\'s network-data claim of that host gets; another host\'s claim never gets it', () => {
+      const p = planAllocation(snap(withPre({ 'node-0-prov': '10.0.0.15' }), [ironetClaim({ boundAddressName: undefined, hasOurFinalizer: false }), claim('other', { createdMs: 0 })], []), verified(), OPTS);
+      expect(p.bindings.map((b) => [b.claim.name, b.address.address])).to.deep.equal([['other', '10.0.0.10'], ['node-0-preprov-prov', '10.0.0.15']]);
+    });
+
+    it('CAPM3\'s claim of that name then shares it (no "taken" error); one pre-allocated elsewhere gets its own', () => {
+      const held = address('node-0-preprov-prov', '10.0.0.15');
+      const ours = ironetClaim({ boundAddressName: held.name });
+      const theirs = claim('node-0-prov', { dataOwner: { name: 'tpl-0', uid: 'u' }, hasOurFinalizer: false, createdMs: 2 });
+      const shared = planAllocation(snap(withPre({ 'node-0-prov': '10.0.0.15' }), [ours, theirs], [held]), verified({ 'node-0-prov': 'node-0' }), OPTS);
+      expect(shared.bindings.map((b) => [b.claim.name, b.address.name, b.exists])).to.deep.equal([['node-0-prov', 'prov-10-0-0-15', true]]);
+      expect(shared.failures).to.deep.equal([]);
+      const apart = planAllocation(snap(withPre({ 'node-0-prov': '10.0.0.18' }), [{ ...ours, boundAddressName: address('node-0-preprov-prov', '10.0.0.10').name }, theirs], [address('node-0-preprov-prov', '10.0.0.10')]), verified({ 'node-0-prov': 'node-0' }), OPTS);
+      expect(apart.bindings.map((b) => [b.claim.name, b.address.address, b.exists])).to.deep.equal([['node-0-prov', '10.0.0.18', false]]);
+    });
+  });
+
   describe('planRelease: the donor goes, the sharer takes the address object over', () => {
     const a = address('node-0-preprov-prov', '10.0.0.10');
     const sharer = capm3Claim({ hasOurFinalizer: true, boundAddressName: a.name, labels: { [BMH_LABEL]: 'node-0' } });

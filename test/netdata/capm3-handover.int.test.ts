@@ -16,8 +16,9 @@
  *   with ironet's claim, for the next inspection;
  * - flag on: an install's old `<host>-<pool>` claim (which CAPM3 would take
  *   for its own and stall on) migrates to `<host>-preprov-<pool>` with its
- *   address; unlinking the host while CAPM3 shares the address hands the
- *   address object over to CAPM3's claim.
+ *   address; a pool pre-allocation under CAPM3's key `<bmh>-<pool>` is the
+ *   address IPA gets and CAPM3's claim shares; unlinking the host while CAPM3
+ *   shares the address hands the address object over to CAPM3's claim.
  *
  * No Cluster API controller runs: the Cluster, the Machines (owners of the
  * Metal3Machines), the Metal3Machines (with CAPM3's host annotation, as its
@@ -316,6 +317,18 @@ for (const bmhNames of [false, true]) {
         expect(theirs.metadata.labels?.[BMH_LABEL]).to.equal(undefined);
       });
     } else {
+      it('a pre-allocation for the host under CAPM3\'s key <bmh>-<pool> is the address IPA gets, and CAPM3\'s claim of that name shares it', async () => {
+        await admin.resource<IpPoolObject>(RESOURCES.ipPool).mergePatch({ namespace: ns, name: 'provisioning' }, { spec: { preAllocations: { 'node-3-provisioning': '192.168.111.30' } } });
+        await hosts().create(hostObject(ns, 'node-3', { mac: '00:60:2f:31:81:03', template: 'ipa' }));
+        expect(await eventually(() => preprovAddress('node-3'), 'node-3\'s preprovisioning Secret')).to.equal('192.168.111.30');
+        await machineFor('m3', 'node-3', 'common');
+        const theirs = await boundClaim('node-3-provisioning', `CAPM3's claim node-3-provisioning bound (${capm3().logFile})`);
+        expect(theirs.status?.address?.name).to.equal('provisioning-192-168-111-30');
+        expect(theirs.status?.errorMessage).to.equal(undefined);
+        await eventually(async () => (await admin.resource<Metal3DataObject>(CAPM3.data).list(ns)).items.find((d) => d.metadata.ownerReferences?.some((o) => o.name === 'm3m3') && d.status?.ready), `node-3's Metal3Data ready (${capm3().logFile})`);
+        expect(await capm3Address('m3m3')).to.equal('192.168.111.30');
+      });
+
       it('unlinked while CAPM3 shares its address: the address object is handed over to CAPM3\'s claim (same name, same address), never freed', async () => {
         const ours = await boundClaim('node-0-preprov-provisioning');
         const name = capm3ClaimName('common', 'node-0', 'provisioning');
@@ -329,7 +342,8 @@ for (const bmhNames of [false, true]) {
         expect(theirs.status?.address?.name).to.equal(ours.status?.address?.name);
         expect(theirs.status?.errorMessage).to.equal(undefined);
         expect(address.metadata.ownerReferences?.find((o) => o.kind === 'IPClaim')?.uid).to.equal(theirs.metadata.uid);
-        expect(await census('provisioning')).to.deep.include({ duplicateIps: 0, danglingClaims: 0, strayAddresses: 0, sharedClaims: 0, indexesMatch: true });
+        // node-0's address is CAPM3's claim's alone now; node-3's is still shared
+        expect(await census('provisioning')).to.deep.include({ duplicateIps: 0, danglingClaims: 0, strayAddresses: 0, sharedClaims: 1, indexesMatch: true });
         expect(await capm3Address('m3m0')).to.equal(address.spec?.address);
       });
     }
