@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { tryParseIp } from '../../src/core/ip.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
-import { BMH_LABEL, capm3HostOf, metal3DataOwner, NETDATA_HOST_LABEL, planShares, successorOf, type Capm3Chain } from '../../src/ipam/handover.js';
+import { BMH_LABEL, capm3HostOf, hostOfClaim, metal3DataOwner, NETDATA_HOST_LABEL, planShares, preAllocationKeys, successorOf, type Capm3Chain } from '../../src/ipam/handover.js';
 import { ipamCensus } from '../../src/ipam/invariants.js';
 import { addressName } from '../../src/ipam/naming.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
@@ -90,6 +90,15 @@ describe('ipam/handover: one host, one address per pool (ADR 0019)', () => {
       expect(metal3DataOwner([{ apiVersion: 'example.com/v1', kind: 'Metal3Data', name: 'tpl-0', uid: 'u' }])).to.equal(undefined);
       expect(metal3DataOwner(undefined)).to.equal(undefined);
     });
+  });
+
+  it('hostOfClaim: ironet\'s label, then the label its IPAM recorded, then what this pass resolved; preAllocationKeys: a network-data claim also answers to <host>-<pool>', () => {
+    expect(hostOfClaim(ironetClaim(), undefined)).to.equal('node-0');
+    expect(hostOfClaim(capm3Claim({ labels: { [BMH_LABEL]: 'node-1' } }), new Map([['tpl-0-prov', 'node-2']]))).to.equal('node-1');
+    expect(hostOfClaim(capm3Claim(), new Map([['tpl-0-prov', 'node-2']]))).to.equal('node-2');
+    expect(hostOfClaim(claim('plain'), undefined)).to.equal(undefined);
+    expect(preAllocationKeys(ironetClaim(), POOL)).to.deep.equal(['node-0-preprov-prov', 'node-0-prov']);
+    expect(preAllocationKeys(capm3Claim({ labels: { [BMH_LABEL]: 'node-0' } }), POOL)).to.deep.equal(['tpl-0-prov']);
   });
 
   describe('planShares', () => {
