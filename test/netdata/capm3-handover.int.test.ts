@@ -13,7 +13,9 @@
  *   its own address, ironet records its host on it, and ironet's claim is
  *   released once the host is provisioned with its own network data;
  * - flag off: deprovisioning (CAPM3 deletes its claim) leaves the address
- *   with ironet's claim, for the next inspection;
+ *   with ironet's claim, for the next inspection; an exhausted pool reaches
+ *   CAPM3 as its claim's errorMessage; without the chart's rule for CAPM3's
+ *   objects the claim gets an address of its own;
  * - flag on: an install's old `<host>-<pool>` claim (which CAPM3 would take
  *   for its own and stall on) migrates to `<host>-preprov-<pool>` with its
  *   address; a pool pre-allocation under CAPM3's key `<bmh>-<pool>` is the
@@ -290,6 +292,25 @@ for (const bmhNames of [false, true]) {
         expect(address.spec?.address).to.equal(before);
         expect(await preprovAddress('node-0')).to.equal(before);
         expect(await census('provisioning')).to.deep.include({ duplicateIps: 0, danglingClaims: 0, sharedClaims: 0, indexesMatch: true });
+      });
+
+      it('an allocation ironet cannot make reaches CAPM3 as CAPM3 reads it: the claim\'s status.errorMessage, quoted in the Metal3Data\'s', async () => {
+        // a pool whose only address is reserved: exhausted from the start
+        await admin.resource<IpPoolObject>(RESOURCES.ipPool).create(poolObject(ns, 'tiny', '10.1.0.10', '10.1.0.10', { preAllocations: { 'reserved-all': '10.1.0.10' } }));
+        await dataTemplate('exhausted', 'tiny', '00:60:2f:31:81:01');
+        await machineFor('m4', 'node-1', 'exhausted');
+        const failed = await eventually(async () => {
+          const c = await claimOf('exhausted-0-tiny');
+          return c?.status?.errorMessage ? c : undefined;
+        }, `IPClaim exhausted-0-tiny failed (${capm3().logFile})`);
+        expect(failed.status?.errorMessage).to.equal('Exhausted IP Pools');
+        expect(failed.status?.address).to.equal(undefined);
+        const data = await eventually(async () => {
+          const d = await admin.resource<Metal3DataObject>(CAPM3.data).tryGet({ namespace: ns, name: 'exhausted-0' });
+          return d?.status?.errorMessage ? d : undefined;
+        }, `Metal3Data exhausted-0 errorMessage (${capm3().logFile})`);
+        expect(data.status?.errorMessage).to.equal('IP Allocation for tiny failed : Exhausted IP Pools');
+        expect(data.status?.ready).to.not.equal(true);
       });
 
       it('the chart\'s rule for CAPM3\'s objects is needed: without it CAPM3\'s claim gets an address of its own (the host would change address when provisioned)', async () => {
