@@ -2,6 +2,7 @@
  * Between the wire objects (objects.ts) and the normalised states (types.ts),
  * and the bodies of every write. Pure, so the adapter only moves bytes.
  */
+import { metal3DataOwner } from './handover.js';
 import type { Condition } from '../core/conditions.js';
 import { tryParseIp } from '../core/ip.js';
 import type { KubeObject, OwnerReference } from '../core/object-meta.js';
@@ -65,6 +66,7 @@ function baseClaim(kind: ClaimKind, obj: KubeObject): Omit<ClaimState, 'boundAdd
     labels: m.labels ?? {},
     requestedIp: m.annotations?.[REQUESTED_IP_ANNOTATION],
     ...(m.labels?.[DHCP_LEASE_LABEL] === 'true' ? { dhcpLease: true } : {}),
+    ...(kind === 'IPClaim' && metal3DataOwner(m.ownerReferences) ? { dataOwner: metal3DataOwner(m.ownerReferences) } : {}),
     deleting: Boolean(m.deletionTimestamp),
     hasOurFinalizer: finalizers.includes(ours),
     otherFinalizers: finalizers.filter((f) => f !== ours),

@@ -6,6 +6,7 @@
  * status.indexes equal to the addresses. Pure: the objects in, counts out
  * (the benchmarks and the tests read them with kube/status-reader.ts).
  */
+import { BMH_LABEL, NETDATA_HOST_LABEL } from './handover.js';
 import type { CapiIpAddressClaimObject, CapiIpAddressObject, IpAddressObject, IpClaimObject, IpPoolObject } from './objects.js';
 
 export interface IpamCensus {
@@ -19,8 +20,10 @@ export interface IpamCensus {
   readonly claimsWithSeveralAddresses: number;
   /** Addresses whose claim is gone, points elsewhere, or is another incarnation. */
   readonly strayAddresses: number;
-  /** Bound claims whose address does not exist or belongs to another claim. */
+  /** Bound claims whose address does not exist or belongs to another claim (not one of the same host: a share). */
   readonly danglingClaims: number;
+  /** Claims bound to the address object of another claim of the same host (ADR 0019). */
+  readonly sharedClaims: number;
   readonly indexesMatch: boolean;
 }
 
@@ -52,13 +55,14 @@ export function ipamCensus(o: IpamObjects, poolName: string): IpamCensus {
       .map((a): Row => ({ kind: 'capi', name: a.metadata.name ?? '', ip: a.spec?.address ?? '', claim: a.spec?.claimRef?.name ?? '', claimUid: a.metadata.ownerReferences?.find((r) => r.kind === 'IPAddressClaim')?.uid })),
   ];
   const claimRows = [
-    ...claims.map((c) => ({ kind: 'metal3' as const, name: c.metadata.name ?? '', uid: c.metadata.uid, bound: c.status?.address?.name, error: c.status?.errorMessage })),
+    ...claims.map((c) => ({ kind: 'metal3' as const, name: c.metadata.name ?? '', uid: c.metadata.uid, bound: c.status?.address?.name, error: c.status?.errorMessage, host: c.metadata.labels?.[NETDATA_HOST_LABEL] || c.metadata.labels?.[BMH_LABEL] || undefined })),
     ...(capiClaims ?? []).map((c) => ({
       kind: 'capi' as const,
       name: c.metadata.name ?? '',
       uid: c.metadata.uid,
       bound: c.status?.addressRef?.name,
       error: c.status?.conditions?.find((x) => x.type === 'Ready' && x.status === 'False')?.message,
+      host: undefined,
     })),
   ];
   const count = <K>(keys: K[]): Map<K, number> => keys.reduce((m, k) => m.set(k, (m.get(k) ?? 0) + 1), new Map<K, number>());
@@ -69,18 +73,20 @@ export function ipamCensus(o: IpamObjects, poolName: string): IpamCensus {
   const errored: Record<string, number> = {};
   let bound = 0;
   let dangling = 0;
+  const shared = new Map<string, string>(); // sharer's claim name → the shared address
   for (const c of claimRows) {
     if (c.error) errored[c.error] = (errored[c.error] ?? 0) + 1;
     if (!c.bound) continue;
     bound++;
     const r = rowByKey.get(`${c.kind}/${c.bound}`);
-    if (!r || r.claim !== c.name || (r.claimUid !== undefined && r.claimUid !== c.uid)) dangling++;
+    if (r && r.claim !== c.name && c.host && claimByKey.get(`${r.kind}/${r.claim}`)?.host === c.host) shared.set(c.name, r.ip);
+    else if (!r || r.claim !== c.name || (r.claimUid !== undefined && r.claimUid !== c.uid)) dangling++;
   }
   const stray = rows.filter((r) => {
     const c = claimByKey.get(`${r.kind}/${r.claim}`);
     return !c || (r.claimUid !== undefined && r.claimUid !== c.uid) || (c.bound !== undefined && c.bound !== r.name);
   }).length;
-  const expected = Object.fromEntries(rows.map((r) => [r.claim, r.ip]));
+  const expected = { ...Object.fromEntries(rows.map((r) => [r.claim, r.ip])), ...Object.fromEntries(shared) };
   const indexes = pool.status?.indexes ?? {};
   const indexesMatch = Object.keys(expected).length === Object.keys(indexes).length && Object.entries(expected).every(([k, v]) => indexes[k] === v);
   return {
@@ -92,6 +98,7 @@ export function ipamCensus(o: IpamObjects, poolName: string): IpamCensus {
     claimsWithSeveralAddresses: [...byClaim.values()].filter((n) => n > 1).length,
     strayAddresses: stray,
     danglingClaims: dangling,
+    sharedClaims: shared.size,
     indexesMatch,
   };
 }

@@ -17,10 +17,11 @@
  */
 import { compareIp, formatIp, ipEquals, ipKey, tryParseIp, type IpAddress } from '../core/ip.js';
 import { AddressPicker } from './address-picker.js';
+import { BMH_LABEL, hostOfClaim, planShares, preAllocationKeys, successorOf } from './handover.js';
 import { OURS, UPSTREAM } from './messages.js';
 import { addressName } from './naming.js';
 import { CLUSTER_NAME_LABEL, indexEntryAddresses, isDhcpIndexKey, PROVIDER_LABEL, PROVIDER_LABEL_VALUE } from './objects.js';
-import { overlapsBetweenPools, parsePool, poolCapacity, type PoolEntry, type PoolProblem, type PoolSpec } from './pool-spec.js';
+import { inEntry, overlapsBetweenPools, parsePool, poolCapacity, type PoolEntry, type PoolProblem, type PoolSpec } from './pool-spec.js';
 import {
   kindKey,
   type AddressState,
@@ -63,11 +64,27 @@ export function planRelease(snap: PoolSnapshot, verified: Verified): ReleasePlan
   const orphans: AddressState[] = [];
   const verify = new Map<string, { kind: ClaimKind; name: string }>();
 
+  let spec: PoolSpec | undefined | null = null; // parsed only when an address is handed over
   for (const claim of snap.claims) {
     if (claim.dhcpLease) continue; // the DHCP server releases its own leases
     if (claim.deleting && claim.hasOurFinalizer && claim.otherFinalizers.length === 0) {
-      const addresses = (byClaim.get(kindKey(claim.kind, claim.name)) ?? []).filter((a) => belongsTo(a, claim));
-      releases.push({ claim, addresses });
+      const own = (byClaim.get(kindKey(claim.kind, claim.name)) ?? []).filter((a) => belongsTo(a, claim));
+      const addresses: AddressState[] = [];
+      const handOver: Release['handOver'][number][] = [];
+      let held = false;
+      for (const a of own) {
+        const to = successorOf(claim, a, snap.claims, verified.claimHosts);
+        if (!to) {
+          addresses.push(a);
+          continue;
+        }
+        if (spec === null) spec = parsePool(snap.pool.object).spec;
+        const entry = spec && a.ip ? spec.entries.find((e) => inEntry(e, a.ip!)) : undefined;
+        // the pool no longer holds the address (or is invalid): the claim keeps it until that is fixed
+        if (!spec || !entry) held = true;
+        else handOver.push({ address: a, to, desired: desiredAddress(to, spec, entry, a.address) });
+      }
+      if (!held) releases.push({ claim, addresses, handOver });
     }
   }
   for (const address of snap.addresses) {
@@ -201,6 +218,24 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   // Claims that already hold an address claim their index first, so a newcomer of the other kind cannot take it.
   const holding = ordered.filter((c) => mine(c).length > 0);
   const rest = ordered.filter((c) => mine(c).length === 0);
+  const chosenOf = (claim: ClaimState): AddressState | undefined => {
+    const addrs = mine(claim);
+    if (addrs.length === 0) return undefined;
+    return (
+      addrs.find((a) => a.name === claim.boundAddressName) ??
+      addrs.find((a) => a.address === pool.indexes[claim.name]) ??
+      [...addrs].sort((a, b) => compareText(a.address, b.address))[0]!
+    );
+  };
+  // one host, one address per pool (ADR 0019): a claim of a host whose other claim holds an address shares it
+  const shared = planShares(snap.claims, chosenOf, verified.claimHosts);
+  const shareOf = new Map(shared.shares.map((s) => [s.claim.name, s]));
+  const servedHosts = new Set<string>();
+  /** The host label a CAPM3 claim gets with ironet's finalizer, when this pass resolved it. */
+  const hostLabels = (claim: ClaimState): Readonly<Record<string, string>> | undefined => {
+    const host = claim.dataOwner && !claim.labels[BMH_LABEL] ? verified.claimHosts?.get(claim.name) : undefined;
+    return host ? { [BMH_LABEL]: host } : undefined;
+  };
 
   for (const claim of holding) {
     const addrs = mine(claim);
@@ -211,10 +246,7 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
       if (existing !== undefined) claimIndex(claim, existing);
       continue;
     }
-    const chosen =
-      addrs.find((a) => a.name === claim.boundAddressName) ??
-      addrs.find((a) => a.address === pool.indexes[claim.name]) ??
-      [...addrs].sort((a, b) => compareText(a.address, b.address))[0]!;
+    const chosen = chosenOf(claim)!;
     if (!claimIndex(claim, chosen.address)) continue;
     if (claim.deleting) continue;
     if (claim.boundAddressName !== chosen.name || claim.errorMessage !== undefined) {
@@ -225,7 +257,26 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
   }
 
   for (const claim of rest) {
+    const share = shareOf.get(claim.name);
+    // an address asked for explicitly (a pre-allocation of its name, the ipAddress annotation) wins over a share
+    const asked = spec?.preAllocations.get(claim.name) ?? (claim.requestedIp ? tryParseIp(claim.requestedIp) : undefined);
+    if (share && !pool.deleting && (!asked || (share.address.ip && ipEquals(asked, share.address.ip)))) {
+      // the same address object as the host's other claim: no second address, nothing new to create
+      if (!claimIndex(claim, share.address.address)) continue;
+      if (claim.boundAddressName !== share.address.name || claim.errorMessage !== undefined) {
+        const labels = hostLabels(claim);
+        bindings.push({ claim, address: existingAddress(share.address), exists: true, ...(labels ? { labels } : {}) });
+      }
+      continue;
+    }
     if (claim.deleting || claim.dhcpLease) {
+      keepInFlight(claim);
+      continue;
+    }
+    const host = hostOfClaim(claim, verified.claimHosts);
+    if (shared.waiting.has(claim.name) && !claim.boundAddressName && host && servedHosts.has(host)) {
+      // an older claim of its host gets an address in this pass: this one shares it on the next
+      deferred++;
       keepInFlight(claim);
       continue;
     }
@@ -261,8 +312,8 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
       continue;
     }
     const flight = inFlight.get(claim.name);
-    const flightEntry = flight && reusable(flight, claim, spec, reservedKeys) ? picker.entryOf(flight) : undefined;
-    const choice: Choice = flight && flightEntry ? { ok: true, ip: flight, entry: flightEntry } : choose(claim, spec, picker, choiceHolders, inFlight);
+    const flightEntry = flight && reusable(flight, claim, pool.name, spec, reservedKeys) ? picker.entryOf(flight) : undefined;
+    const choice: Choice = flight && flightEntry ? { ok: true, ip: flight, entry: flightEntry } : choose(claim, pool.name, spec, picker, choiceHolders, inFlight);
     if (!choice.ok) {
       keepInFlight(claim);
       fail(claim, choice.reason, choice.message);
@@ -271,7 +322,9 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
     const text = formatIp(choice.ip);
     if (!claimIndex(claim, text)) continue;
     budget--;
-    bindings.push({ claim, address: desiredAddress(claim, spec, choice.entry, text), exists: false });
+    if (host) servedHosts.add(host);
+    const labels = hostLabels(claim);
+    bindings.push({ claim, address: desiredAddress(claim, spec, choice.entry, text), exists: false, ...(labels ? { labels } : {}) });
   }
 
   // Unverified in-flight entries of claims this cache does not show yet stay reserved, and DHCP leases stay.
@@ -280,7 +333,8 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
 
   // Usage: addresses of this pool (existing, just planned, in flight); reservations and
   // not-yet-claimed pre-allocations that the pool could otherwise hand out.
-  const usedIps = Object.entries(indexes).flatMap(([name, text]) => indexEntryAddresses(name, text));
+  // a shared address (ADR 0019) is in the index under each of its claims: counted once
+  const usedIps = [...new Map(Object.entries(indexes).flatMap(([name, text]) => indexEntryAddresses(name, text)).map((ip) => [ipKey(ip), ip])).values()];
   const usedSet = new Set(usedIps.map(ipKey));
   const held = spec
     ? [...spec.reservations.values(), ...[...spec.preAllocations].filter(([k]) => !(k in indexes)).map(([, ip]) => ip)].filter((ip) => !usedSet.has(ipKey(ip)))
@@ -315,9 +369,10 @@ export function planAllocation(snap: PoolSnapshot, verified: Verified, options: 
 }
 
 /** An in-flight entry is re-created only if the pool still allows that address for this claim. */
-function reusable(ip: IpAddress, claim: ClaimState, spec: PoolSpec, reservedKeys: ReadonlySet<string>): boolean {
+function reusable(ip: IpAddress, claim: ClaimState, poolName: string, spec: PoolSpec, reservedKeys: ReadonlySet<string>): boolean {
   if (reservedKeys.has(ipKey(ip))) return false;
-  for (const [name, pre] of spec.preAllocations) if (name !== claim.name && ipEquals(pre, ip)) return false;
+  const own = preAllocationKeys(claim, poolName);
+  for (const [name, pre] of spec.preAllocations) if (!own.includes(name) && ipEquals(pre, ip)) return false;
   return true;
 }
 
@@ -328,6 +383,7 @@ type Choice =
 /** Upstream's order: annotation, pre-allocation, then the next free address. */
 function choose(
   claim: ClaimState,
+  poolName: string,
   spec: PoolSpec,
   picker: AddressPicker,
   holderOf: ReadonlyMap<string, string>,
@@ -338,7 +394,9 @@ function choose(
     requested = tryParseIp(claim.requestedIp);
     if (!requested) return { ok: false, reason: 'invalidRequest', message: UPSTREAM.invalidAnnotation(claim.requestedIp) };
   }
-  const pre = spec.preAllocations.get(claim.name);
+  const pre = preAllocationKeys(claim, poolName)
+    .map((k) => spec.preAllocations.get(k))
+    .find((ip) => ip !== undefined);
   if (requested && pre && !ipEquals(requested, pre)) {
     return { ok: false, reason: 'preAllocationConflict', message: UPSTREAM.preAllocationConflict };
   }

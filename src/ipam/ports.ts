@@ -3,6 +3,7 @@
  * implements it over informers (reads) and the API server (writes, whose
  * results are written through to the cache so the next pass sees them).
  */
+import type { Capm3Chain } from './handover.js';
 import type { AddressState, ClaimKind, ClaimState, DesiredAddress, FailureReason, PoolKey, PoolSnapshot, PoolState } from './types.js';
 
 /** A conditional write: `conflict` when the object changed since it was read, `notFound` when it is gone. */
@@ -39,7 +40,14 @@ export interface IpamStore {
   commitPoolStatus(pool: PoolState, indexes: Readonly<Record<string, string>>, nowMs: number): Promise<WriteResult<PoolState>>;
   /** Adds or removes the pool finalizer and sets labels, conditional on the resourceVersion. */
   updatePoolMeta(pool: PoolState, change: { finalizer?: 'add' | 'remove'; labels?: Readonly<Record<string, string>> }): Promise<WriteResult<PoolState>>;
-  setClaimFinalizer(claim: ClaimState, change: 'add' | 'remove'): Promise<WriteResult<ClaimState>>;
+  /** With `labels`: added in the same write (the host of a CAPM3 claim, ADR 0019). */
+  setClaimFinalizer(claim: ClaimState, change: 'add' | 'remove', labels?: Readonly<Record<string, string>>): Promise<WriteResult<ClaimState>>;
+  /**
+   * Live reads along a CAPM3 claim's chain (handover.ts): the Metal3Data, the
+   * Metal3DataClaim it names, the Metal3Machine owning that. A missing object
+   * (or CAPM3's CRDs not installed, or no permission) is undefined.
+   */
+  readCapm3Chain(namespace: string, dataName: string): Promise<Capm3Chain>;
   bindClaim(claim: ClaimState, addressName: string, nowMs: number): Promise<WriteResult<ClaimState>>;
   failClaim(claim: ClaimState, reason: FailureReason, message: string, nowMs: number): Promise<WriteResult<ClaimState>>;
   unbindClaim(claim: ClaimState): Promise<WriteResult<ClaimState>>;

@@ -21,6 +21,7 @@ import { describeError, retryPolicyFor } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import { countError, type IpamMetrics } from './metrics.js';
+import { BMH_LABEL, capm3HostOf, NETDATA_HOST_LABEL } from './handover.js';
 import { planAllocation, planRelease } from './plan.js';
 import type { PoolProblem } from './pool-spec.js';
 import type { IpamStore } from './ports.js';
@@ -30,6 +31,7 @@ interface MutableVerified {
   readonly absentClaims: Set<string>;
   readonly absentAddresses: Set<string>;
   readonly liveClaimUids: Map<string, string>;
+  readonly claimHosts: Map<string, string>;
 }
 
 /** Upstream's text when the address object cannot be created. */
@@ -77,8 +79,9 @@ export class IpamReconciler {
     if (!snap) return this.forgetPool(key);
     // Paused: nothing to do; removing the annotation is a pool change and brings the pool back.
     if (snap.pool.paused) return { kind: 'done' };
-    const verified: MutableVerified = { absentClaims: new Set(), absentAddresses: new Set(), liveClaimUids: new Map() };
+    const verified: MutableVerified = { absentClaims: new Set(), absentAddresses: new Set(), liveClaimUids: new Map(), claimHosts: new Map() };
     let retry = false;
+    if (!(await this.resolveHosts(snap, verified))) return { kind: 'retry', reason: 'a live read failed' };
 
     // 1. Releases.
     let release = planRelease(snap, verified);
@@ -89,8 +92,16 @@ export class IpamReconciler {
       release = planRelease(snap, verified);
     }
     const concurrency = this.options.writeConcurrency ?? 32;
-    const released = await mapConcurrent(release.releases, concurrency, async ({ claim, addresses }) => {
+    const released = await mapConcurrent(release.releases, concurrency, async ({ claim, addresses, handOver }) => {
       for (const a of addresses) await store.deleteAddress(a);
+      // the host's other claim takes the address object over: same name, so its status stays as it is; the
+      // pool's index keeps the address under that claim meanwhile (ADR 0019)
+      for (const h of handOver) {
+        await store.deleteAddress(h.address);
+        const created = await store.createAddress(snap!.pool, h.to, h.desired);
+        if (created.kind === 'exists' && created.address.claimName !== h.to.name) throw new Error(`IPAddress ${h.desired.name} was taken while handing it over to ${h.to.name}`);
+        this.log.info({ claim: h.to.name, pool: key, ip: h.address.address, reason: 'handedOver' }, 'took over the address object of a released claim of the same host');
+      }
       const r = await store.setClaimFinalizer(claim, 'remove');
       if (r.kind === 'conflict') throw new Error(`claim ${claim.name} changed while releasing`);
       verified.absentClaims.add(kindKey(claim.kind, claim.name)); // no other finalizer: it is gone now
@@ -199,12 +210,12 @@ export class IpamReconciler {
     const { store, metrics } = this.options;
     let claim: ClaimState | undefined = b.claim;
     if (!claim.hasOurFinalizer) {
-      let r = await store.setClaimFinalizer(claim, 'add');
+      let r = await store.setClaimFinalizer(claim, 'add', b.labels);
       if (r.kind === 'conflict') {
         metrics.conflicts.labels('claim').inc();
         claim = await store.readClaim(claim.namespace, claim.kind, claim.name);
         if (!claim || claim.deleting || (claim.boundAddressName && claim.boundAddressName !== b.address.name)) return 'skipped';
-        r = claim.hasOurFinalizer ? { kind: 'ok', value: claim } : await store.setClaimFinalizer(claim, 'add');
+        r = claim.hasOurFinalizer ? { kind: 'ok', value: claim } : await store.setClaimFinalizer(claim, 'add', b.labels);
       }
       if (r.kind !== 'ok') return r.kind === 'notFound' ? 'skipped' : 'retry';
       claim = r.value;
@@ -253,6 +264,23 @@ export class IpamReconciler {
       }
     }
     return 'retry';
+  }
+
+  /**
+   * The hosts of CAPM3 claims not served yet and not labelled (ADR 0019), by
+   * live reads along their chain. False when a read failed.
+   */
+  private async resolveHosts(snap: PoolSnapshot, verified: MutableVerified): Promise<boolean> {
+    const pending = snap.claims.filter((c) => c.dataOwner && !c.hasOurFinalizer && !c.deleting && !c.labels[BMH_LABEL] && !c.labels[NETDATA_HOST_LABEL]);
+    const results = await mapConcurrent(pending, this.options.writeConcurrency ?? 32, async (c) => {
+      const chain = await this.options.store.readCapm3Chain(c.namespace, c.dataOwner!.name);
+      // another Metal3Data of that name (deleted and made again) is not this claim's
+      const data = chain.data && c.dataOwner!.uid && chain.data.metadata.uid !== c.dataOwner!.uid ? undefined : chain.data;
+      const r = capm3HostOf(c.namespace, { ...chain, data });
+      if (r.kind === 'host') verified.claimHosts.set(c.name, r.host);
+      else this.log.debug({ claim: c.name, reason: r.reason }, `no host for a CAPM3 claim: ${r.message}`);
+    });
+    return results.every((r) => r.ok);
   }
 
   /**

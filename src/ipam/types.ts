@@ -49,6 +49,8 @@ export interface ClaimState {
   readonly problem: string | undefined;
   /** A DHCP lease's claim: owned by the DHCP server, never allocated or released here. */
   readonly dhcpLease?: boolean;
+  /** The Metal3Data owning the claim (a CAPM3 claim): its host is found through it (handover.ts). */
+  readonly dataOwner?: { readonly name: string; readonly uid: string };
 }
 
 export interface AddressState {
@@ -93,6 +95,8 @@ export interface Verified {
   readonly absentAddresses: ReadonlySet<string>;
   /** Live uid of claims read and found on this pool, by claim key (an address of another uid is an orphan). */
   readonly liveClaimUids: ReadonlyMap<string, string>;
+  /** The BareMetalHost of CAPM3 claims resolved this pass (claim name → host), for those not labelled yet. */
+  readonly claimHosts?: ReadonlyMap<string, string>;
 }
 
 /** `<kind>/<name>`: claims by kind and name; addresses by the kind of claim they serve and name. */
@@ -132,12 +136,19 @@ export interface Binding {
   readonly address: DesiredAddress;
   /** The address already exists (found in the cache); only the claim's status needs writing. */
   readonly exists: boolean;
+  /** Labels to add with ironet's finalizer (the host of a CAPM3 claim, ADR 0019). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export interface Release {
   /** A deleted claim with no other finalizers: delete its addresses, then remove our finalizer. */
   readonly claim: ClaimState;
   readonly addresses: readonly AddressState[];
+  /**
+   * Addresses another claim of the same host shares (ADR 0019): re-created for
+   * that claim under the same name instead of freed.
+   */
+  readonly handOver: readonly { readonly address: AddressState; readonly to: ClaimState; readonly desired: DesiredAddress }[];
 }
 
 export interface ReleasePlan {

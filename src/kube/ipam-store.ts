@@ -34,9 +34,10 @@ import {
   type IpClaimObject,
   type IpPoolObject,
 } from '../ipam/objects.js';
+import { dataClaimNameOf, machineNameOf, type Capm3Chain, type Metal3DataObject } from '../ipam/handover.js';
 import type { CreateResult, EventTarget, IpamEvent, IpamStore, WriteResult } from '../ipam/ports.js';
 import type { AddressState, ClaimKind, ClaimState, DesiredAddress, FailureReason, PoolKey, PoolSnapshot, PoolState } from '../ipam/types.js';
-import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import { ForbiddenError, isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
 import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
@@ -111,6 +112,8 @@ export class KubeIpamStore implements IpamStore {
   private readonly kinds = new Map<ClaimKind, KindTable>();
   private readonly claimIndex = new PoolIndex<ClaimState>();
   private readonly addressIndex = new PoolIndex<AddressState>();
+  private warnedCapm3 = false;
+  private readonly capm3: { data: ResourceClient<Metal3DataObject>; dataClaim: ResourceClient<KubeObject>; machine: ResourceClient<KubeObject> };
 
   constructor(
     kube: KubeClient,
@@ -118,6 +121,7 @@ export class KubeIpamStore implements IpamStore {
   ) {
     const common = { namespace: options.namespace, clock: options.clock, logger: options.logger };
     this.pools = kube.resource(RESOURCES.ipPool);
+    this.capm3 = { data: kube.resource(RESOURCES.metal3Data), dataClaim: kube.resource(RESOURCES.metal3DataClaim), machine: kube.resource(RESOURCES.metal3Machine) };
     this.poolInformer = informerFor(this.pools, { ...common, name: 'ippools', onEvent: (e) => options.onPoolChanged(objectKey(e.object)) });
 
     const addKind = <C extends KubeObject, A extends KubeObject>(t: {
@@ -292,11 +296,32 @@ export class KubeIpamStore implements IpamStore {
     );
   }
 
-  setClaimFinalizer(claim: ClaimState, change: 'add' | 'remove'): Promise<WriteResult<ClaimState>> {
+  setClaimFinalizer(claim: ClaimState, change: 'add' | 'remove', labels?: Readonly<Record<string, string>>): Promise<WriteResult<ClaimState>> {
     const current = this.cachedClaim(claim)?.metadata ?? { finalizers: [...claim.otherFinalizers, ...(claim.hasOurFinalizer ? [claimFinalizer(claim.kind)] : [])] };
     const finalizers = withFinalizer(current, claimFinalizer(claim.kind), change);
     if (!finalizers) return Promise.resolve({ kind: 'ok', value: claim });
-    return this.writeClaim(claim, (client, id) => client.mergePatch(id, { metadata: { finalizers } }, { resourceVersion: claim.resourceVersion }));
+    return this.writeClaim(claim, (client, id) => client.mergePatch(id, { metadata: { finalizers, ...(labels ? { labels } : {}) } }, { resourceVersion: claim.resourceVersion }));
+  }
+
+  async readCapm3Chain(namespace: string, dataName: string): Promise<Capm3Chain> {
+    const read = async <T extends KubeObject>(r: ResourceClient<T>, name: string | undefined): Promise<T | undefined> => {
+      if (!name) return undefined;
+      try {
+        return await r.tryGet({ namespace, name });
+      } catch (err) {
+        // CAPM3's CRDs not installed (404 on the resource) or no permission: no chain, the claim is served as any other
+        if (err instanceof ForbiddenError) {
+          if (!this.warnedCapm3) this.options.logger.warn({ err: err.message }, 'cannot read CAPM3\'s objects: CAPM3 claims are served without their host (no shared address, ADR 0019); grant get on metal3datas, metal3dataclaims, metal3machines');
+          this.warnedCapm3 = true;
+          return undefined;
+        }
+        throw err;
+      }
+    };
+    const data = await read<Metal3DataObject>(this.capm3.data, dataName);
+    const dataClaim = await read(this.capm3.dataClaim, dataClaimNameOf(data));
+    const machine = await read(this.capm3.machine, machineNameOf(dataClaim));
+    return { data, dataClaim, machine };
   }
 
   bindClaim(claim: ClaimState, addressName: string, nowMs: number): Promise<WriteResult<ClaimState>> {
@@ -427,6 +452,8 @@ function trimClaim<T extends KubeObject>(obj: T): T {
       deletionTimestamp: m.deletionTimestamp,
       labels: m.labels,
       finalizers: m.finalizers,
+      // a CAPM3 claim's Metal3Data owner leads to its host (ADR 0019)
+      ...(m.ownerReferences?.some((r) => r.kind === 'Metal3Data') ? { ownerReferences: m.ownerReferences.filter((r) => r.kind === 'Metal3Data') } : {}),
       ...(requested === undefined ? {} : { annotations: { [REQUESTED_IP_ANNOTATION]: requested } }),
     },
   };

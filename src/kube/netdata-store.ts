@@ -6,6 +6,7 @@
  * list/watch); what it wrote is remembered by content hash, and asked again
  * after a restart or a resync.
  */
+import { BMH_LABEL } from '../ipam/handover.js';
 import { createHash } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
@@ -160,10 +161,14 @@ export class KubeNetdataStore implements NetdataStore {
     this.secretHashes.clear();
   }
 
-  /** Hosts a claim may matter to: the one its label names, or any whose name it starts with (`<bmh>-<pool>`). */
+  /**
+   * Hosts a claim may matter to: the one its label names (ironet's, or the host
+   * ironet's IPAM recorded on a CAPM3 claim), or any whose name it starts with
+   * (`<bmh>-<pool>`, CAPM3's BMH-name-based naming).
+   */
   private hostsOfClaim(c: IpClaimObject): string[] {
     const ns = c.metadata.namespace ?? '';
-    const own = c.metadata.labels?.[HOST_LABEL];
+    const own = c.metadata.labels?.[HOST_LABEL] || c.metadata.labels?.[BMH_LABEL];
     if (own) return [`${ns}/${own}`];
     if (c.metadata.labels?.[DHCP_LEASE_LABEL]) return [];
     const name = c.metadata.name ?? '';
@@ -218,6 +223,7 @@ export class KubeNetdataStore implements NetdataStore {
       templates: this.templatesIn(namespace),
       pools: inNs(this.poolInformer.list()),
       ownClaims: inNs(this.claimInformer.list()).filter((c) => c.metadata.labels?.[HOST_LABEL] === name),
+      hostClaims: inNs(this.claimInformer.list()).filter((c) => c.metadata.labels?.[BMH_LABEL] === name),
       claimNamed: (n) => this.claimInformer.get(`${namespace}/${n}`),
       addressNamed: (n) => this.addressInformer.get(`${namespace}/${n}`),
       secretNamedBy: inNs(this.hostInformer.list())
@@ -234,14 +240,6 @@ export class KubeNetdataStore implements NetdataStore {
       if (isAlreadyExists(err)) return 'conflict';
       throw err;
     }
-  }
-
-  async adoptClaim(namespace: string, name: string, labels: Readonly<Record<string, string>>): Promise<WriteOutcome> {
-    const current = this.claimInformer.get(`${namespace}/${name}`);
-    if (!current) return 'notFound';
-    const finalizers = withFinalizer(current.metadata, NETDATA_FINALIZER, 'add') ?? current.metadata.finalizers;
-    const patch = { metadata: { labels, annotations: { [ADOPTED_ANNOTATION]: 'true' }, finalizers } };
-    return this.claimWrite(() => this.claims.mergePatch({ namespace, name }, patch, { resourceVersion: current.metadata.resourceVersion }));
   }
 
   async releaseClaim(namespace: string, r: ClaimRelease): Promise<WriteOutcome> {

@@ -29,6 +29,7 @@ import {
   BMO_SECRET_LABEL_VALUE,
   claimNameFor,
   HOST_LABEL,
+  legacyClaimNameFor,
   NAME_SET_ANNOTATION,
   ADOPTED_ANNOTATION,
   NETDATA_FINALIZER,
@@ -56,6 +57,8 @@ export interface HostSnapshot {
   readonly pools: readonly IpPoolObject[];
   /** The IPClaims labelled as this host's network-data claims. */
   readonly ownClaims: readonly IpClaimObject[];
+  /** Other IPClaims ironet's IPAM labelled with this host (CAPM3's, ADR 0019). */
+  readonly hostClaims?: readonly IpClaimObject[];
   claimNamed(name: string): IpClaimObject | undefined;
   addressNamed(name: string): IpAddressObject | undefined;
   /** The other hosts of the namespace whose spec.preprovisioningNetworkDataName names this host's Secret (from the host cache). */
@@ -95,8 +98,6 @@ export interface HostPlan {
   readonly template: string | undefined;
   /** spec.preprovisioningNetworkDataName to clear first (only a name ironet set). */
   readonly clearNetworkDataName: string | undefined;
-  /** Claims named `<host>-<pool>` that someone else made: ironet adds its finalizer and labels before using them. */
-  readonly adoptClaims: readonly string[];
   readonly retireSecret: SecretRetirement | undefined;
   /**
    * Whether BMO's finalizer (`baremetalhost.metal3.io/secret`) may be taken
@@ -121,7 +122,6 @@ export interface HostPlan {
 
 const NOTHING: Omit<HostPlan, 'summary' | 'template'> = {
   clearNetworkDataName: undefined,
-  adoptClaims: [],
   retireSecret: undefined,
   releaseBmoFinalizer: false,
   releaseClaims: [],
@@ -215,11 +215,27 @@ export function planHost(snap: HostSnapshot): HostPlan {
 
   const wanted = addressPools(template);
   const wantedNames = new Set(wanted.map((p) => claimNameFor(name, p)));
+  // claims of the old naming (`<host>-<pool>`, before ADR 0019) go once the new claim holds the same address
+  const migrated: IpClaimObject[] = [];
+  const migrating = new Set<string>();
+  for (const pool of wanted) {
+    const old = snap.ownClaims.find((c) => c.metadata.name === legacyClaimNameFor(name, pool) && c.spec?.pool?.name === pool && !c.metadata.deletionTimestamp);
+    if (!old) continue;
+    // one an earlier ironet adopted is CAPM3's: the new claim shares its address, and it is never deleted by ironet
+    if (old.metadata.annotations?.[ADOPTED_ANNOTATION] !== undefined) {
+      migrating.add(old.metadata.name ?? '');
+      continue;
+    }
+    const now = snap.claimNamed(claimNameFor(name, pool));
+    const same = old.status?.address?.name && now?.metadata.labels?.[HOST_LABEL] === name && now.status?.address?.name === old.status.address.name;
+    if (same) migrated.push(old);
+    else if (!now?.status?.address?.name) migrating.add(old.metadata.name ?? '');
+  }
   // a claim the template no longer uses may still be in use (a running ramdisk or OS): kept until the host is
   // unlinked, deleted or released; one deleted by hand is let go once the Secret no longer names it
   const stale = snap.ownClaims.filter((c) => !wantedNames.has(c.metadata.name ?? ''));
   const staleDeleted = stale.filter((c) => c.metadata.deletionTimestamp);
-  const staleKept = stale.filter((c) => !c.metadata.deletionTimestamp).map((c) => c.metadata.name ?? '');
+  const staleKept = stale.filter((c) => !c.metadata.deletionTimestamp && !migrated.includes(c) && !migrating.has(c.metadata.name ?? '')).map((c) => c.metadata.name ?? '');
 
   if (isProvisioned(host)) {
     // BMO hands a provisioned host its preprovisioning data when spec.networkData is empty: release only when it has its own
@@ -251,7 +267,6 @@ export function planHost(snap: HostSnapshot): HostPlan {
   }
 
   const createClaims: IpClaimObject[] = [];
-  const adoptClaims: string[] = [];
   const deletedUnderUs: IpClaimObject[] = [];
   const addresses = new Map<string, PoolAddress>();
   const waiting: string[] = [];
@@ -273,10 +288,8 @@ export function planHost(snap: HostSnapshot): HostPlan {
       continue;
     }
     if (claim.metadata.labels?.[HOST_LABEL] !== name) {
-      // someone else's claim of ironet's name (CAPM3 IP reuse): held by ironet's finalizer too before its address is used
-      adoptClaims.push(claimName);
-      waiting.push(`adopting IPClaim ${claimName} (made by someone else: ironet adds its finalizer before using its address)`);
-      continue;
+      // someone else's claim of ironet's name (a BareMetalHost named <host>-preprov, CAPM3 claiming for it): never used
+      return fail(templateName, 'ClaimConflict', `IPClaim ${claimName} exists without ironet's ${HOST_LABEL}: ${name} label (someone else made it; CAPM3 would for a BareMetalHost named ${name}-preprov); ironet never uses it. Rename that host, or delete the claim if it is unused`);
     }
     if (claim.status?.errorMessage) {
       const reason = claim.status.errorMessage.startsWith(UPSTREAM.exhausted) ? 'PoolExhausted' : 'AllocationFailed';
@@ -300,7 +313,7 @@ export function planHost(snap: HostSnapshot): HostPlan {
   if (deletedUnderUs.length > 0) {
     return wait(templateName, 'ClaimDeleted', `${waiting.join('; ')}; until then the Secret names no address`, { retireSecret: 'scrub', releaseClaims: deletedUnderUs.map((c) => ({ name: c.metadata.name ?? '', delete: false })) });
   }
-  if (waiting.length > 0) return wait(templateName, 'WaitingForAddresses', waiting.join('; '), { createClaims, adoptClaims });
+  if (waiting.length > 0) return wait(templateName, 'WaitingForAddresses', waiting.join('; '), { createClaims });
 
   const poolFacts = new Map<string, PoolFacts>();
   for (const [poolName, p] of poolsByName) poolFacts.set(poolName, poolFactsOf(p));
@@ -321,7 +334,7 @@ export function planHost(snap: HostSnapshot): HostPlan {
       owner: host,
       data: rendered.data,
     },
-    releaseAfterWrite: staleDeleted.map((c) => ({ name: c.metadata.name ?? '', delete: false })),
+    releaseAfterWrite: [...staleDeleted.map((c) => ({ name: c.metadata.name ?? '', delete: false })), ...release(migrated)],
     ...gate,
     setNetworkDataName: current ? undefined : secretName,
     summary: summary('Rendered', 'Rendered', `Secret ${secretName} holds network data for ${addressText || 'DHCP-only networks'}${keptText}`, { secret: secretName, addresses: [...rendered.addresses] }),
@@ -365,19 +378,25 @@ function sharedClaim(c: IpClaimObject): boolean {
 }
 
 /**
- * The host's claim for its provisioned network, if it has one: a claim named
- * `<host>-<pool>` (CAPM3's IP-reuse naming) with an address, for a pool the
- * template does not use and not one of ironet's; or one of ironet's claims
- * that CAPM3 adopted (its finalizer on it).
+ * The host's claim for its provisioned network, if it has one, bound and in a
+ * pool the template does not use: a CAPM3 claim ironet's IPAM labelled with
+ * the host (found through its Metal3Data, ADR 0019), or one named
+ * `<host>-<pool>` (CAPM3's BMH-name-based naming) that is not ironet's.
  */
 function provisionedNetworkClaim(snap: HostSnapshot, templatePools: readonly string[]): string | undefined {
+  const usable = (c: IpClaimObject | undefined, pool: string): boolean =>
+    !!c && !c.metadata.labels?.[HOST_LABEL] && !c.metadata.deletionTimestamp && !!c.status?.address?.name && c.spec?.pool?.name === pool;
+  for (const c of snap.hostClaims ?? []) {
+    const pool = c.spec?.pool?.name ?? '';
+    if (!templatePools.includes(pool) && usable(c, pool)) return c.metadata.name;
+  }
   for (const p of snap.pools) {
     const pool = p.metadata.name ?? '';
     if (templatePools.includes(pool)) continue;
-    const c = snap.claimNamed(claimNameFor(snap.name, pool));
-    if (c && !c.metadata.labels?.[HOST_LABEL] && !c.metadata.deletionTimestamp && c.status?.address?.name && c.spec?.pool?.name === pool) return c.metadata.name;
+    const c = snap.claimNamed(legacyClaimNameFor(snap.name, pool));
+    if (usable(c, pool)) return c!.metadata.name;
   }
-  return snap.ownClaims.find((c) => (c.metadata.finalizers ?? []).some((f) => f !== NETDATA_FINALIZER && f !== FINALIZERS.claim))?.metadata.name;
+  return undefined;
 }
 
 function claimObject(namespace: string, name: string, pool: string, host: BareMetalHostObject, template: string): IpClaimObject {

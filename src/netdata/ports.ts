@@ -22,8 +22,6 @@ export interface NetdataStore {
   /** The keys of the hosts whose link (annotation or hostSelector) names the template. */
   hostsLinkedTo(templateKey: string): string[];
   createClaim(claim: IpClaimObject): Promise<WriteOutcome>;
-  /** Adds ironet's finalizer, labels and adopted annotation to someone else's claim of ironet's name, conditional on its resourceVersion. */
-  adoptClaim(namespace: string, name: string, labels: Readonly<Record<string, string>>): Promise<WriteOutcome>;
   releaseClaim(namespace: string, release: ClaimRelease): Promise<WriteOutcome>;
   writeSecret(secret: SecretPlan): Promise<SecretOutcome>;
   /**

@@ -16,7 +16,7 @@ import { nameSetByIronet, planHost, planTemplateStatus, sameTemplateStatus, type
 import type { NetdataStore, WriteOutcome } from './ports.js';
 import type { NetdataMetrics } from './metrics.js';
 import { describeError } from '../core/errors.js';
-import { HOST_LABEL, secretNameFor, TEMPLATE_LABEL, type HostSummary } from './template.js';
+import { HOST_LABEL, secretNameFor, type HostSummary } from './template.js';
 
 export interface NetdataReconcilerOptions {
   readonly store: NetdataStore;
@@ -76,7 +76,6 @@ export class NetdataReconciler {
     try {
       // a name ironet set goes first: nothing points at a Secret that is about to go
       if (plan.clearNetworkDataName && snap.host) check('clear spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, null));
-      for (const name of plan.adoptClaims) check(`adopt IPClaim ${name}`, await store.adoptClaim(ns, name, { [HOST_LABEL]: snap.name, ...(plan.template ? { [TEMPLATE_LABEL]: plan.template } : {}) }));
       // claims go only once the Secret names none of their addresses
       if (plan.releaseClaims.length > 0 || plan.retireSecret) {
         const retired = lost.length === 0 && plan.retireSecret ? await store.retireSecret(ns, secretNameFor(snap.name), plan.retireSecret, plan.releaseBmoFinalizer) : undefined;

@@ -12,6 +12,7 @@ import { selectorProblem, type LabelSelector } from '../core/labels.js';
 import { tryParseMac } from '../core/mac.js';
 import type { KubeObject } from '../core/object-meta.js';
 import type { Condition } from '../core/conditions.js';
+import { NETDATA_HOST_LABEL } from '../ipam/handover.js';
 
 export const NETWORK_DATA_TEMPLATE_KIND = 'NetworkDataTemplate';
 /** The metal3-docs PR #373 annotation on a BareMetalHost: `networkdatatemplates.ironet.io/<name>`. */
@@ -20,11 +21,11 @@ export const REFERENCE_PREFIX = 'networkdatatemplates.ironet.io/';
 /** On every IPClaim ironet makes for a host's network data. */
 export const NETDATA_FINALIZER = 'ironet.io/network-data';
 /** Labels on the claims and Secret ironet writes for a host: the host's and the template's name. */
-export const HOST_LABEL = 'ironet.io/network-data-host';
+export const HOST_LABEL = NETDATA_HOST_LABEL;
 export const TEMPLATE_LABEL = 'ironet.io/network-data-template';
 /** On a host whose spec.preprovisioningNetworkDataName ironet set (the value): only such a name is ever cleared by ironet. */
 export const NAME_SET_ANNOTATION = 'ironet.io/preprovisioning-network-data-name';
-/** On a claim of ironet's name that someone else made and ironet adopted: never deleted by ironet. */
+/** On a claim an earlier ironet adopted (CAPM3's, under the old naming): never deleted by ironet. */
 export const ADOPTED_ANNOTATION = 'ironet.io/adopted';
 /** BMO watches Secrets with this label (and only those) for changes. */
 export const BMO_SECRET_LABEL = 'environment.metal3.io';
@@ -39,8 +40,20 @@ export function secretNameFor(host: string): string {
   return `${host}-preprov-networkdata`;
 }
 
-/** CAPM3's IP-reuse claim name: `<bmh>-<pool>`. */
+/**
+ * ironet's claim for a host's preprovisioning address in a pool:
+ * `<host>-preprov-<pool>` (ADR 0019). CAPM3 names its claims
+ * `<Metal3Data>-<pool>` (`<template>-<index>`) or, with
+ * `--enable-bmh-name-based-preallocation`, `<bmh>-<pool>`: the two meet only
+ * if a BareMetalHost is named `<host>-preprov`, and then the claim is found
+ * without ironet's label and reported, never used.
+ */
 export function claimNameFor(host: string, pool: string): string {
+  return `${host}-preprov-${pool}`;
+}
+
+/** The name ironet gave its claims before ADR 0019 (`<host>-<pool>`, CAPM3's BMH-name-based one): migrated, address kept. */
+export function legacyClaimNameFor(host: string, pool: string): string {
   return `${host}-${pool}`;
 }
 

@@ -30,6 +30,7 @@ describe('ipam/invariants: the safety invariants of a pool, from its objects', (
       claimsWithSeveralAddresses: 0,
       strayAddresses: 0,
       danglingClaims: 0,
+      sharedClaims: 0,
       indexesMatch: true,
     });
   });

@@ -628,12 +628,12 @@ describe('ipam/plan', () => {
       const mine = [address('a', '10.0.0.10'), address('a', '10.0.0.11')];
       const capiNamesake = address('a', '10.0.0.12', { claimKind: 'IPAddressClaim' });
       const r = noVerify(snap(pool(STD), { claims: [a, claim('a', { kind: 'IPAddressClaim' })], addresses: [...mine, capiNamesake] }));
-      expect(r).to.deep.equal({ releases: [{ claim: a, addresses: mine }], orphans: [], verifyClaims: [] });
+      expect(r).to.deep.equal({ releases: [{ claim: a, addresses: mine, handOver: [] }], orphans: [], verifyClaims: [] });
     });
 
     it('releases a deleting claim that holds no address (to drop our finalizer)', () => {
       const a = claim('a', { deleting: true, kind: 'IPAddressClaim' });
-      expect(noVerify(snap(pool(STD), { claims: [a] })).releases).to.deep.equal([{ claim: a, addresses: [] }]);
+      expect(noVerify(snap(pool(STD), { claims: [a] })).releases).to.deep.equal([{ claim: a, addresses: [], handOver: [] }]);
     });
 
     const kept: Array<[string, Partial<ClaimState>]> = [

@@ -79,7 +79,7 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     kube.close();
   });
 
-  it('claims <bmh>-<pool>, writes Secret <bmh>-preprov-networkdata owned by the host, and names it on the host', async () => {
+  it('claims <bmh>-preprov-<pool>, writes Secret <bmh>-preprov-networkdata owned by the host, and names it on the host', async () => {
     await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1', dnsServers: ['172.22.0.5'] }));
     await templates().create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
     const host = await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' }));
@@ -92,7 +92,7 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     expect(nd.networks[0]!.ip_address).to.match(/^172\.22\.0\.\d+$/);
     expect((nd.networks[0]!.routes as { gateway: string }[])[0]!.gateway).to.equal('172.22.0.1');
     expect(nd.services.map((s) => s.address)).to.deep.equal(['172.22.0.5']);
-    const claim = (await claims().get({ namespace: ns, name: 'node-0-prov' }));
+    const claim = (await claims().get({ namespace: ns, name: 'node-0-preprov-prov' }));
     expect(claim.metadata.finalizers).to.include(NETDATA_FINALIZER);
     expect(claim.metadata.ownerReferences?.[0]?.name).to.equal('node-0');
     const named = await eventually(async () => (await hosts().get({ namespace: ns, name: 'node-0' })).spec?.preprovisioningNetworkDataName, 'the name on the host');
@@ -259,15 +259,15 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     await eventually(async () => (await claims().get({ namespace: ns, name: 'freed-prod' })).status?.address?.name, 'freed-prod bound');
     await new Promise((r) => setTimeout(r, 700));
     // keep: kept; releaseWhenProvisioned: kept too, since BMO gives an instance without spec.networkData the preprovisioning data
-    expect(await claimNames()).to.include.members(['kept-prov', 'freed-prov']);
+    expect(await claimNames()).to.include.members(['kept-preprov-prov', 'freed-preprov-prov']);
     expect((await networkDataOf('freed'))?.networks).to.have.length(1);
 
     await hosts().mergePatch({ namespace: ns, name: 'freed' }, { spec: { networkData: { name: 'freed-networkdata' } } });
     await hosts().mergePatch({ namespace: ns, name: 'kept' }, { spec: { networkData: { name: 'kept-networkdata' } } });
-    await eventually(async () => !(await claimNames()).includes('freed-prov'), 'freed-prov released');
+    await eventually(async () => !(await claimNames()).includes('freed-preprov-prov'), 'freed-preprov-prov released');
     // the Secret stays (named on the host), scrubbed: it names no address any more
     expect(await networkDataOf('freed')).to.deep.equal({ links: [], networks: [], services: [] });
-    expect(await claimNames()).to.include('kept-prov');
+    expect(await claimNames()).to.include('kept-preprov-prov');
     expect((await networkDataOf('kept'))?.networks).to.have.length(1);
     await waitEvent('BareMetalHost', 'freed', 'NetworkDataReleased');
     const t = await templateReady('release', 'Ready');
@@ -280,30 +280,33 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
       return x && x.networks.length > 0 ? x : undefined;
     }, 'the Secret rendered again');
     expect(nd.networks[0]!.ip_address).to.match(/^172\.22\.0\./);
-    expect(await claimNames()).to.include('freed-prov');
+    expect(await claimNames()).to.include('freed-preprov-prov');
   });
 
-  it('adopts a claim of its name that CAPM3 made (IP reuse), and scrubs the Secret before letting a claim deleted by hand go', async () => {
+  it('leaves a claim <host>-<pool> that someone else made alone (CAPM3\'s BMH-name-based one), and scrubs the Secret before letting a claim deleted by hand go', async () => {
     await pools().create(poolObject(ns, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }));
     await claims().create({ metadata: { name: 'node-0-prov', namespace: ns, finalizers: ['metal3data.infrastructure.cluster.x-k8s.io'] }, spec: { pool: { name: 'prov', namespace: ns } } });
-    const reused = await eventually(async () => (await claims().get({ namespace: ns, name: 'node-0-prov' })).status?.address?.name, 'the CAPM3 claim bound');
+    const theirs = await eventually(async () => (await claims().get({ namespace: ns, name: 'node-0-prov' })).status?.address?.name, 'the other claim bound');
     await templates().create(templateObject(ns, 'ipa', { networkData: singleNic('prov') }));
     await hosts().create(hostObject(ns, 'node-0', { mac: '52:54:00:00:00:10', template: 'ipa' }));
-    const nd = await eventually(() => networkDataOf('node-0'), 'the Secret from the reused claim');
-    const adopted = await claims().get({ namespace: ns, name: 'node-0-prov' });
-    expect(adopted.metadata.finalizers).to.include.members([NETDATA_FINALIZER, 'metal3data.infrastructure.cluster.x-k8s.io']);
-    expect(adopted.metadata.annotations?.['ironet.io/adopted']).to.equal('true');
-    expect(adopted.status?.address?.name).to.equal(reused);
-    expect(reused).to.contain((nd.networks[0]!.ip_address as string).replaceAll('.', '-'));
+    const nd = await eventually(() => networkDataOf('node-0'), 'the Secret from ironet\'s own claim');
+    const other = await claims().get({ namespace: ns, name: 'node-0-prov' });
+    expect(other.metadata.finalizers).to.deep.equal(['metal3data.infrastructure.cluster.x-k8s.io', 'ipclaim.ipam.metal3.io']);
+    expect(other.metadata.labels ?? {}).to.deep.equal({});
+    expect(other.metadata.annotations ?? {}).to.deep.equal({});
+    expect(other.status?.address?.name).to.equal(theirs);
+    const own = await claims().get({ namespace: ns, name: 'node-0-preprov-prov' });
+    expect(own.metadata.labels?.['ironet.io/network-data-host']).to.equal('node-0');
+    expect(own.status?.address?.name).to.contain((nd.networks[0]!.ip_address as string).replaceAll('.', '-'));
+    expect(own.status?.address?.name).to.not.equal(theirs);
 
-    // CAPM3 lets go and deletes it: the Secret names no address before ironet's finalizer lets it go; then a claim of ironet's own
-    await claims().mergePatch({ namespace: ns, name: 'node-0-prov' }, { metadata: { finalizers: [NETDATA_FINALIZER, 'ipclaim.ipam.metal3.io'] } });
-    await claims().delete({ namespace: ns, name: 'node-0-prov' });
+    // ironet's claim deleted by hand: the Secret names no address before ironet's finalizer lets it go; then a new claim
+    await claims().delete({ namespace: ns, name: 'node-0-preprov-prov' });
     const again = await eventually(async () => {
-      const c = await claims().tryGet({ namespace: ns, name: 'node-0-prov' });
-      return c && !c.metadata.deletionTimestamp && c.metadata.labels?.['ironet.io/network-data-host'] === 'node-0' && !c.metadata.annotations?.['ironet.io/adopted'] ? c : undefined;
+      const c = await claims().tryGet({ namespace: ns, name: 'node-0-preprov-prov' });
+      return c && !c.metadata.deletionTimestamp && c.metadata.uid !== own.metadata.uid ? c : undefined;
     }, 'a new claim of ironet\'s own');
-    expect(again.metadata.uid).to.not.equal(adopted.metadata.uid);
+    expect(again.metadata.labels?.['ironet.io/network-data-host']).to.equal('node-0');
     await eventually(async () => ((await networkDataOf('node-0'))?.networks.length ?? 0) > 0, 'rendered again from the new claim');
   });
 
@@ -322,11 +325,11 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     await hosts().delete({ namespace: ns, name: 'node-0' });
     await setState('node-0', 'deprovisioning');
     await new Promise((r) => setTimeout(r, 700));
-    expect(await claimNames(), 'kept while IPA cleans with it').to.include('node-0-prov');
+    expect(await claimNames(), 'kept while IPA cleans with it').to.include('node-0-preprov-prov');
     expect((await networkDataOf('node-0'))?.networks).to.have.length(1);
 
     await setState('node-0', 'deleting');
-    await eventually(async () => !(await claimNames()).includes('node-0-prov'), 'the claim released');
+    await eventually(async () => !(await claimNames()).includes('node-0-preprov-prov'), 'the claim released');
     const terminating = (await secretOf('node-0'))!;
     expect(terminating.metadata.deletionTimestamp).to.be.a('string');
     expect(terminating.metadata.finalizers).to.deep.equal(['baremetalhost.metal3.io/secret']);
@@ -347,7 +350,7 @@ describe('network data for DHCP-less hosts (real API server, chart RBAC)', funct
     expect(await secretOf('other')).to.equal(undefined);
 
     await hosts().mergePatch({ namespace: ns, name: 'w-0' }, { metadata: { labels: { role: null } } });
-    await eventually(async () => (await secretOf('w-0')) === undefined && !(await claimNames()).includes('w-0-prov'), 'the unlinked host cleaned up');
+    await eventually(async () => (await secretOf('w-0')) === undefined && !(await claimNames()).includes('w-0-preprov-prov'), 'the unlinked host cleaned up');
     await eventually(async () => (await hosts().get({ namespace: ns, name: 'w-0' })).spec?.preprovisioningNetworkDataName === undefined, 'the name cleared');
     const t = await templateReady('workers', 'NoHosts');
     expect(t.status?.linkedHosts).to.equal(0);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { BareMetalHostObject } from '../../src/netdata/host.js';
 import { bmoFinalizerMayGo, gateFor, nameSetByIronet, planHost, planTemplateStatus, type HostSnapshot } from '../../src/netdata/plan.js';
-import { NETDATA_FINALIZER, type HostSummary, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
+import { claimNameFor, NETDATA_FINALIZER, type HostSummary, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
 import { hostObject, poolObject, singleNic, templateObject } from './fixtures.js';
 
 const NS = 'metal3';
@@ -28,6 +28,7 @@ interface World {
   claims?: IpClaimObject[];
   addresses?: Record<string, string>;
   secretNamedBy?: string[];
+  hostClaims?: IpClaimObject[];
 }
 
 function snap(w: World = {}): HostSnapshot {
@@ -42,7 +43,8 @@ function snap(w: World = {}): HostSnapshot {
     templates: w.templates ?? [templateObject(NS, 'ipa', { networkData: singleNic('prov') })],
     pools: w.pools ?? [poolObject(NS, 'prov', '172.22.0.10', '172.22.0.99', { gateway: '172.22.0.1' }), poolObject(NS, 'prod', '10.0.0.10', '10.0.0.99', { gateway: '10.0.0.1' })],
     ownClaims: claims.filter((c) => c.metadata.labels?.['ironet.io/network-data-host'] === 'node-0'),
-    claimNamed: (n) => claims.find((c) => c.metadata.name === n),
+    hostClaims: w.hostClaims ?? [],
+    claimNamed: (n) => [...claims, ...(w.hostClaims ?? [])].find((c) => c.metadata.name === n),
     addressNamed: (n) => addresses.get(n),
     secretNamedBy: w.secretNamedBy ?? [],
   };
@@ -52,11 +54,11 @@ const provisioned = (h: BareMetalHostObject, state = 'provisioned'): BareMetalHo
 const baseHost = () => hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', template: 'ipa' });
 
 describe('network data: the host plan', () => {
-  it('claims <host>-<pool> with ironet\'s finalizer, labels and the host as owner, then waits', () => {
+  it('claims <host>-preprov-<pool> with ironet\'s finalizer, labels and the host as owner, then waits', () => {
     const plan = planHost(snap());
     expect(plan.createClaims).to.have.length(1);
     const c = plan.createClaims[0]!;
-    expect(c.metadata).to.deep.include({ name: 'node-0-prov', namespace: NS, finalizers: [NETDATA_FINALIZER], labels: { 'ironet.io/network-data-host': 'node-0', 'ironet.io/network-data-template': 'ipa' } });
+    expect(c.metadata).to.deep.include({ name: 'node-0-preprov-prov', namespace: NS, finalizers: [NETDATA_FINALIZER], labels: { 'ironet.io/network-data-host': 'node-0', 'ironet.io/network-data-template': 'ipa' } });
     expect(c.metadata.ownerReferences?.[0]).to.include({ kind: 'BareMetalHost', name: 'node-0' });
     expect(c.spec?.pool).to.deep.equal({ name: 'prov', namespace: NS });
     expect(plan.writeSecret).to.equal(undefined);
@@ -64,7 +66,7 @@ describe('network data: the host plan', () => {
   });
 
   it('with every address: the whole Secret, then the name on the host (only when empty)', () => {
-    const plan = planHost(snap({ claims: [claim('node-0-prov', 'prov', { address: 'x' })] }));
+    const plan = planHost(snap({ claims: [claim('node-0-preprov-prov', 'prov', { address: 'x' })] }));
     expect(plan.createClaims).to.deep.equal([]);
     expect(plan.writeSecret?.name).to.equal('node-0-preprov-networkdata');
     expect(plan.writeSecret?.labels).to.deep.equal({ 'environment.metal3.io': 'baremetal', 'ironet.io/network-data-host': 'node-0', 'ironet.io/network-data-template': 'ipa' });
@@ -72,7 +74,7 @@ describe('network data: the host plan', () => {
     expect(plan.setNetworkDataName).to.equal('node-0-preprov-networkdata');
     expect(plan.summary).to.deep.include({ state: 'Rendered', addresses: ['prov=172.22.0.50/24'] });
     const named = { ...baseHost(), spec: { ...baseHost().spec, preprovisioningNetworkDataName: 'node-0-preprov-networkdata' } };
-    expect(planHost(snap({ host: named, claims: [claim('node-0-prov', 'prov', { address: 'x' })] })).setNetworkDataName).to.equal(undefined);
+    expect(planHost(snap({ host: named, claims: [claim('node-0-preprov-prov', 'prov', { address: 'x' })] })).setNetworkDataName).to.equal(undefined);
   });
 
   it('never takes over a user\'s preprovisioningNetworkDataName: an error, no claim', () => {
@@ -89,28 +91,77 @@ describe('network data: the host plan', () => {
       planHost(
         snap({
           templates: [templateObject(NS, 'ipa', { networkData: singleNic('prod') })],
-          claims: [old, claim('node-0-prod', 'prod', { address: 'y' })],
-          addresses: { 'node-0-prod': '10.0.0.20' },
+          claims: [old, claim('node-0-preprov-prod', 'prod', { address: 'y' })],
+          addresses: { 'node-0-preprov-prod': '10.0.0.20' },
         }),
       );
-    const kept = moved(claim('node-0-prov', 'prov', { address: 'x' }));
+    const kept = moved(claim('node-0-preprov-prov', 'prov', { address: 'x' }));
     expect(kept.releaseClaims).to.deep.equal([]);
     expect(kept.releaseAfterWrite).to.deep.equal([]);
     expect(kept.writeSecret).to.not.equal(undefined);
-    expect(kept.summary?.message).to.contain('still holds IPClaim node-0-prov');
-    const deleted = moved(claim('node-0-prov', 'prov', { address: 'x', deleting: true }));
-    expect(deleted.releaseAfterWrite).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
+    expect(kept.summary?.message).to.contain('still holds IPClaim node-0-preprov-prov');
+    const deleted = moved(claim('node-0-preprov-prov', 'prov', { address: 'x', deleting: true }));
+    expect(deleted.releaseAfterWrite).to.deep.equal([{ name: 'node-0-preprov-prov', delete: false }]);
   });
 
-  it('adopts a claim of its name that someone else made (CAPM3 IP reuse) before using its address', () => {
-    const plan = planHost(snap({ claims: [claim('node-0-prov', 'prov', { address: 'x', own: false })] }));
-    expect(plan.adoptClaims).to.deep.equal(['node-0-prov']);
+  it('names its claims <host>-preprov-<pool>, never a name CAPM3 gives its own (<Metal3Data>-<pool>, <bmh>-<pool>)', () => {
+    expect(claimNameFor('node-0', 'prov')).to.equal('node-0-preprov-prov');
+    // CAPM3's BMH-name-based claim of the same host and pool is another object, and ironet's plan never touches it
+    const plan = planHost(snap({ claims: [claim('node-0-prov', 'prov', { address: 'y', own: false })] }));
+    expect(plan.createClaims.map((c) => c.metadata.name)).to.deep.equal(['node-0-preprov-prov']);
+    expect(plan.releaseClaims).to.deep.equal([]);
+  });
+
+  it('never uses a claim of its name that someone else made: ClaimConflict, nothing adopted or written', () => {
+    const plan = planHost(snap({ claims: [claim('node-0-preprov-prov', 'prov', { address: 'x', own: false })] }));
+    expect(plan.summary).to.include({ state: 'Error', reason: 'ClaimConflict' });
+    expect(plan.summary?.message).to.contain('node-0-preprov');
     expect(plan.writeSecret).to.equal(undefined);
-    expect(plan.summary).to.include({ state: 'Waiting' });
+    expect(plan.createClaims).to.deep.equal([]);
+  });
+
+  describe('migration from the old names (<host>-<pool>, before ADR 0019)', () => {
+    const legacy = (address: string) => ({ ...claim('node-0-prov', 'prov'), status: { address: { name: address } } });
+    const current = (address: string | undefined) => ({ ...claim('node-0-preprov-prov', 'prov'), status: address ? { address: { name: address } } : {} });
+    const addresses = { 'node-0-prov': '172.22.0.10', 'node-0-preprov-prov': '172.22.0.10' };
+
+    it('the new claim is made while the old one keeps the address; the Secret is not rewritten until it is bound', () => {
+      const first = planHost(snap({ claims: [legacy('prov-172.22.0.10')], addresses: { 'node-0-prov': '172.22.0.10' } }));
+      expect(first.createClaims.map((c) => c.metadata.name)).to.deep.equal(['node-0-preprov-prov']);
+      expect(first.releaseClaims).to.deep.equal([]);
+      expect(first.releaseAfterWrite).to.deep.equal([]);
+      expect(first.writeSecret).to.equal(undefined);
+      const pending = planHost(snap({ claims: [legacy('prov-172.22.0.10'), current(undefined)], addresses: { 'node-0-prov': '172.22.0.10' } }));
+      expect(pending.summary).to.include({ state: 'Waiting' });
+      expect(pending.releaseClaims).to.deep.equal([]);
+      expect(pending.releaseAfterWrite).to.deep.equal([]);
+    });
+
+    it('once the new claim holds the same address object, the old claim is deleted after the Secret is written', () => {
+      const plan = planHost(snap({ claims: [legacy('prov-172.22.0.10'), current('prov-172.22.0.10')], addresses }));
+      expect(plan.writeSecret).to.not.equal(undefined);
+      expect(plan.releaseClaims).to.deep.equal([]);
+      expect(plan.releaseAfterWrite).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
+      expect(plan.summary?.message).to.not.contain('still holds');
+    });
+
+    it('an old claim an earlier ironet adopted from CAPM3 stays CAPM3\'s: never released, not reported as stale', () => {
+      const adopted = { ...legacy('prov-172.22.0.10'), metadata: { ...legacy('prov-172.22.0.10').metadata, annotations: { 'ironet.io/adopted': 'true' } } };
+      const plan = planHost(snap({ claims: [adopted, current('prov-172.22.0.10')], addresses }));
+      expect(plan.writeSecret).to.not.equal(undefined);
+      expect(plan.releaseAfterWrite).to.deep.equal([]);
+      expect(plan.summary?.message).to.not.contain('still holds');
+    });
+
+    it('a new claim bound to another address (an IPAM that does not share): the old claim is kept and reported', () => {
+      const plan = planHost(snap({ claims: [legacy('prov-172.22.0.10'), current('prov-172.22.0.11')], addresses: { ...addresses, 'node-0-preprov-prov': '172.22.0.11' } }));
+      expect(plan.releaseAfterWrite).to.deep.equal([]);
+      expect(plan.summary?.message).to.contain('still holds IPClaim node-0-prov');
+    });
   });
 
   describe('the host\'s provisioning state', () => {
-    const held = [claim('node-0-prov', 'prov', { address: 'x' })];
+    const held = [claim('node-0-preprov-prov', 'prov', { address: 'x' })];
     const releasing = [templateObject(NS, 'ipa', { networkData: singleNic('prov'), releasePolicy: 'releaseWhenProvisioned' })];
     const prodClaim = claim('node-0-prod', 'prod', { address: 'z', own: false });
 
@@ -132,7 +183,7 @@ describe('network data: the host plan', () => {
     it('releaseWhenProvisioned with its own network data and claim <host>-<pool> on another pool: the Secret is scrubbed, then the claim goes', () => {
       const plan = planHost(snap({ host: withOwnData(provisioned(baseHost())), templates: releasing, claims: [...held, prodClaim] }));
       expect(plan.retireSecret).to.equal('scrub');
-      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
+      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-preprov-prov', delete: true }]);
       expect(plan.summary).to.include({ state: 'Released', reason: 'ReleasedWhenProvisioned' });
     });
 
@@ -143,14 +194,25 @@ describe('network data: the host plan', () => {
     });
 
     it('ironet\'s own claim on another pool is not a provisioned-network claim', () => {
-      const plan = planHost(snap({ host: withOwnData(provisioned(baseHost())), templates: releasing, claims: [...held, claim('node-0-prod', 'prod', { address: 'z' })] }));
+      const plan = planHost(snap({ host: withOwnData(provisioned(baseHost())), templates: releasing, claims: [...held, claim('node-0-preprov-prod', 'prod', { address: 'z' })] }));
       expect(plan.releaseClaims).to.deep.equal([]);
     });
 
-    it('a claim CAPM3 adopted (its finalizer too) counts as provisioned and is never deleted: only ironet\'s finalizer goes', () => {
-      const adopted = claim('node-0-prov', 'prov', { address: 'x', finalizers: [NETDATA_FINALIZER, 'metal3data.infrastructure.cluster.x-k8s.io'] });
-      const plan = planHost(snap({ host: withOwnData(provisioned(baseHost())), templates: releasing, claims: [adopted] }));
-      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
+    it('releaseWhenProvisioned: a CAPM3 claim of any name that ironet\'s IPAM labelled with the host counts as the provisioned-network claim', () => {
+      const capm3 = { ...claim('tpl-0-prod', 'prod', { address: 'z', own: false, finalizers: ['metal3data.infrastructure.cluster.x-k8s.io'] }), metadata: { ...claim('tpl-0-prod', 'prod', { own: false }).metadata, labels: { 'ironet.io/baremetalhost': 'node-0' } } };
+      const plan = planHost(snap({ host: withOwnData(provisioned(baseHost())), templates: releasing, claims: held, hostClaims: [capm3] }));
+      expect(plan.retireSecret).to.equal('scrub');
+      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-preprov-prov', delete: true }]);
+      expect(plan.summary?.message).to.contain('tpl-0-prod');
+      // one in a pool the template uses is the same network: not a provisioned-network claim
+      const same = planHost(snap({ host: withOwnData(provisioned(baseHost())), templates: releasing, claims: held, hostClaims: [{ ...capm3, spec: { pool: { name: 'prov' } } }] }));
+      expect(same.releaseClaims).to.deep.equal([]);
+    });
+
+    it('a claim someone else also holds (their finalizer) is never deleted: only ironet\'s finalizer goes', () => {
+      const heldToo = claim('node-0-preprov-prov', 'prov', { address: 'x', finalizers: [NETDATA_FINALIZER, 'example.com/keep'] });
+      const plan = planHost(snap({ host: undefined, claims: [heldToo] }));
+      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-preprov-prov', delete: false }]);
     });
 
     it('linked while provisioned with nothing held: claimed, named and rendered now (BMO deprovisions in the reconcile after the state change)', () => {
@@ -169,20 +231,20 @@ describe('network data: the host plan', () => {
     };
 
     it('a deleted host: kept while BMO deprovisions it (IPA cleans with the address), then the Secret goes and every claim', () => {
-      const claims = [claim('node-0-prov', 'prov', { address: 'x' })];
+      const claims = [claim('node-0-preprov-prov', 'prov', { address: 'x' })];
       const during = planHost(snap({ host: deleted('deprovisioning'), claims }));
       expect(during.retireSecret).to.equal(undefined);
       expect(during.releaseClaims).to.deep.equal([]);
       for (const host of [deleted('deleting'), deleted('powering off before delete'), deleted('deprovisioning', [])]) {
         const plan = planHost(snap({ host, claims }));
         expect(plan.retireSecret, host.status?.provisioning?.state).to.equal('delete');
-        expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: true }]);
+        expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-preprov-prov', delete: true }]);
         expect(plan.summary).to.equal(undefined);
       }
     });
 
     it('a host gone from the cache (its claims remain)', () => {
-      const plan = planHost(snap({ host: undefined, claims: [claim('node-0-prov', 'prov')] }));
+      const plan = planHost(snap({ host: undefined, claims: [claim('node-0-preprov-prov', 'prov')] }));
       expect(plan.releaseClaims).to.have.length(1);
       expect(plan.retireSecret).to.equal('delete');
     });
@@ -198,7 +260,7 @@ describe('network data: the host plan', () => {
     });
 
     it('an invalid or vanished selecting template never tears a host down: it is reported', () => {
-      const claims = [claim('node-0-prov', 'prov', { address: 'x' })];
+      const claims = [claim('node-0-preprov-prov', 'prov', { address: 'x' })];
       claims[0]!.metadata.labels!['ironet.io/network-data-template'] = 'workers';
       const host = hostObject(NS, 'node-0', { mac: '52:54:00:00:00:01', labels: { role: 'w' } });
       const broken = singleNic('prov');
@@ -219,18 +281,18 @@ describe('network data: the host plan', () => {
     it('each names what is wrong', () => {
       expect(reason({ templates: [] })).to.equal('TemplateNotFound');
       expect(reason({ pools: [] })).to.equal('PoolNotFound');
-      expect(reason({ claims: [claim('node-0-prov', 'other')] })).to.equal('ClaimConflict');
-      expect(reason({ claims: [claim('node-0-prov', 'prov', { error: 'Exhausted IP Pools' })] })).to.equal('PoolExhausted');
-      expect(reason({ host: hostObject(NS, 'node-0', { template: 'ipa' }), claims: [claim('node-0-prov', 'prov', { address: 'x' })] })).to.equal('MACUnresolvable');
+      expect(reason({ claims: [claim('node-0-preprov-prov', 'other')] })).to.equal('ClaimConflict');
+      expect(reason({ claims: [claim('node-0-preprov-prov', 'prov', { error: 'Exhausted IP Pools' })] })).to.equal('PoolExhausted');
+      expect(reason({ host: hostObject(NS, 'node-0', { template: 'ipa' }), claims: [claim('node-0-preprov-prov', 'prov', { address: 'x' })] })).to.equal('MACUnresolvable');
       expect(reason({ host: hostObject(NS, 'n'.repeat(64), { template: 'ipa' }) })).to.equal('NameTooLong');
       const selecting = (name: string) => templateObject(NS, name, { networkData: singleNic('prov'), hostSelector: { matchLabels: { role: 'w' } } });
       expect(reason({ host: hostObject(NS, 'node-0', { labels: { role: 'w' } }), templates: [selecting('a'), selecting('b')] })).to.equal('AmbiguousTemplates');
     });
 
     it('a claim deleted under a host: the Secret is scrubbed before ironet lets the claim go, then it claims again', () => {
-      const plan = planHost(snap({ claims: [claim('node-0-prov', 'prov', { address: 'x', deleting: true })] }));
+      const plan = planHost(snap({ claims: [claim('node-0-preprov-prov', 'prov', { address: 'x', deleting: true })] }));
       expect(plan.retireSecret).to.equal('scrub');
-      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-prov', delete: false }]);
+      expect(plan.releaseClaims).to.deep.equal([{ name: 'node-0-preprov-prov', delete: false }]);
       expect(plan.summary).to.include({ state: 'Waiting', reason: 'ClaimDeleted' });
       expect(plan.writeSecret).to.equal(undefined);
     });
@@ -249,7 +311,7 @@ describe('network data: the gate and BMO\'s finalizer (ADR 0020)', () => {
 
   it('the plan names the Secret while the host waits for its address, and while its plan fails', () => {
     expect(planHost(snap()).setNetworkDataName, 'waiting for an address').to.equal(SECRET);
-    for (const w of [{ pools: [] }, { templates: [] }, { claims: [claim('node-0-prov', 'prov', { error: 'Exhausted IP Pools' })] }, { host: hostObject(NS, 'node-0', { template: 'ipa' }), claims: [claim('node-0-prov', 'prov', { address: 'x' })] }]) {
+    for (const w of [{ pools: [] }, { templates: [] }, { claims: [claim('node-0-preprov-prov', 'prov', { error: 'Exhausted IP Pools' })] }, { host: hostObject(NS, 'node-0', { template: 'ipa' }), claims: [claim('node-0-preprov-prov', 'prov', { address: 'x' })] }]) {
       const plan = planHost(snap(w));
       expect(plan.summary?.state, plan.summary?.reason).to.equal('Error');
       expect(plan.setNetworkDataName, plan.summary?.reason).to.equal(SECRET);
@@ -271,7 +333,7 @@ describe('network data: the gate and BMO\'s finalizer (ADR 0020)', () => {
   });
 
   it('cleanup releases BMO\'s finalizer when the name is cleared or the host is gone; not while a host still names the Secret', () => {
-    const claims = [claim('node-0-prov', 'prov', { address: 'x' })];
+    const claims = [claim('node-0-preprov-prov', 'prov', { address: 'x' })];
     const unlinked = planHost(snap({ host: ours(), claims }));
     expect(unlinked).to.deep.include({ clearNetworkDataName: SECRET, retireSecret: 'delete', releaseBmoFinalizer: true });
     expect(planHost(snap({ host: undefined, claims }))).to.deep.include({ retireSecret: 'delete', releaseBmoFinalizer: true });
@@ -286,7 +348,7 @@ describe('network data: the gate and BMO\'s finalizer (ADR 0020)', () => {
   });
 
   it('a linked host may finish a Terminating Secret of its own unless another host names it', () => {
-    const claims = [claim('node-0-prov', 'prov', { address: 'x' })];
+    const claims = [claim('node-0-preprov-prov', 'prov', { address: 'x' })];
     expect(planHost(snap({ claims })).releaseBmoFinalizer).to.equal(true);
     expect(planHost(snap({ claims, secretNamedBy: ['node-9'] })).releaseBmoFinalizer).to.equal(false);
   });

@@ -49,10 +49,6 @@ class Store implements NetdataStore {
     this.writes.push(`create ${c.metadata.name}`);
     return Promise.resolve('ok');
   }
-  adoptClaim(_ns: string, name: string): Promise<WriteOutcome> {
-    this.writes.push(`adopt ${name}`);
-    return Promise.resolve('ok');
-  }
   releaseClaim(_ns: string, r: ClaimRelease): Promise<WriteOutcome> {
     this.writes.push(`release ${r.name}`);
     return Promise.resolve('ok');
@@ -99,7 +95,7 @@ function setup() {
 }
 
 const claimed = (address: boolean): IpClaimObject => ({
-  metadata: { name: 'node-0-prov', namespace: NS, finalizers: [NETDATA_FINALIZER], labels: { 'ironet.io/network-data-host': 'node-0' } },
+  metadata: { name: 'node-0-preprov-prov', namespace: NS, finalizers: [NETDATA_FINALIZER], labels: { 'ironet.io/network-data-host': 'node-0' } },
   spec: { pool: { name: 'prov' } },
   status: address ? { address: { name: 'a' } } : {},
 });
@@ -125,13 +121,13 @@ describe('network data reconciler', () => {
     store.host = { ...h, metadata: { ...h.metadata, annotations: { 'ironet.io/preprovisioning-network-data-name': 'node-0-preprov-networkdata' } }, spec: { ...h.spec, preprovisioningNetworkDataName: 'node-0-preprov-networkdata' } };
     await r.reconcileHost(`${NS}/node-0`);
     // no host names the Secret once the name is cleared: BMO's finalizer goes with it (BMO would never take it off)
-    expect(store.writes).to.deep.equal(['name null', 'delete node-0-preprov-networkdata +bmo', 'release node-0-prov']);
+    expect(store.writes).to.deep.equal(['name null', 'delete node-0-preprov-networkdata +bmo', 'release node-0-preprov-prov']);
   });
 
   it('the gate: a linked host waiting for its address is named its Secret at once, after one read shows the name is free', async () => {
     const { store, r } = setup();
     await r.reconcileHost(`${NS}/node-0`);
-    expect(store.writes).to.deep.equal(['create node-0-prov', 'peek', 'name node-0-preprov-networkdata']);
+    expect(store.writes).to.deep.equal(['create node-0-preprov-prov', 'peek', 'name node-0-preprov-networkdata']);
     expect(r.summaryOf(`${NS}/node-0`)).to.include({ state: 'Waiting', reason: 'WaitingForAddresses' });
   });
 
@@ -139,7 +135,7 @@ describe('network data reconciler', () => {
     const { store, r } = setup();
     store.secretSeen = 'notOurs';
     await r.reconcileHost(`${NS}/node-0`);
-    expect(store.writes).to.deep.equal(['create node-0-prov', 'peek']);
+    expect(store.writes).to.deep.equal(['create node-0-preprov-prov', 'peek']);
     expect(r.summaryOf(`${NS}/node-0`)).to.include({ state: 'Error', reason: 'SecretConflict' });
   });
 
