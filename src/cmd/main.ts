@@ -13,7 +13,7 @@ import { runAgent } from './agent.js';
 import { runNetworkAgent } from './network-agent.js';
 import { runDev } from './dev.js';
 import { runNetdataRender } from './netdata-render.js';
-import { runDhcpHandback } from './dhcp-handback.js';
+import { runIpamHandback } from './ipam-handback.js';
 import { runStatus } from './status.js';
 import { runLab } from './lab.js';
 
@@ -56,8 +56,8 @@ async function main(): Promise<number> {
       return runLab(command, { version: version(), env: process.env }, { out: (t) => process.stdout.write(t), isTty: process.stdout.isTTY, size: () => ({ columns: process.stdout.columns, rows: process.stdout.rows }), stdin: process.stdin });
     case 'netdata-render':
       return runNetdataRender(command, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
-    case 'dhcp-handback':
-      return runDhcpHandback(command, { env: process.env }, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+    case 'ipam-handback':
+      return runIpamHandback(command, { env: process.env }, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
   }
 }
 

@@ -10,19 +10,19 @@ import { AGENT, parseAgent, type AgentConfig, type NetworkAgentConfig } from './
 import { LOG_FLAGS, type HelpCommand, type ParseContext } from './common.js';
 import { CONTROLLER, parseController, type ControllerConfig } from './controller.js';
 import { flagRows, usageOf, type CommandSpec } from './flags.js';
-import { DEV, DHCP_HANDBACK, LAB, NETDATA_RENDER, parseDev, parseDhcpHandback, parseLab, parseNetdataRender, parseStatus, STATUS, type DevConfig, type DhcpHandbackConfig, type LabConfig, type NetdataRenderConfig, type StatusConfig } from './tools.js';
+import { DEV, IPAM_HANDBACK, LAB, NETDATA_RENDER, parseDev, parseIpamHandback, parseLab, parseNetdataRender, parseStatus, STATUS, type DevConfig, type IpamHandbackConfig, type LabConfig, type NetdataRenderConfig, type StatusConfig } from './tools.js';
 
 export type { AgentConfig, NetworkAgentConfig } from './agent.js';
 export type { CommonConfig, KubeConnectionConfig, LogFormat, LogLevel, ParseContext } from './common.js';
 export type { ControllerConfig, ControllerLeaderElection } from './controller.js';
-export type { DevConfig, DhcpHandbackConfig, LabConfig, NetdataRenderConfig, StatusConfig } from './tools.js';
+export type { DevConfig, IpamHandbackConfig, LabConfig, NetdataRenderConfig, StatusConfig } from './tools.js';
 
 export type Command =
   | LabConfig
   | StatusConfig
   | ControllerConfig
   | NetdataRenderConfig
-  | DhcpHandbackConfig
+  | IpamHandbackConfig
   | AgentConfig
   | NetworkAgentConfig
   | DevConfig
@@ -36,7 +36,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   lab: LAB,
   dev: DEV,
   netdata: NETDATA_RENDER,
-  dhcp: DHCP_HANDBACK,
+  ipam: IPAM_HANDBACK,
   status: STATUS,
 };
 
@@ -64,9 +64,9 @@ export function parseCommandLine(argv: readonly string[], ctx: ParseContext): Co
     case 'netdata':
       if (rest[0] === 'render') return parseNetdataRender(rest.slice(1), ctx);
       throw new ConfigError('command', `unknown netdata command ${JSON.stringify(rest[0] ?? '')}; the one there is: ironet netdata render`);
-    case 'dhcp':
-      if (rest[0] === 'handback') return parseDhcpHandback(rest.slice(1), ctx);
-      throw new ConfigError('command', `unknown dhcp command ${JSON.stringify(rest[0] ?? '')}; the one there is: ironet dhcp handback`);
+    case 'ipam':
+      if (rest[0] === 'handback') return parseIpamHandback(rest.slice(1), ctx);
+      throw new ConfigError('command', `unknown ipam command ${JSON.stringify(rest[0] ?? '')}; the one there is: ironet ipam handback`);
     default:
       throw new ConfigError('command', `unknown command ${JSON.stringify(command)}; run \`ironet help\``);
   }

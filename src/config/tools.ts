@@ -1,4 +1,4 @@
-/** The tools around the two components: `ironet lab`, `dev`, `status`, `netdata render`, `dhcp handback`; their flag tables and typed configs. */
+/** The tools around the two components: `ironet lab`, `dev`, `status`, `netdata render`, `ipam handback`; their flag tables and typed configs. */
 import { ConfigError } from '../core/errors.js';
 import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsPortFlag, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
 import { invalid, option, readFlags, repeated, text, toggle, wholeNumber, type CommandSpec, type Parse } from './flags.js';
@@ -27,8 +27,8 @@ export interface StatusConfig extends KubeConnectionConfig {
   readonly watchSeconds: number;
 }
 
-export interface DhcpHandbackConfig extends KubeConnectionConfig {
-  readonly command: 'dhcp-handback';
+export interface IpamHandbackConfig extends KubeConnectionConfig {
+  readonly command: 'ipam-handback';
   readonly namespace: string | undefined;
   /** Print the plan, write nothing. */
   readonly dryRun: boolean;
@@ -109,23 +109,23 @@ export function parseStatus(args: readonly string[], ctx: ParseContext): StatusC
   return { command: 'status', ...kubeConnectionOf(f), namespace: f.get('namespace'), watchSeconds: f.get('watch') ?? 0 };
 }
 
-const DHCP_HANDBACK_FLAGS = {
+const IPAM_HANDBACK_FLAGS = {
   ...KUBE_FLAGS,
   namespace: option({ arg: 'NS', env: 'IRONET_NAMESPACE', help: 'one namespace', defaultText: 'all', parse: text }),
   'dry-run': toggle({ help: 'print what would be written, write nothing' }),
 } as const;
 
-export const DHCP_HANDBACK: CommandSpec<typeof DHCP_HANDBACK_FLAGS> = {
-  name: 'dhcp handback',
-  summary: "before ip-address-manager serves the pools again: an IPAddress for every DHCP lease that has none\n(it reads no lease blocks; docs/operations.md, \"Back to ip-address-manager\")",
-  flags: DHCP_HANDBACK_FLAGS,
-  notes: 'Run with the agents stopped. Exit 0: every lease has its IPAddress; 1: a lease conflicts with another claim\'s IPAddress (listed) or a write failed.',
+export const IPAM_HANDBACK: CommandSpec<typeof IPAM_HANDBACK_FLAGS> = {
+  name: 'ipam handback',
+  summary: "before ip-address-manager serves the pools again: an IPAddress for every DHCP lease that has none\n(it reads no lease blocks), and each address a host's claims share given to its network-data claim\n(docs/operations.md, \"Back to ip-address-manager\")",
+  flags: IPAM_HANDBACK_FLAGS,
+  notes: 'Run with ironet stopped. Exit 0: every lease has its IPAddress and every shared address its keeper; 1: a lease conflicts with another claim\'s IPAddress (listed) or a write failed.',
 };
 
-export function parseDhcpHandback(args: readonly string[], ctx: ParseContext): DhcpHandbackConfig | HelpCommand {
-  const f = readFlags(DHCP_HANDBACK_FLAGS, args, ctx.env);
-  if (f.help) return { command: 'help', topic: 'dhcp' };
-  return { command: 'dhcp-handback', ...kubeConnectionOf(f), namespace: f.get('namespace'), dryRun: f.get('dry-run') };
+export function parseIpamHandback(args: readonly string[], ctx: ParseContext): IpamHandbackConfig | HelpCommand {
+  const f = readFlags(IPAM_HANDBACK_FLAGS, args, ctx.env);
+  if (f.help) return { command: 'help', topic: 'ipam' };
+  return { command: 'ipam-handback', ...kubeConnectionOf(f), namespace: f.get('namespace'), dryRun: f.get('dry-run') };
 }
 
 /** `POOL=IP[/PREFIX]`. */

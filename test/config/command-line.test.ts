@@ -53,7 +53,7 @@ describe('parseCommandLine', () => {
 
 describe('config: every command’s flag table agrees with its usage, environment and defaults', () => {
   /** How each command is typed. */
-  const ARGV: Record<string, string[]> = { controller: ['controller'], agent: ['agent'], lab: ['lab'], dev: ['dev'], netdata: ['netdata', 'render'], status: ['status'], dhcp: ['dhcp', 'handback'] };
+  const ARGV: Record<string, string[]> = { controller: ['controller'], agent: ['agent'], lab: ['lab'], dev: ['dev'], netdata: ['netdata', 'render'], status: ['status'], ipam: ['ipam', 'handback'] };
   const VIP = ['--vip', '172.22.0.2', '--interface', 'prov0'];
   const NETWORKS = ['--node-name', 'cp-1'];
   const DHCP = [...VIP, '--dhcp-pool', 'metal3/dhcp'];
@@ -130,7 +130,7 @@ describe('config: every command’s flag table agrees with its usage, environmen
       key: { base: RENDER, sample: 'nmstate' },
     },
     status: { kubeconfig: { sample: '/k/config' }, context: { sample: 'kind' }, namespace: { sample: 'metal3' }, watch: { sample: '5' } },
-    dhcp: { kubeconfig: { sample: '/k/config' }, context: { sample: 'kind' }, namespace: { sample: 'metal3' }, 'dry-run': {} },
+    ipam: { kubeconfig: { sample: '/k/config' }, context: { sample: 'kind' }, namespace: { sample: 'metal3' }, 'dry-run': {} },
   };
 
   /** A flag's row in the usage text (with its continuation when the flag's column overflows). */
@@ -195,7 +195,7 @@ describe('config: help', () => {
   });
 
   it('answers --help for every command, and help with a topic', () => {
-    for (const [topic, argv] of [['controller', ['controller']], ['agent', ['agent']], ['lab', ['lab']], ['dev', ['dev']], ['status', ['status']], ['netdata', ['netdata', 'render']], ['dhcp', ['dhcp', 'handback']]] as const) {
+    for (const [topic, argv] of [['controller', ['controller']], ['agent', ['agent']], ['lab', ['lab']], ['dev', ['dev']], ['status', ['status']], ['netdata', ['netdata', 'render']], ['ipam', ['ipam', 'handback']]] as const) {
       expect(parseCommandLine([...argv, '--help'], ctx()), topic).to.deep.equal({ command: 'help', topic });
       expect(parseCommandLine([...argv, '-h'], ctx()), topic).to.deep.equal({ command: 'help', topic });
     }

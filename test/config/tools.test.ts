@@ -25,11 +25,11 @@ describe('config/tools', () => {
     expect(configError(() => parseCommandLine(['netdata', 'draw'], ctx())).setting).to.equal('command');
   });
 
-  it('dhcp handback: one namespace or all, writes unless --dry-run', () => {
-    expect(parseCommandLine(['dhcp', 'handback'], ctx({ IRONET_NAMESPACE: 'metal3' }))).to.deep.equal({ command: 'dhcp-handback', kubeconfig: undefined, context: undefined, namespace: 'metal3', dryRun: false });
-    expect(parseCommandLine(['dhcp', 'handback', '--dry-run'], ctx())).to.deep.include({ namespace: undefined, dryRun: true });
-    expect(parseCommandLine(['dhcp', 'handback', '--help'], ctx())).to.deep.equal({ command: 'help', topic: 'dhcp' });
-    expect(configError(() => parseCommandLine(['dhcp', 'serve'], ctx())).message).to.contain('the one there is: ironet dhcp handback');
+  it('ipam handback: one namespace or all, writes unless --dry-run', () => {
+    expect(parseCommandLine(['ipam', 'handback'], ctx({ IRONET_NAMESPACE: 'metal3' }))).to.deep.equal({ command: 'ipam-handback', kubeconfig: undefined, context: undefined, namespace: 'metal3', dryRun: false });
+    expect(parseCommandLine(['ipam', 'handback', '--dry-run'], ctx())).to.deep.include({ namespace: undefined, dryRun: true });
+    expect(parseCommandLine(['ipam', 'handback', '--help'], ctx())).to.deep.equal({ command: 'help', topic: 'ipam' });
+    expect(configError(() => parseCommandLine(['ipam', 'serve'], ctx())).message).to.contain('the one there is: ironet ipam handback');
   });
 
   it('status: prints once unless --watch says how often; the namespace from IRONET_NAMESPACE', () => {

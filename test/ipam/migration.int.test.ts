@@ -13,7 +13,7 @@
  *   claim errors instead (ADR 0021);
  * - back: ironet stopped leaving DHCP leases (in lease blocks, one without its
  *   IPAddress, one without even its claim), a static DHCP reservation,
- *   network-data claims and plain claims; `ironet dhcp handback` writes the
+ *   network-data claims and plain claims; `ironet ipam handback` writes the
  *   missing IPAddresses; the real ip-address-manager then allocates the pools
  *   dry and never hands out a taken address — while in a pool whose lease
  *   the handback did not see, it hands the leased address out (the control).
@@ -22,13 +22,14 @@
  * owner references cascading.
  */
 import { expect } from 'chai';
-import { runDhcpHandback } from '../../src/cmd/dhcp-handback.js';
+import { runIpamHandback } from '../../src/cmd/ipam-handback.js';
 import { parseIp } from '../../src/core/ip.js';
 import { parseMac } from '../../src/core/mac.js';
 import { leaseKey } from '../../src/dhcp/allocator.js';
 import { blockKey } from '../../src/dhcp/blocks.js';
 import { leaseAddress, leaseBlock, leaseClaim } from '../../src/dhcp/objects.js';
 import type { Lease } from '../../src/dhcp/types.js';
+import { BMH_LABEL } from '../../src/ipam/handover.js';
 import type { IpAddressObject, IpClaimObject } from '../../src/ipam/objects.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import type { Metal3Peer } from '../../src/lab/rig/metal3-peers.js';
@@ -157,7 +158,7 @@ describe('migrating between ip-address-manager and ironet (docs/operations.md; r
     expect(n3).to.match(/spec\.namePrefix cannot be modified/);
   });
 
-  it('back to ip-address-manager: after `ironet dhcp handback` it reads every lease, network-data claim and address ironet left, and hands out none of them', async () => {
+  it('back to ip-address-manager: after `ironet ipam handback` it reads every lease, network-data claim and address ironet left, and hands out none of them', async () => {
     const ns = await freshNamespace('back');
     const { admin } = testCluster();
     ironet = await startTestIpam(ns);
@@ -167,6 +168,17 @@ describe('migrating between ip-address-manager and ironet (docs/operations.md; r
     await o.claims.create({ ...claim(ns, netdata, 'prov'), metadata: { name: netdata, namespace: ns, labels: { [HOST_LABEL]: 'host-0', [TEMPLATE_LABEL]: 'tpl' }, finalizers: [NETDATA_FINALIZER] } });
     for (const n of ['c0', 'c1']) await o.claims.create(claim(ns, n, 'prov'));
     await allSettled(ns, [netdata, 'c0', 'c1'], 20_000);
+    // a shared address (ADR 0019): host-1's CAPM3 claim came first (ironet's IPAM labels it with its host), and
+    // host-1's network-data claim shares its IPAddress
+    const capm3 = 'tpl-1-prov';
+    await o.claims.create({ ...claim(ns, capm3, 'prov'), metadata: { name: capm3, namespace: ns, labels: { [BMH_LABEL]: 'host-1' } } });
+    await allSettled(ns, [capm3], 20_000);
+    const netdata1 = claimNameFor('host-1', 'prov');
+    await o.claims.create({ ...claim(ns, netdata1, 'prov'), metadata: { name: netdata1, namespace: ns, labels: { [HOST_LABEL]: 'host-1', [TEMPLATE_LABEL]: 'tpl' }, finalizers: [NETDATA_FINALIZER] } });
+    const [shared] = await allSettled(ns, [netdata1], 20_000);
+    const sharedName = (await o.claims.get({ namespace: ns, name: capm3 })).status?.address?.name;
+    expect(shared!.status?.address?.name, 'the network-data claim shares the CAPM3 claim\'s IPAddress').to.equal(sharedName);
+    const sharedIp = (await o.addresses.get({ namespace: ns, name: sharedName! })).spec?.address;
     // the DHCP pool: a static reservation, and one lease block of 8 with three leases
     const dhcpPool = await o.pools.create(pool(ns, 'dhcp', { pools: [{ start: '192.168.60.10', end: '192.168.60.19' }], prefix: 24, preAllocations: { [leaseKey(parseMac('52:54:00:00:00:aa'))]: '192.168.60.10' } }));
     await ironet.stop();
@@ -186,21 +198,25 @@ describe('migrating between ip-address-manager and ironet (docs/operations.md; r
     await o.claims.create(leaseClaim(dhcpPool, leaseKey(parseMac('52:54:00:00:00:02')), lease('52:54:00:00:00:02', '192.168.60.13')));
     const taken = new Set([...(await o.addresses.list(ns)).items.map((a) => a.spec?.address), '192.168.50.11', '192.168.60.10', ...Object.keys(leases)]);
 
-    // the runbook: `ironet dhcp handback` (agents and controller stopped)
+    // the runbook: `ironet ipam handback` (agents and controller stopped)
     const out: string[] = [];
     const err: string[] = [];
     const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
-    const config = { command: 'dhcp-handback', kubeconfig: undefined, context: undefined, namespace: ns } as const;
-    expect(await runDhcpHandback({ ...config, dryRun: true }, { env: {}, kube: admin }, io)).to.equal(0);
+    const config = { command: 'ipam-handback', kubeconfig: undefined, context: undefined, namespace: ns } as const;
+    expect(await runIpamHandback({ ...config, dryRun: true }, { env: {}, kube: admin }, io)).to.equal(0);
     expect((await o.addresses.list(ns)).items.filter((a) => a.spec?.pool?.name === 'dhcp')).to.have.length(1); // dry run: nothing written
+    expect((await o.addresses.get({ namespace: ns, name: sharedName! })).spec?.claim?.name, 'dry run: the shared address not moved').to.equal(capm3);
     out.length = 0;
-    expect(await runDhcpHandback({ ...config, dryRun: false }, { env: {}, kube: admin }, io), err.join('')).to.equal(0);
-    expect(out.join('')).to.contain('1 lease(s) had their IPAddress; created 3; 0 conflict(s)');
+    expect(await runIpamHandback({ ...config, dryRun: false }, { env: {}, kube: admin }, io), err.join('')).to.equal(0);
+    expect(out.join('')).to.contain('1 lease(s) had their IPAddress; created 3; 0 conflict(s); 1 shared address(es), moved 1');
+    // the shared address now belongs to the claim that lives as long as the Secret naming it; same name, same address
+    const moved = await o.addresses.get({ namespace: ns, name: sharedName! });
+    expect(moved.spec).to.deep.include({ address: sharedIp, claim: { name: netdata1, namespace: ns } });
     expect(out.join('')).to.match(/created IPAddress \S+\/dhcp-192-168-60-14: 192\.168\.60\.14 is leased to 52:54:00:00:00:03 \(block \S+\) and no IPAddress names it; its IPClaim was never written/);
     // a second run finds nothing to do
     out.length = 0;
-    expect(await runDhcpHandback({ ...config, dryRun: false }, { env: {}, kube: admin }, io)).to.equal(0);
-    expect(out.join('')).to.contain('4 lease(s) had their IPAddress; created 0; 0 conflict(s)');
+    expect(await runIpamHandback({ ...config, dryRun: false }, { env: {}, kube: admin }, io)).to.equal(0);
+    expect(out.join('')).to.contain('4 lease(s) had their IPAddress; created 0; 0 conflict(s); 1 shared address(es), moved 0');
 
     // the control: a pool whose lease the handback never saw (its block written after it ran)
     const late = await o.pools.create(pool(ns, 'late', { pools: [{ start: '192.168.61.10', end: '192.168.61.10' }], prefix: 24 }));
@@ -217,15 +233,20 @@ describe('migrating between ip-address-manager and ironet (docs/operations.md; r
     expect((await o.addresses.get({ namespace: ns, name: l0 })).spec?.address).to.equal('192.168.61.10');
     // (it writes the pool's status after the claim's, in the same reconcile)
     await eventually(async () => JSON.stringify((await o.pools.get({ namespace: ns, name: 'late' })).status?.indexes) === JSON.stringify({ l0: '192.168.61.10' }), 'pool late indexes { l0: 192.168.61.10 } written by ip-address-manager', 10_000);
+    // host-1 deprovisioned: CAPM3 deletes its claim; ip-address-manager frees nothing, as the Secret still names the address
+    await o.claims.delete({ namespace: ns, name: capm3 });
+    await eventually(async () => !(await o.claims.list(ns)).items.some((c) => c.metadata.name === capm3), `claim ${capm3} gone (ip-address-manager takes its finalizer off)`, 20_000);
+    expect((await o.addresses.get({ namespace: ns, name: sharedName! })).spec?.claim?.name, 'the shared address outlives the CAPM3 claim').to.equal(netdata1);
     const wanted = [...Array.from({ length: 9 }, (_, i) => `p${i}`), ...Array.from({ length: 9 }, (_, i) => `d${i}`)];
     for (const n of wanted) await o.claims.create(claim(ns, n, n.startsWith('p') ? 'prov' : 'dhcp'));
     const settled = await allSettled(ns, wanted, 40_000);
     const addresses = await uniqueAddresses(ns);
     const got = settled.filter((c) => c.status?.address?.name).map((c) => addresses.find((a) => a.metadata.name === c.status?.address?.name)?.spec?.address);
     for (const a of got) expect(taken.has(a), `ip-address-manager handed out ${a ?? ''}, which was taken`).to.equal(false);
-    // it filled what was free: prov .10–.19 less 3 claims and the VIP (6), dhcp .10–.19 less the reservation and 3 leases (6)
-    expect(got).to.have.length(12);
-    expect(settled.filter((c) => c.status?.errorMessage).map((c) => c.status?.errorMessage)).to.deep.equal(Array(6).fill('Exhausted IP Pools'));
+    // it filled what was free: prov .10–.19 less 3 claims, the shared address and the VIP (5), dhcp .10–.19 less the
+    // reservation and 3 leases (6)
+    expect(got).to.have.length(11);
+    expect(settled.filter((c) => c.status?.errorMessage).map((c) => c.status?.errorMessage)).to.deep.equal(Array(7).fill('Exhausted IP Pools'));
     // the lease claims it found bound to their own addresses; the one without a claim is still counted by its IPAddress
     const lease2 = await o.claims.get({ namespace: ns, name: leaseKey(parseMac('52:54:00:00:00:02')) });
     expect(lease2.status?.address?.name).to.equal('dhcp-192-168-60-13');
