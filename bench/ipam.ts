@@ -138,19 +138,7 @@ async function runUpstreamCase(admin: KubeClient, apiserver: { server: string; c
     await systemClock.sleep(300);
     const rss = peakRssMb(peer.pid);
     const c = await readIpamCensus({ pools, claims: claimClient, addresses }, ns, 'bench');
-    const seconds = (boundAt - readyAt) / 1000;
-    return {
-      label,
-      claims,
-      seconds: round(seconds),
-      claimsPerSecond: round(claims / seconds),
-      apiRequests: Number.NaN,
-      apiRequestsPerClaim: Number.NaN,
-      duplicates: c.duplicateIps + c.claimsWithSeveralAddresses,
-      stray: c.strayAddresses + c.danglingClaims + (c.indexesMatch ? 0 : 1),
-      peakRssMb: rss,
-      readySeconds: round((readyAt - spawned) / 1000),
-    };
+    return caseResult(label, claims, { spawned, readyAt, boundAt }, c, rss);
   } finally {
     await peer.stop();
   }
@@ -184,23 +172,28 @@ async function runCase(admin: KubeClient, server: { url: string; ca: string; tok
     }
     const rss = peakRssMb(child.pid ?? 0);
     const c = await readIpamCensus({ pools, claims: claimClient, addresses }, ns, 'bench');
-    const seconds = (boundAt - readyAt) / 1000;
-    return {
-      label,
-      claims,
-      seconds: round(seconds),
-      claimsPerSecond: round(claims / seconds),
-      apiRequests: requests,
-      apiRequestsPerClaim: round(requests / claims),
-      duplicates: c.duplicateIps + c.claimsWithSeveralAddresses,
-      stray: c.strayAddresses + c.danglingClaims + (c.indexesMatch ? 0 : 1),
-      peakRssMb: rss,
-      readySeconds: round((readyAt - spawned) / 1000),
-    };
+    return caseResult(label, claims, { spawned, readyAt, boundAt }, c, rss, requests);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
   }
+}
+
+/** One case's row: times from spawn, readiness and the last claim bound; duplicates and strays from the census; requests when counted. */
+function caseResult(label: string, claims: number, t: { spawned: number; readyAt: number; boundAt: number }, c: Awaited<ReturnType<typeof readIpamCensus>>, peakRssMb: number, requests = Number.NaN): CaseResult {
+  const seconds = (t.boundAt - t.readyAt) / 1000;
+  return {
+    label,
+    claims,
+    seconds: round(seconds),
+    claimsPerSecond: round(claims / seconds),
+    apiRequests: requests,
+    apiRequestsPerClaim: Number.isNaN(requests) ? Number.NaN : round(requests / claims),
+    duplicates: c.duplicateIps + c.claimsWithSeveralAddresses,
+    stray: c.strayAddresses + c.danglingClaims + (c.indexesMatch ? 0 : 1),
+    peakRssMb,
+    readySeconds: round((t.readyAt - t.spawned) / 1000),
+  };
 }
 
 async function apiFloor(admin: KubeClient, count: number): Promise<{ seconds: number; writesPerSecond: number }> {

@@ -17,30 +17,13 @@ import { OURS } from '../../src/ipam/messages.js';
 import type { Condition } from '../../src/core/conditions.js';
 import type { CapiIpAddressClaimObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { ClaimKind, ClaimState, DesiredAddress, FailureReason, PoolState } from '../../src/ipam/types.js';
+import { claimState as baseClaim } from './fixtures.js';
 
 const NOW = '2024-05-06T07:08:09Z';
 const EARLIER = '2024-01-01T00:00:00Z';
 
 function claimState(kind: ClaimKind, over: Partial<ClaimState> = {}): ClaimState {
-  return {
-    kind,
-    namespace: 'lab',
-    name: 'host-a',
-    uid: 'claim-uid',
-    poolName: 'prov',
-    resourceVersion: '5',
-    generation: 3,
-    createdMs: 0,
-    labels: {},
-    requestedIp: undefined,
-    boundAddressName: undefined,
-    errorMessage: undefined,
-    deleting: false,
-    hasOurFinalizer: true,
-    otherFinalizers: [],
-    problem: undefined,
-    ...over,
-  };
+  return baseClaim({ kind, namespace: 'lab', name: 'host-a', uid: 'claim-uid', poolName: 'prov', resourceVersion: '5', generation: 3, ...over });
 }
 
 const POOL: PoolState = {

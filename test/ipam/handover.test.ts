@@ -7,6 +7,7 @@ import { addressName } from '../../src/ipam/naming.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import { planAllocation, planRelease } from '../../src/ipam/plan.js';
 import type { AddressState, ClaimState, PoolSnapshot, PoolState, Verified } from '../../src/ipam/types.js';
+import { claimState } from './fixtures.js';
 
 const NS = 'lab';
 const POOL = 'prov';
@@ -22,25 +23,7 @@ function pool(indexes: Record<string, string> = {}): PoolState {
 }
 
 function claim(name: string, o: Partial<ClaimState> = {}): ClaimState {
-  return {
-    kind: 'IPClaim',
-    namespace: NS,
-    name,
-    uid: `uid-${name}`,
-    poolName: POOL,
-    resourceVersion: '1',
-    generation: 1,
-    createdMs: 0,
-    labels: {},
-    requestedIp: undefined,
-    boundAddressName: undefined,
-    errorMessage: undefined,
-    deleting: false,
-    hasOurFinalizer: true,
-    otherFinalizers: [],
-    problem: undefined,
-    ...o,
-  };
+  return claimState({ namespace: NS, name, poolName: POOL, ...o });
 }
 
 function address(claimName: string, ip: string): AddressState {

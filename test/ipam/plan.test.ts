@@ -5,6 +5,7 @@ import { addressName } from '../../src/ipam/naming.js';
 import { CLUSTER_NAME_LABEL, indexEntryAddresses, PROVIDER_LABEL, type IpPoolObject } from '../../src/ipam/objects.js';
 import { planAllocation, planRelease, type AllocationOptions } from '../../src/ipam/plan.js';
 import type { AddressState, AllocationPlan, ClaimState, FailureReason, PoolSnapshot, PoolState, Verified } from '../../src/ipam/types.js';
+import { claimState } from './fixtures.js';
 
 // ---- builders -------------------------------------------------------------
 
@@ -47,25 +48,7 @@ function pool(spec: Spec, o: PoolOptions = {}): PoolState {
 const STD: Spec = { pools: [{ start: '10.0.0.10', end: '10.0.0.20' }], prefix: 24, gateway: '10.0.0.1', dnsServers: ['10.0.0.53'] };
 
 function claim(name: string, o: Partial<ClaimState> = {}): ClaimState {
-  return {
-    kind: 'IPClaim',
-    namespace: NS,
-    name,
-    uid: `uid-${name}`,
-    poolName: POOL,
-    resourceVersion: '1',
-    generation: 1,
-    createdMs: 0,
-    labels: {},
-    requestedIp: undefined,
-    boundAddressName: undefined,
-    errorMessage: undefined,
-    deleting: false,
-    hasOurFinalizer: true,
-    otherFinalizers: [],
-    problem: undefined,
-    ...o,
-  };
+  return claimState({ namespace: NS, name, poolName: POOL, ...o });
 }
 
 /** The address `ip` held by claim `claimName`, named as the pool names it. */
