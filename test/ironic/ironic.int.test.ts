@@ -89,8 +89,14 @@ describe('the real Ironic, started as ironic-image starts it', function () {
     assert.equal(boot.status, 200);
     assert.match(boot.text, /^#!ipxe/);
     assert.ok(i.httpHits.some((h) => h.path === '/boot.ipxe' && h.status === 200));
-    const missing = await call('GET', `${i.urls.httpUrl}/../ironic.conf`).catch(() => ({ status: 0 }));
-    assert.notEqual(missing.status, 200, 'the HTTP root must not serve files outside it');
+    // ironic.conf sits beside the HTTP root: a path climbing out of the root is not served (the raw path, not normalized by a URL parser)
+    const climb = await new Promise<number>((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: i.urls.httpPort, path: '/%2e%2e/ironic.conf' }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      }).on('error', reject);
+    });
+    assert.equal(climb, 404, 'the HTTP root must not serve files outside it');
   });
 
   it('enrolls a redfish node, reads the BMC power state on manage, and powers it on through Redfish', async () => {
