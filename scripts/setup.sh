@@ -11,6 +11,7 @@
 #      (theirs, Cluster API core's, the NetworkAttachmentDefinition's), each cached
 #   7. helm built from its Go module (tools/helm/build.sh, cached), and the chart's copy of the upstream IPAM CRDs
 #   8. the Prometheus Operator CRDs generated from its Go API types (tools/prometheus-operator-crds/build.sh, cached)
+#   9. the real Ironic and sushy-tools from PyPI pins in a virtualenv (tools/ironic/build.sh, cached)
 set -eu
 cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -66,3 +67,6 @@ sh scripts/chart-prepare.sh
 
 # 9. the Prometheus Operator's CRDs, generated from its API types, for the chart test's dry run of the ServiceMonitor and PrometheusRule
 tools/prometheus-operator-crds/build.sh >/dev/null
+
+# 10. the real Ironic (API + conductor) and sushy-tools' Redfish BMC emulator, from PyPI pins into a cached virtualenv
+tools/ironic/build.sh >/dev/null

@@ -1,0 +1,315 @@
+/**
+ * The real Ironic (and sushy-tools' Redfish BMC emulator) as peers of the
+ * rig, from the virtualenv tools/ironic/build.sh installs from PyPI pins.
+ *
+ * startIronic does what ironic-image's runironic does, for the settings of
+ * src/lab/ironic-plan.ts: writes ironic.conf into a run folder, creates the
+ * SQLite schema (`ironic-dbsync create_schema`), then runs one `ironic`
+ * process (API and conductor), and serves the HTTP root on HTTP_PORT with a
+ * small static server in this process (ironic-image's httpd container). Ready
+ * when `GET /v1` answers. Ironic is PID-tracked in the run folder (run.json;
+ * the same stale-run reaping as the other peers; `setpriv --pdeathsig` ties it
+ * to its owner), its log in <run folder>/ironic.log.
+ *
+ * startSushyEmulator runs `sushy-emulator --fake`: a Redfish BMC whose one
+ * system keeps its state in memory (a power change lands 1–11 s after the
+ * request, as on real hardware), no libvirt needed.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Clock } from '../../core/clock.js';
+import { NotSupportedError, TransientError } from '../../core/errors.js';
+import { ironicPaths, ironicUrls, renderIronicConf, type IronicEnv, type IronicUrls } from '../ironic-plan.js';
+import { CHECKOUT } from './checkout.js';
+import { hasExited, openRunFolder, safeKill, stopChild, type RunFolder } from './run-folder.js';
+
+const execFileAsync = promisify(execFile);
+
+/** The virtualenv of tools/ironic/build.sh and what it holds (its versions.json). */
+export interface IronicVenv {
+  readonly dir: string;
+  readonly versions: { readonly ironic: string; readonly 'sushy-tools': string; readonly sushy: string; readonly python: string };
+}
+
+let venv: Promise<IronicVenv> | undefined;
+
+/** Runs tools/ironic/build.sh (a no-op printing its folder when installed; about a minute the first time). Remembered per process. */
+export function ensureIronicVenv(): Promise<IronicVenv> {
+  venv ??= installVenv().catch((err: unknown) => {
+    venv = undefined;
+    throw err;
+  });
+  return venv;
+}
+
+async function installVenv(): Promise<IronicVenv> {
+  const script = path.join(CHECKOUT, 'tools/ironic/build.sh');
+  let stdout: string;
+  try {
+    ({ stdout } = await execFileAsync(script, [], { maxBuffer: 16 * 1024 * 1024 }));
+  } catch (err) {
+    const e = err as { stderr?: string; message?: string };
+    throw new NotSupportedError(`installing Ironic failed (tools/ironic/build.sh): ${(e.stderr ?? e.message ?? String(err)).trim()}\nTo fix: run sh scripts/setup.sh (python3 >= 3.11, python3-venv, and PyPI reachable)`);
+  }
+  const dir = stdout.trim().split('\n').pop() ?? '';
+  const file = path.join(dir, 'versions.json');
+  if (!existsSync(file)) throw new NotSupportedError(`${file} missing after tools/ironic/build.sh: run sh scripts/setup.sh`);
+  return { dir, versions: JSON.parse(await readFile(file, 'utf8')) as IronicVenv['versions'] };
+}
+
+/** One request the HTTP root's server answered. */
+export interface IronicHttpHit {
+  readonly path: string;
+  readonly from: string;
+  readonly status: number;
+  readonly atMs: number;
+}
+
+export interface IronicOptions {
+  /** ironic-image's environment (IRONIC_IP, ports, LISTEN_ALL_INTERFACES). */
+  readonly env: IronicEnv;
+  /** Parent folder of run folders. */
+  readonly runRoot: string;
+  readonly clock: Clock;
+  /** Default: installed (or found) now. */
+  readonly venv?: IronicVenv;
+  readonly startTimeoutMs?: number;
+}
+
+export interface Ironic {
+  readonly pid: number;
+  readonly runDir: string;
+  readonly confFile: string;
+  readonly logFile: string;
+  readonly urls: IronicUrls;
+  /** The API as this process reaches it (IRONIC_BASE_URL). */
+  readonly apiUrl: string;
+  readonly httpRoot: string;
+  readonly versions: IronicVenv['versions'];
+  /** Every request the HTTP root's server answered, in order. */
+  readonly httpHits: readonly IronicHttpHit[];
+  logTail(lines?: number): Promise<string>;
+  /** Stops Ironic and the HTTP server, and removes the run folder. */
+  stop(): Promise<void>;
+  /** Synchronous SIGKILL, for process 'exit' handlers. */
+  killNow(): void;
+}
+
+const SETPRIV_HINT = 'setpriv (util-linux) is needed to tie the process to its owner';
+
+/** Starts Ironic as ironic-image does and waits until its API answers. */
+export async function startIronic(o: IronicOptions): Promise<Ironic> {
+  const v = o.venv ?? (await ensureIronicVenv());
+  const folder = await openRunFolder(o.runRoot, 'ironic');
+  const paths = ironicPaths(folder.dir);
+  const urls = ironicUrls(o.env);
+  const confFile = path.join(folder.dir, 'ironic.conf');
+  const logFile = path.join(folder.dir, 'ironic.log');
+  const hits: IronicHttpHit[] = [];
+  let child: ChildProcess | undefined;
+  let httpd: http.Server | undefined;
+  try {
+    for (const dir of [paths.httpRoot, paths.tftpRoot, paths.tempDir]) await mkdir(dir, { recursive: true });
+    await writeFile(confFile, renderIronicConf(o.env, paths));
+    try {
+      await execFileAsync(path.join(v.dir, 'bin/ironic-dbsync'), ['--config-file', confFile, 'create_schema'], { cwd: folder.dir });
+    } catch (err) {
+      throw new NotSupportedError(`ironic-dbsync create_schema failed: ${((err as { stderr?: string }).stderr ?? String(err)).trim().split('\n').slice(-10).join('\n')}`);
+    }
+    httpd = await serveHttpRoot(paths.httpRoot, urls.bindHost, urls.httpPort, o.clock, hits);
+    child = await launch(folder, logFile, path.join(v.dir, 'bin/ironic'), ['--config-file', confFile]);
+    const apiUrl = urls.baseUrl;
+    await waitOk(o.clock, o.startTimeoutMs ?? 60_000, 'ironic', child, logFile, `${apiUrl}/v1`);
+    const started = child;
+    const server = httpd;
+    return {
+      pid: started.pid ?? 0,
+      runDir: folder.dir,
+      confFile,
+      logFile,
+      urls,
+      apiUrl,
+      httpRoot: paths.httpRoot,
+      versions: v.versions,
+      httpHits: hits,
+      logTail: (lines = 40) => tail(logFile, lines),
+      stop: async () => {
+        await stopChild(started, o.clock);
+        await closeServer(server);
+        await folder.remove();
+      },
+      killNow: () => {
+        if (!hasExited(started) && started.pid) safeKill(started.pid, 'SIGKILL');
+      },
+    };
+  } catch (err) {
+    if (child?.pid && !hasExited(child)) safeKill(child.pid, 'SIGKILL');
+    if (httpd) await closeServer(httpd);
+    await folder.remove();
+    throw err;
+  }
+}
+
+export interface SushyEmulatorOptions {
+  readonly host: string;
+  readonly port: number;
+  /** The emulated systems, each powered off at start; default one, `fake`. */
+  readonly systems?: ReadonlyArray<{ readonly name: string; readonly uuid: string; readonly mac: string }>;
+  readonly runRoot: string;
+  readonly clock: Clock;
+  readonly venv?: IronicVenv;
+  readonly startTimeoutMs?: number;
+}
+
+export interface SushyEmulator {
+  readonly pid: number;
+  /** The BMC's base URL (a driver_info redfish_address). */
+  readonly url: string;
+  /** The Redfish path of each emulated system (a driver_info redfish_system_id). */
+  readonly systemIds: readonly string[];
+  readonly logFile: string;
+  logTail(lines?: number): Promise<string>;
+  stop(): Promise<void>;
+  killNow(): void;
+}
+
+/** Starts `sushy-emulator --fake` and waits until it lists its systems. */
+export async function startSushyEmulator(o: SushyEmulatorOptions): Promise<SushyEmulator> {
+  const v = o.venv ?? (await ensureIronicVenv());
+  const folder = await openRunFolder(o.runRoot, 'sushy');
+  const logFile = path.join(folder.dir, 'sushy-emulator.log');
+  // its config (a Python file) names the run folder, so that the reaper finds it on the command line; the state
+  // folder in it too: the fake driver keeps its systems' state on disk, by default shared by every run
+  const config = path.join(folder.dir, 'emulator.conf');
+  const systems = (o.systems ?? [{ name: 'fake', uuid: '27946b59-9e44-4fa7-8e91-f3527a1ef094', mac: '00:5c:52:31:3a:9c' }]).map((s) => ({
+    uuid: s.uuid,
+    name: s.name,
+    power_state: 'Off',
+    external_notifier: false,
+    nics: [{ mac: s.mac }],
+  }));
+  let child: ChildProcess | undefined;
+  try {
+    await writeFile(config, `SUSHY_EMULATOR_STATE_DIR = ${JSON.stringify(path.join(folder.dir, 'state'))}\nSUSHY_EMULATOR_FAKE_SYSTEMS = ${JSON.stringify(systems).replaceAll('false', 'False')}\n`);
+    child = await launch(folder, logFile, path.join(v.dir, 'bin/sushy-emulator'), ['--fake', '--config', config, '-i', o.host, '-p', String(o.port)]);
+    const host = o.host.includes(':') ? `[${o.host}]` : o.host;
+    const url = `http://${host}:${o.port}`;
+    await waitOk(o.clock, o.startTimeoutMs ?? 30_000, 'sushy-emulator', child, logFile, `${url}/redfish/v1/Systems`);
+    const listed = JSON.parse(await get(`${url}/redfish/v1/Systems`)) as { Members: Array<{ '@odata.id': string }> };
+    const started = child;
+    return {
+      pid: started.pid ?? 0,
+      url,
+      systemIds: listed.Members.map((m) => m['@odata.id']),
+      logFile,
+      logTail: (lines = 40) => tail(logFile, lines),
+      stop: async () => {
+        await stopChild(started, o.clock);
+        await folder.remove();
+      },
+      killNow: () => {
+        if (!hasExited(started) && started.pid) safeKill(started.pid, 'SIGKILL');
+      },
+    };
+  } catch (err) {
+    if (child?.pid && !hasExited(child)) safeKill(child.pid, 'SIGKILL');
+    await folder.remove();
+    throw err;
+  }
+}
+
+/** ironic-image's httpd role: the HTTP root's files, read-only; every answered request recorded. */
+function serveHttpRoot(root: string, host: string, port: number, clock: Clock, hits: IronicHttpHit[]): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const urlPath = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    const file = path.join(root, path.normalize(urlPath));
+    const record = (status: number): void => {
+      hits.push({ path: urlPath, from: req.socket.remoteAddress ?? '', status, atMs: clock.wallMs() });
+    };
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      record(405);
+      res.writeHead(405).end();
+      return;
+    }
+    if (!file.startsWith(root + path.sep)) {
+      record(404);
+      res.writeHead(404).end();
+      return;
+    }
+    stat(file).then(
+      (s) => {
+        if (!s.isFile()) throw new Error('not a file');
+        record(200);
+        res.writeHead(200, { 'Content-Length': s.size, 'Content-Type': 'application/octet-stream' });
+        if (req.method === 'HEAD') res.end();
+        else createReadStream(file).pipe(res);
+      },
+      () => {
+        record(404);
+        res.writeHead(404).end();
+      },
+    ).catch(() => {
+      record(404);
+      res.writeHead(404).end();
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', (err) => reject(new NotSupportedError(`the HTTP root's server cannot listen on ${host}:${port}: ${err.message}`)));
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}
+
+async function launch(folder: RunFolder, logFile: string, binary: string, args: readonly string[]): Promise<ChildProcess> {
+  const log = createWriteStream(logFile);
+  // its own process group; dies with the owner
+  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, cwd: folder.dir });
+  child.stdout?.pipe(log, { end: false });
+  child.stderr?.pipe(log, { end: false });
+  child.once('close', () => log.end());
+  child.once('error', (err) => log.write(`could not start ${binary}: ${err.message} (${SETPRIV_HINT})\n`));
+  await folder.track(child.pid);
+  return child;
+}
+
+async function waitOk(clock: Clock, timeoutMs: number, what: string, child: ChildProcess, logFile: string, url: string): Promise<void> {
+  const deadline = clock.monotonicMs() + timeoutMs;
+  for (;;) {
+    if (hasExited(child)) throw new TransientError(`${what} exited (${child.exitCode ?? child.signalCode}) during start; the end of ${logFile}:\n${await tail(logFile, 30)}`);
+    if (await get(url).then(() => true, () => false)) return;
+    if (clock.monotonicMs() > deadline) throw new TransientError(`${what} not ready within ${timeoutMs} ms (${url}); the end of ${logFile}:\n${await tail(logFile, 30)}`);
+    await clock.sleep(200);
+  }
+}
+
+/** GET a URL's body; rejects unless it answers 200. */
+function get(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`${url}: ${res.statusCode}`))));
+    });
+    req.setTimeout(2000, () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+async function tail(file: string, lines: number): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).split('\n').slice(-lines - 1).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
