@@ -3,7 +3,8 @@
  * queue keyed by network): find the Ironic pod on this node, the interface
  * Multus attached from the network's NAD, the pod's network namespace; claim
  * the pod's address and put it on that interface; then run the network's VIP
- * unit there, a candidate while the pod is Ready. Any step that cannot be done
+ * unit there, a candidate while the pod's containers run (vipCandidacy: Ready is
+ * not required, ADR 0022). Any step that cannot be done
  * yet is a wait with a reason (logged when it changes, retried), never an
  * error that stops other networks. When the pod goes, the unit steps down
  * (work, VIP, Lease) and the pod's claim is released.
@@ -16,7 +17,7 @@ import type { WorkOutcome } from '../core/work-queue.js';
 import { nadName } from './nad.js';
 import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
-import { choosePod, podReady, unitFingerprint, type ClaimedAddress, type PodObject } from './pods.js';
+import { choosePod, unitFingerprint, urlContract, vipCandidacy, type ClaimedAddress, type PodObject } from './pods.js';
 
 export interface PodNetnsRef {
   readonly path: string;
@@ -97,6 +98,7 @@ export class AgentRunner {
   /** The pods whose claim this agent made, per network: released when the pod goes. */
   private readonly claimed = new Map<string, { namespace: string; pod: string }>();
   private readonly lastWait = new Map<string, string>();
+  private readonly lastCandidacy = new Map<string, string>();
   /** Passes in a row that found a pod (by UID) without its attachment. */
   private readonly attachWaits = new Map<string, number>();
 
@@ -177,7 +179,13 @@ export class AgentRunner {
         return wait(`could not open ${iface} in pod ${podName} for the VIP: ${describeError(err)}`);
       }
     }
-    current.unit.setCandidate(podReady(pod));
+    await this.checkUrlContract(network, pod);
+    const candidacy = vipCandidacy(pod);
+    if (this.lastCandidacy.get(key) !== candidacy.reason) {
+      this.lastCandidacy.set(key, candidacy.reason);
+      log.info({ pod: pod.metadata.name, candidate: candidacy.candidate, ready: candidacy.ready, reason: candidacy.reason }, 'VIP candidacy');
+    }
+    current.unit.setCandidate(candidacy.candidate);
     await this.o.ports.reassert(network);
     return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
   }
@@ -205,6 +213,19 @@ export class AgentRunner {
   }
 
   private readonly parentChecked = new Map<string, string>();
+  /** Pods (by UID) whose env was already judged. */
+  private readonly urlChecked = new Set<string>();
+
+  /** An Ironic container whose env makes its URLs name something other than the VIP: a Warning Event, once per pod. */
+  private async checkUrlContract(network: ProvisioningNetwork, pod: PodObject): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    if (this.urlChecked.has(uid)) return;
+    this.urlChecked.add(uid);
+    const contract = urlContract(pod, vipsOf(network));
+    if (contract.kind !== 'wrong') return;
+    this.o.logger.warn({ provisioningNetwork: `${network.namespace}/${network.name}`, pod: pod.metadata.name, reason: contract.reason }, contract.message);
+    await this.o.ports.warn(network, contract.reason, contract.message);
+  }
 
   /** Steps down on every network (SIGTERM): units stop in parallel, each in the safe order. */
   async stopAll(): Promise<void> {

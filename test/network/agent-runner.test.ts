@@ -101,6 +101,36 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     expect(w.log.filter((l) => l.startsWith('start unit')), 'one unit').to.have.length(1);
   });
 
+  it('makes a running, not yet Ready pod a candidate (ironic-image with PROVISIONING_IP=<VIP> becomes Ready only once it holds the VIP)', async () => {
+    const waiting = pod('ironic-0', false);
+    waiting.status = { ...waiting.status, containerStatuses: [{ name: 'ironic', state: { waiting: { reason: 'ContainerCreating' } } }] };
+    w.podList = [waiting];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    expect(w.candidate, 'a container not running yet').to.deep.equal([false]);
+    const running = pod('ironic-0', false);
+    running.status = { ...running.status, containerStatuses: [{ name: 'ironic', state: { running: {} }, started: true }] };
+    w.podList = [running];
+    await r.reconcile(KEY);
+    expect(w.candidate, 'running, not Ready: a candidate').to.deep.equal([false, true]);
+  });
+
+  it('warns once per pod when the Ironic container names PROVISIONING_INTERFACE without IRONIC_IP or PROVISIONING_IP; says nothing for IRONIC_IP=<VIP>', async () => {
+    const p = pod('ironic-0', true);
+    p.spec = { ...p.spec, containers: [{ name: 'ironic', env: [{ name: 'PROVISIONING_INTERFACE', value: 'net1' }] }] };
+    w.podList = [p];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn IronicURLsNamePodAddress']);
+    const good = pod('ironic-1', true);
+    good.spec = { ...good.spec, containers: [{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'PROVISIONING_INTERFACE', value: 'net1' }] }] };
+    w.podList = [good];
+    w.netns['uid-ironic-1'] = { path: '/proc/43/ns/net', id: 'net:[2]' };
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('warn')), 'no second warning').to.have.length(1);
+  });
+
   it('waits, with nothing started, until Multus wrote network-status, the sandbox is visible and IPAM allocated', async () => {
     w.podList = [pod('ironic-0', true, { 'k8s.v1.cni.cncf.io/networks': 'provisioning' })];
     expect((await r.reconcile(KEY)).kind).to.equal('requeueAfter');
