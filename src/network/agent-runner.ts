@@ -17,7 +17,7 @@ import type { WorkOutcome } from '../core/work-queue.js';
 import { nadName } from './nad.js';
 import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
-import { choosePod, unitFingerprint, urlContract, vipCandidacy, type ClaimedAddress, type PodObject } from './pods.js';
+import { choosePod, podRun, unitFingerprint, urlContract, vipCandidacy, type ClaimedAddress, type PodObject } from './pods.js';
 
 export interface PodNetnsRef {
   readonly path: string;
@@ -26,7 +26,8 @@ export interface PodNetnsRef {
 }
 
 export interface UnitHandle {
-  setCandidate(candidate: boolean): void;
+  /** A candidate that is not `preferred` (not Ready) defers to preferred ones for a free Lease. */
+  setCandidate(candidate: boolean, preferred: boolean): void;
   /** Steps down (if holding) and releases the unit; never throws. */
   stop(): Promise<void>;
 }
@@ -99,6 +100,8 @@ export class AgentRunner {
   private readonly claimed = new Map<string, { namespace: string; pod: string }>();
   private readonly lastWait = new Map<string, string>();
   private readonly lastCandidacy = new Map<string, string>();
+  /** The run (podRun) of the network's pod that was last seen Ready. */
+  private readonly readyRun = new Map<string, string>();
   /** Passes in a row that found a pod (by UID) without its attachment. */
   private readonly attachWaits = new Map<string, number>();
 
@@ -180,12 +183,14 @@ export class AgentRunner {
       }
     }
     await this.checkUrlContract(network, pod);
-    const candidacy = vipCandidacy(pod);
+    const run = podRun(pod);
+    const candidacy = vipCandidacy(pod, this.readyRun.get(key) === run);
+    if (candidacy.ready) this.readyRun.set(key, run);
     if (this.lastCandidacy.get(key) !== candidacy.reason) {
       this.lastCandidacy.set(key, candidacy.reason);
       log.info({ pod: pod.metadata.name, candidate: candidacy.candidate, ready: candidacy.ready, reason: candidacy.reason }, 'VIP candidacy');
     }
-    current.unit.setCandidate(candidacy.candidate);
+    current.unit.setCandidate(candidacy.candidate, candidacy.ready);
     await this.o.ports.reassert(network);
     return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
   }
@@ -213,17 +218,18 @@ export class AgentRunner {
   }
 
   private readonly parentChecked = new Map<string, string>();
-  /** Pods (by UID) whose env was already judged. */
-  private readonly urlChecked = new Set<string>();
+  /** The pod (UID) whose env was last judged, per network. */
+  private readonly urlChecked = new Map<string, string>();
 
   /** An Ironic container whose env makes its URLs name something other than the VIP: a Warning Event, once per pod. */
   private async checkUrlContract(network: ProvisioningNetwork, pod: PodObject): Promise<void> {
     const uid = pod.metadata.uid ?? '';
-    if (this.urlChecked.has(uid)) return;
-    this.urlChecked.add(uid);
+    const key = `${network.namespace}/${network.name}`;
+    if (this.urlChecked.get(key) === uid) return;
+    this.urlChecked.set(key, uid);
     const contract = urlContract(pod, vipsOf(network));
     if (contract.kind !== 'wrong') return;
-    this.o.logger.warn({ provisioningNetwork: `${network.namespace}/${network.name}`, pod: pod.metadata.name, reason: contract.reason }, contract.message);
+    this.o.logger.warn({ provisioningNetwork: key, pod: pod.metadata.name, reason: contract.reason }, contract.message);
     await this.o.ports.warn(network, contract.reason, contract.message);
   }
 

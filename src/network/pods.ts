@@ -16,6 +16,7 @@ import { requestsNetwork } from './network-status.js';
 export interface PodContainerStatus {
   name?: string;
   started?: boolean;
+  restartCount?: number;
   state?: { running?: object; waiting?: { reason?: string }; terminated?: object };
 }
 
@@ -68,16 +69,31 @@ export interface Candidacy {
 }
 
 /**
+ * Which run of a pod's containers this is: its UID and their restarts. A
+ * container that restarts starts a new run (ironic-image waits for the VIP
+ * again).
+ */
+export function podRun(pod: PodObject): string {
+  const restarts = (pod.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
+  return `${pod.metadata.uid ?? ''}/${restarts}`;
+}
+
+/**
  * Whether the plumbed pod is a VIP candidate (ADR 0022): once every container
  * runs (state running, or started), Ready or not. Ready cannot be the
  * precondition: with `PROVISIONING_IP=<VIP>` ironic-image waits for the VIP on
  * an interface before Ironic starts, so the pod becomes Ready only after it
- * holds the VIP. A pod whose containers do not all run (still being created,
- * crash-looping, an init container running) is not a candidate.
+ * holds the VIP. Ready stays a preference (`ready`, which the VIP unit passes
+ * to the election: a Ready candidate takes a free Lease first), and a pod that
+ * was Ready in this run of its containers (`wasReady`, see podRun) and lost it
+ * is not a candidate until Ready again: its Ironic is running but failing its
+ * probe, so it steps down for a healthy pod. A pod whose containers do not all
+ * run (being created, crash-looping) is not a candidate.
  */
-export function vipCandidacy(pod: PodObject): Candidacy {
+export function vipCandidacy(pod: PodObject, wasReady = false): Candidacy {
   const ready = podReady(pod);
   if (ready) return { candidate: true, ready, reason: 'the pod is Ready' };
+  if (wasReady) return { candidate: false, ready, reason: 'the pod was Ready and lost it with its containers still running (its readiness probe fails): not a candidate until Ready again' };
   const statuses = pod.status?.containerStatuses ?? [];
   if (statuses.length === 0) return { candidate: false, ready, reason: 'the pod reports no running containers yet' };
   const stopped = statuses.filter((c) => !(c.state?.running !== undefined || c.started === true));

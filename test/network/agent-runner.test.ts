@@ -30,6 +30,7 @@ class World implements AgentPorts {
   parent = true;
   log: string[] = [];
   candidate: boolean[] = [];
+  preferred: boolean[] = [];
 
   network(key: string) {
     return this.networks.get(key);
@@ -56,7 +57,10 @@ class World implements AgentPorts {
   startUnit(_n: unknown, p: PodObject, netnsPath: string) {
     this.log.push(`start unit ${p.metadata.name} ${netnsPath}`);
     return Promise.resolve({
-      setCandidate: (c: boolean) => void this.candidate.push(c),
+      setCandidate: (c: boolean, p: boolean) => {
+        this.candidate.push(c);
+        this.preferred.push(p);
+      },
       stop: () => {
         this.log.push(`stop unit ${p.metadata.name}`);
         return Promise.resolve();
@@ -113,6 +117,16 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     w.podList = [running];
     await r.reconcile(KEY);
     expect(w.candidate, 'running, not Ready: a candidate').to.deep.equal([false, true]);
+    expect(w.preferred, 'not preferred (it defers to a Ready candidate for a free Lease)').to.deep.equal([false, false]);
+    w.podList = [{ ...running, status: { ...running.status, conditions: [{ type: 'Ready', status: 'True' }] } }];
+    await r.reconcile(KEY);
+    w.podList = [running];
+    await r.reconcile(KEY);
+    expect(w.candidate, 'Ready, then not Ready with the same containers running: steps down').to.deep.equal([false, true, true, false]);
+    expect(w.preferred[2], 'Ready: preferred').to.equal(true);
+    w.podList = [{ ...running, status: { ...running.status, containerStatuses: [{ name: 'ironic', state: { running: {} }, restartCount: 1 }] } }];
+    await r.reconcile(KEY);
+    expect(w.candidate, 'a restarted container waits for the VIP again: a candidate').to.deep.equal([false, true, true, false, true]);
   });
 
   it('warns once per pod when the Ironic container names PROVISIONING_INTERFACE without IRONIC_IP or PROVISIONING_IP; says nothing for IRONIC_IP=<VIP>', async () => {

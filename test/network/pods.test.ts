@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatIp } from '../../src/core/ip.js';
 import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
-import { choosePod, claimedAddress, podClaim, podReady, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodObject } from '../../src/network/pods.js';
+import { choosePod, claimedAddress, podClaim, podReady, podRun, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodObject } from '../../src/network/pods.js';
 import { networkObject } from './fixtures.js';
 
 const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
@@ -86,6 +86,16 @@ describe('network/pods: the agent\'s decisions about Ironic pods', () => {
     expect(c({ phase: 'Running', containerStatuses: [{ name: 'ironic', state: { running: {} } }, { name: 'httpd', state: { waiting: {} } }] }).candidate, 'one of two running').to.equal(false);
     expect(c({ phase: 'Running', containerStatuses: [{ name: 'ironic', state: { running: {} } }, { name: 'httpd', started: true }] })).to.include({ candidate: true, ready: false });
     expect(c({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] })).to.include({ candidate: true, ready: true });
+    const running = pod('x', {}, undefined, { phase: 'Running', containerStatuses: [{ name: 'ironic', state: { running: {} } }] });
+    expect(vipCandidacy(running, true).candidate, 'was Ready in this run and lost it').to.equal(false);
+    expect(vipCandidacy({ ...running, status: { ...running.status, conditions: [{ type: 'Ready', status: 'True' }] } }, true).candidate, 'Ready again').to.equal(true);
+  });
+
+  it('podRun: a container restart is a new run of the pod', () => {
+    const p = (restarts: number[], uid = 'u1') => pod('x', { uid }, undefined, { containerStatuses: restarts.map((n, i) => ({ name: `c${i}`, restartCount: n })) });
+    expect(podRun(p([0, 0]))).to.equal(podRun(p([0])));
+    expect(podRun(p([0, 1]))).to.not.equal(podRun(p([0, 0])));
+    expect(podRun(p([0], 'u2'))).to.not.equal(podRun(p([0])));
   });
 
   it('urlContract: IRONIC_IP or PROVISIONING_IP naming the VIP is the contract that survives a failover; PROVISIONING_INTERFACE alone or another address is wrong', () => {
