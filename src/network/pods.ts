@@ -167,6 +167,38 @@ export function unitFingerprint(network: ProvisioningNetwork, pod: PodObject, ne
   return JSON.stringify([pod.metadata.uid, netnsId, iface, network.vip4 && formatIp(network.vip4), network.vip6 && formatIp(network.vip6), formatCidr(network.cidr), network.election, network.dhcpPool, network.dhcp]);
 }
 
+/** The env variables of ironic-image that settle the address in Ironic's URLs (all urlContract reads of a pod's env). */
+export const IRONIC_ADDRESS_ENV = ['IRONIC_IP', 'PROVISIONING_IP', 'PROVISIONING_INTERFACE'] as const;
+
+/**
+ * What the agent keeps of a Pod (a pod's spec and status are large): what
+ * choosePod, vipCandidacy and urlContract read. Pure.
+ */
+export function slimPod(p: PodObject): PodObject {
+  const names: readonly string[] = IRONIC_ADDRESS_ENV;
+  return {
+    metadata: { name: p.metadata.name, namespace: p.metadata.namespace, uid: p.metadata.uid, labels: p.metadata.labels, annotations: p.metadata.annotations, creationTimestamp: p.metadata.creationTimestamp, deletionTimestamp: p.metadata.deletionTimestamp, resourceVersion: p.metadata.resourceVersion },
+    spec: {
+      nodeName: p.spec?.nodeName,
+      hostNetwork: p.spec?.hostNetwork,
+      containers: (p.spec?.containers ?? []).map((c) => ({
+        name: c.name,
+        env: (c.env ?? []).filter((e) => names.includes(e.name ?? '')).map((e) => ({ name: e.name, value: e.value, ...(e.valueFrom ? { valueFrom: {} } : {}) })),
+      })),
+    },
+    status: {
+      phase: p.status?.phase,
+      conditions: (p.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status })),
+      containerStatuses: (p.status?.containerStatuses ?? []).map((c) => ({
+        name: c.name,
+        started: c.started,
+        restartCount: c.restartCount,
+        state: { ...(c.state?.running ? { running: {} } : {}), ...(c.state?.waiting ? { waiting: { reason: c.state.waiting.reason } } : {}), ...(c.state?.terminated ? { terminated: {} } : {}) },
+      })),
+    },
+  };
+}
+
 /** What the Ironic container's environment makes Ironic put in the URLs it hands to hosts. */
 export type UrlContract =
   | { readonly kind: 'vip'; readonly variable: 'IRONIC_IP' | 'PROVISIONING_IP' }
@@ -184,7 +216,7 @@ export type UrlContract =
  * survives a failover. Pure.
  */
 export function urlContract(pod: PodObject, vips: readonly IpAddress[]): UrlContract {
-  const names = ['IRONIC_IP', 'PROVISIONING_IP', 'PROVISIONING_INTERFACE'];
+  const names: readonly string[] = IRONIC_ADDRESS_ENV;
   const container = (pod.spec?.containers ?? []).find((c) => (c.env ?? []).some((e) => names.includes(e.name ?? '')));
   if (!container) return { kind: 'unknown', reason: 'no container sets IRONIC_IP, PROVISIONING_IP or PROVISIONING_INTERFACE' };
   const env = new Map((container.env ?? []).map((e) => [e.name ?? '', e]));

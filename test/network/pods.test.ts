@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatIp } from '../../src/core/ip.js';
 import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
-import { choosePod, claimedAddress, podClaim, podReady, podRun, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodObject } from '../../src/network/pods.js';
+import { choosePod, claimedAddress, podClaim, podReady, podRun, slimPod, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodObject } from '../../src/network/pods.js';
 import { networkObject } from './fixtures.js';
 
 const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
@@ -111,5 +111,19 @@ describe('network/pods: the agent\'s decisions about Ironic pods', () => {
     expect(other).to.include({ kind: 'wrong', reason: 'IronicIPNotVIP' });
     expect(withEnv([{ name: 'IRONIC_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }]).kind, 'valueFrom cannot be judged').to.equal('unknown');
     expect(urlContract(pod('x'), vips).kind, 'a pod that is not ironic-image').to.equal('unknown');
+  });
+
+  it('slimPod keeps what candidacy and the env contract read, and drops the rest of the env', () => {
+    const full = pod('x', {}, { nodeName: 'n1', containers: [{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'SECRET_THING', value: 'x' }, { name: 'PROVISIONING_IP', valueFrom: { fieldRef: {} } }] }] }, {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'False' }],
+      containerStatuses: [{ name: 'ironic', started: true, restartCount: 2, state: { running: { startedAt: 'x' } } }],
+    });
+    const slim = slimPod(full);
+    expect(slim.spec?.containers).to.deep.equal([{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'PROVISIONING_IP', value: undefined, valueFrom: {} }] }]);
+    expect(slim.status?.containerStatuses).to.deep.equal([{ name: 'ironic', started: true, restartCount: 2, state: { running: {} } }]);
+    expect(vipCandidacy(slim)).to.deep.equal(vipCandidacy(full));
+    expect(podRun(slim)).to.equal(podRun(full));
+    expect(urlContract(slim, [net().vip4!])).to.deep.equal(urlContract(full, [net().vip4!]));
   });
 });
