@@ -17,7 +17,7 @@ import type { WorkOutcome } from '../core/work-queue.js';
 import { nadName } from './nad.js';
 import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
-import { choosePod, podRun, unitFingerprint, urlContract, vipCandidacy, type ClaimedAddress, type PodObject } from './pods.js';
+import { choosePod, podRun, unitFingerprint, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
 
 export interface PodNetnsRef {
   readonly path: string;
@@ -34,7 +34,7 @@ export interface UnitHandle {
 
 /** What the VIP unit on a pod tells the network's status: holding (or not), and DHCP serving (or why not). */
 export type HolderReport =
-  | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string }
+  | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string; readonly urls?: UrlContract }
   | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string };
 
 export interface AgentPorts {
@@ -174,7 +174,9 @@ export class AgentRunner {
     if (!current) {
       const podName = pod.metadata.name ?? '';
       try {
-        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, (r) => this.o.ports.report(network, r));
+        // the holder says on the status what its Ironic's URLs name (the IronicURLs condition)
+        const urls = urlContract(pod, vipsOf(network));
+        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, (r) => this.o.ports.report(network, r.kind === 'holding' ? { ...r, urls } : r));
         current = { fingerprint, podName, namespace: network.namespace, unit };
         this.attached.set(key, current);
         log.info({ pod: podName, iface, netns: netns.path }, 'VIP candidate on the Ironic pod');

@@ -28,6 +28,7 @@ import { kubeconfigYaml } from '../../src/lab/rig/local-apiserver.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
 import { IronicPods, type IronicPod } from '../../src/lab/world/ironic-pods.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
+import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { controllerConfig, repoRoot } from '../support/cluster.js';
 import { eventually } from '../support/ipam-fixture.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';
@@ -161,6 +162,14 @@ class StartWorld {
     await this.lab?.stop();
   }
 
+  /** The network's IronicURLs condition (the holder's), once it shows. */
+  async urlsCondition(): Promise<{ status: string; reason: string; message: string }> {
+    return eventually(async () => {
+      const got = await this.lab.admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork).get({ namespace: this.lab.namespace, name: 'provisioning' });
+      return got.status?.conditions?.find((c) => c.type === 'IronicURLs');
+    }, 'the IronicURLs condition', 30_000);
+  }
+
   async events(reason: string): Promise<EventObject[]> {
     return (await this.lab.admin.resource<EventObject>(RESOURCES.event).list(this.lab.namespace)).items.filter((e) => e.regarding.name === 'provisioning' && e.reason === reason);
   }
@@ -189,6 +198,7 @@ startContract('PROVISIONING_IP', async (t) => {
   await eventually(async () => (t.startedOn(1 - first) === VIP ? true : undefined), 'the second Ironic started on the VIP', 15_000);
   expect(t.lab.vip.dualHolderMs(), 'never two holders').to.equal(0);
   expect(await t.events('IronicURLsNamePodAddress'), 'PROVISIONING_IP=<VIP> is a contract that survives a failover').to.deep.equal([]);
+  expect(await t.urlsCondition()).to.include({ status: 'True', reason: 'VIP' });
 });
 
 startContract('IRONIC_IP', async (t) => {
@@ -215,4 +225,7 @@ startContract('PROVISIONING_INTERFACE', async (t) => {
     return list.length >= 2 ? list : undefined;
   }, 'an IronicURLsNamePodAddress Event from each node', 30_000);
   for (const e of events) expect(e.note).to.match(/^container ironic of pod ironic-\d sets PROVISIONING_INTERFACE=net1 without IRONIC_IP or PROVISIONING_IP: .*set IRONIC_IP=172\.22\.0\.2$/);
+  const cond = await t.urlsCondition();
+  expect(cond).to.include({ status: 'False', reason: 'IronicURLsNamePodAddress' });
+  expect(cond.message).to.contain('pod\'s own address').and.contain('set IRONIC_IP=172.22.0.2');
 });
