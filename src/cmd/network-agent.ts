@@ -121,8 +121,8 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
       const stop = new AbortController();
       const running = units.map((u) => u.run(stop.signal).catch((err: unknown) => unitLog.error({ err: describeError(err) }, 'VIP unit failed')));
       return {
-        setCandidate: (c) => {
-          for (const u of units) u.setCandidate(c);
+        setCandidate: (c, preferred) => {
+          for (const u of units) u.setCandidate(c, preferred);
         },
         stop: async () => {
           stop.abort(new Error('leaving the pod'));

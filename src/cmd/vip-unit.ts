@@ -50,8 +50,8 @@ export interface VipUnitOptions {
 
 export interface VipUnit {
   readonly target: NetnsVip;
-  /** Whether this agent may hold the VIP (interface up, pod plumbed). */
-  setCandidate(candidate: boolean): void;
+  /** Whether this agent may hold the VIP (interface up, pod plumbed), and whether it is preferred (Ready: ADR 0022). */
+  setCandidate(candidate: boolean, preferred?: boolean): void;
   /** Campaigns until `signal` aborts; steps down in the safe order (work, VIP, Lease) before resolving. */
   run(signal: AbortSignal): Promise<void>;
   /** Releases sockets and caches (after run settled). */
@@ -107,7 +107,7 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
   });
   return {
     target,
-    setCandidate: (c) => elector.setCandidate(c),
+    setCandidate: (c, preferred) => elector.setCandidate(c, preferred),
     run: (signal) => elector.run(signal),
     close: () => {
       announcer.stop();

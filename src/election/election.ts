@@ -89,6 +89,13 @@ export interface ElectorState {
   readonly lastRenewSentMs: number | undefined;
   /** Readiness (e.g. the local Ironic pod is Ready and the interface is up). */
   readonly candidate: boolean;
+  /**
+   * A preferred candidate (undefined: yes) takes a free Lease at once; one
+   * that is not (an Ironic pod running but not Ready, ADR 0022) only a
+   * retryPeriod after the Lease became free, so a preferred candidate watching
+   * it wins. It only delays an acquire: the one-holder rule is the Lease's.
+   */
+  readonly preferred?: boolean;
   readonly stopping: boolean;
   /**
    * The VIP may still be up here though we do not lead (an earlier process, or
@@ -97,7 +104,7 @@ export interface ElectorState {
   readonly vipMayBeUp?: boolean;
 }
 
-export type WaitReason = 'heldByOther' | 'notCandidate' | 'leading' | 'stopped';
+export type WaitReason = 'heldByOther' | 'notCandidate' | 'deferring' | 'leading' | 'stopped';
 export type FenceReason = 'renewDeadlineExceeded' | 'shutdown' | 'notCandidate' | 'lostLease';
 
 export type Decision =
@@ -149,7 +156,13 @@ export function step({ state, identity, timings, nowMs, wallMs }: StepInput): De
   if (state.stopping) return { kind: 'wait', untilMs: FOREVER, reason: 'stopped' };
   if (!state.candidate) return { kind: 'wait', untilMs: FOREVER, reason: 'notCandidate' };
   if (!lease) return { kind: 'read' };
+  const deferUntil = (freeSinceMs: number): Decision | undefined => {
+    const at = freeSinceMs + timings.retryPeriodMs;
+    return state.preferred === false && nowMs < at ? { kind: 'wait', untilMs: at, reason: 'deferring' } : undefined;
+  };
   if (!record) {
+    const deferred = deferUntil(lease.observedAtMs);
+    if (deferred) return deferred;
     return {
       kind: 'create',
       record: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTimeMs: wallMs, renewTimeMs: wallMs, leaseTransitions: 0 },
@@ -164,6 +177,10 @@ export function step({ state, identity, timings, nowMs, wallMs }: StepInput): De
     const expiresAt = lease.observedAtMs + durationMs;
     if (nowMs < expiresAt) return { kind: 'wait', untilMs: expiresAt, reason: 'heldByOther' };
     reason = 'expired';
+  }
+  if (reason !== 'heldByMe') {
+    const deferred = deferUntil(reason === 'released' ? lease.observedAtMs : lease.observedAtMs + Math.max(timings.leaseDurationMs, (record.leaseDurationSeconds ?? 0) * 1000));
+    if (deferred) return deferred;
   }
   return {
     kind: 'acquire',

@@ -93,11 +93,11 @@ export class Elector {
     return this.state.leading;
   }
 
-  /** Readiness changed (e.g. the interface went down): re-evaluate at once. */
-  setCandidate(candidate: boolean): void {
-    if (candidate === this.state.candidate) return;
-    this.log.info({ reason: candidate ? 'ready' : 'notReady' }, candidate ? 'candidate again' : 'no longer a candidate');
-    this.state = { ...this.state, candidate };
+  /** Readiness changed (e.g. the interface went down): re-evaluate at once. A candidate not `preferred` defers to preferred ones for a free Lease. */
+  setCandidate(candidate: boolean, preferred = true): void {
+    if (candidate === this.state.candidate && preferred === (this.state.preferred ?? true)) return;
+    if (candidate !== this.state.candidate) this.log.info({ reason: candidate ? 'ready' : 'notReady' }, candidate ? 'candidate again' : 'no longer a candidate');
+    this.state = { ...this.state, candidate, preferred };
     this.wake?.();
   }
 

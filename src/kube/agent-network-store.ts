@@ -13,7 +13,7 @@ import type { IpAddressObject, IpClaimObject } from '../ipam/objects.js';
 import type { HolderReport } from '../network/agent-runner.js';
 import { agentStatus, needsReassert, planReport, stillNamed, type SaidState } from '../network/agent-status.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from '../network/network.js';
-import { claimedAddress, podClaim, type ClaimedAddress, type PodObject } from '../network/pods.js';
+import { claimedAddress, podClaim, slimPod, type ClaimedAddress, type PodObject } from '../network/pods.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
 import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
@@ -57,11 +57,7 @@ export class KubeAgentNetworkStore {
       name: 'pods-on-node',
       selectors: { fieldSelector: `spec.nodeName=${o.nodeName}` },
       // keep only what the agent reads: a pod's spec and status are large
-      transform: (p) => ({
-        metadata: { name: p.metadata.name, namespace: p.metadata.namespace, uid: p.metadata.uid, labels: p.metadata.labels, annotations: p.metadata.annotations, creationTimestamp: p.metadata.creationTimestamp, deletionTimestamp: p.metadata.deletionTimestamp, resourceVersion: p.metadata.resourceVersion },
-        spec: { nodeName: p.spec?.nodeName, hostNetwork: p.spec?.hostNetwork },
-        status: { phase: p.status?.phase, conditions: (p.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status })) },
-      }),
+      transform: slimPod,
       onEvent: (e) => {
         for (const n of this.networkInformer.list()) if (n.metadata.namespace === e.object.metadata.namespace) o.onChanged(objectKey(n));
       },

@@ -3,7 +3,8 @@
  * queue keyed by network): find the Ironic pod on this node, the interface
  * Multus attached from the network's NAD, the pod's network namespace; claim
  * the pod's address and put it on that interface; then run the network's VIP
- * unit there, a candidate while the pod is Ready. Any step that cannot be done
+ * unit there, a candidate while the pod's containers run (vipCandidacy: Ready is
+ * not required, ADR 0022). Any step that cannot be done
  * yet is a wait with a reason (logged when it changes, retried), never an
  * error that stops other networks. When the pod goes, the unit steps down
  * (work, VIP, Lease) and the pod's claim is released.
@@ -16,7 +17,7 @@ import type { WorkOutcome } from '../core/work-queue.js';
 import { nadName } from './nad.js';
 import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
-import { choosePod, podReady, unitFingerprint, type ClaimedAddress, type PodObject } from './pods.js';
+import { choosePod, podRun, unitFingerprint, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
 
 export interface PodNetnsRef {
   readonly path: string;
@@ -25,14 +26,15 @@ export interface PodNetnsRef {
 }
 
 export interface UnitHandle {
-  setCandidate(candidate: boolean): void;
+  /** A candidate that is not `preferred` (not Ready) defers to preferred ones for a free Lease. */
+  setCandidate(candidate: boolean, preferred: boolean): void;
   /** Steps down (if holding) and releases the unit; never throws. */
   stop(): Promise<void>;
 }
 
 /** What the VIP unit on a pod tells the network's status: holding (or not), and DHCP serving (or why not). */
 export type HolderReport =
-  | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string }
+  | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string; readonly urls?: UrlContract }
   | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string };
 
 export interface AgentPorts {
@@ -97,6 +99,9 @@ export class AgentRunner {
   /** The pods whose claim this agent made, per network: released when the pod goes. */
   private readonly claimed = new Map<string, { namespace: string; pod: string }>();
   private readonly lastWait = new Map<string, string>();
+  private readonly lastCandidacy = new Map<string, string>();
+  /** The run (podRun) of the network's pod that was last seen Ready. */
+  private readonly readyRun = new Map<string, string>();
   /** Passes in a row that found a pod (by UID) without its attachment. */
   private readonly attachWaits = new Map<string, number>();
 
@@ -169,7 +174,9 @@ export class AgentRunner {
     if (!current) {
       const podName = pod.metadata.name ?? '';
       try {
-        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, (r) => this.o.ports.report(network, r));
+        // the holder says on the status what its Ironic's URLs name (the IronicURLs condition)
+        const urls = urlContract(pod, vipsOf(network));
+        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, (r) => this.o.ports.report(network, r.kind === 'holding' ? { ...r, urls } : r));
         current = { fingerprint, podName, namespace: network.namespace, unit };
         this.attached.set(key, current);
         log.info({ pod: podName, iface, netns: netns.path }, 'VIP candidate on the Ironic pod');
@@ -177,7 +184,15 @@ export class AgentRunner {
         return wait(`could not open ${iface} in pod ${podName} for the VIP: ${describeError(err)}`);
       }
     }
-    current.unit.setCandidate(podReady(pod));
+    await this.checkUrlContract(network, pod);
+    const run = podRun(pod);
+    const candidacy = vipCandidacy(pod, this.readyRun.get(key) === run);
+    if (candidacy.ready) this.readyRun.set(key, run);
+    if (this.lastCandidacy.get(key) !== candidacy.reason) {
+      this.lastCandidacy.set(key, candidacy.reason);
+      log.info({ pod: pod.metadata.name, candidate: candidacy.candidate, ready: candidacy.ready, reason: candidacy.reason }, 'VIP candidacy');
+    }
+    current.unit.setCandidate(candidacy.candidate, candidacy.ready);
     await this.o.ports.reassert(network);
     return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
   }
@@ -205,6 +220,20 @@ export class AgentRunner {
   }
 
   private readonly parentChecked = new Map<string, string>();
+  /** The pod (UID) whose env was last judged, per network. */
+  private readonly urlChecked = new Map<string, string>();
+
+  /** An Ironic container whose env makes its URLs name something other than the VIP: a Warning Event, once per pod. */
+  private async checkUrlContract(network: ProvisioningNetwork, pod: PodObject): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    const key = `${network.namespace}/${network.name}`;
+    if (this.urlChecked.get(key) === uid) return;
+    this.urlChecked.set(key, uid);
+    const contract = urlContract(pod, vipsOf(network));
+    if (contract.kind !== 'wrong') return;
+    this.o.logger.warn({ provisioningNetwork: key, pod: pod.metadata.name, reason: contract.reason }, contract.message);
+    await this.o.ports.warn(network, contract.reason, contract.message);
+  }
 
   /** Steps down on every network (SIGTERM): units stop in parallel, each in the safe order. */
   async stopAll(): Promise<void> {

@@ -18,6 +18,7 @@
 import type { Condition } from '../core/conditions.js';
 import type { HolderReport } from './agent-runner.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from './network.js';
+import type { UrlContract } from './pods.js';
 
 /** What an agent last said on one network's status (server-side apply replaces all of a manager's fields at once). */
 export interface SaidState {
@@ -27,6 +28,8 @@ export interface SaidState {
   readonly agent: string;
   readonly since: string;
   readonly dhcp: { readonly serving: boolean; readonly message: string } | undefined;
+  /** What the holder's Ironic puts in its URLs (from its container's env). */
+  readonly urls?: UrlContract;
   readonly conditions: ReadonlyMap<string, Condition>;
 }
 
@@ -39,7 +42,7 @@ export type ReportPlan =
 export function planReport(said: SaidState | undefined, r: HolderReport, now: string): ReportPlan {
   const state = said ?? { holding: false, pod: r.pod, agent: r.agent, since: now, dhcp: undefined, conditions: new Map<string, Condition>() };
   if (r.kind === 'holding') {
-    const next: SaidState = { ...state, holding: r.holding, pod: r.pod, agent: r.agent, since: r.holding && !state.holding ? now : state.since, dhcp: undefined };
+    const next: SaidState = { ...state, holding: r.holding, pod: r.pod, agent: r.agent, since: r.holding && !state.holding ? now : state.since, dhcp: undefined, urls: r.urls };
     return { kind: 'write', state: next, onlyIfNamed: !r.holding };
   }
   if (!state.holding || state.agent !== r.agent) return { kind: 'ignore', reason: 'lateReport' };
@@ -73,11 +76,24 @@ export function agentStatus(network: ProvisioningNetwork, state: SaidState, node
         : state.dhcp.serving
           ? cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
           : cond('DHCPServing', 'False', 'StartFailed', `DHCP could not start on ${where}: ${state.dhcp.message}`);
+  const urls = ironicUrlsCondition(state, where);
   const status: AgentStatus = {
     ...(state.holding ? { vipHolder: { node: nodeName, pod: state.pod, agent: state.agent, since: state.since } } : {}),
-    conditions: [vipAssigned, dhcp],
+    conditions: [vipAssigned, dhcp, ...(urls ? [cond('IronicURLs', urls.status, urls.reason, urls.message)] : [])],
   };
   return { status, state: { ...state, conditions } };
+}
+
+/**
+ * The IronicURLs condition the holder writes: True when its Ironic container
+ * names the VIP (IRONIC_IP or PROVISIONING_IP), False with the fix when its
+ * URLs would name the pod's own address or another one; none when the env
+ * says nothing ironet can judge, or when not holding.
+ */
+export function ironicUrlsCondition(state: SaidState, where: string): { status: Condition['status']; reason: string; message: string } | undefined {
+  if (!state.holding || !state.urls || state.urls.kind === 'unknown') return undefined;
+  if (state.urls.kind === 'vip') return { status: 'True', reason: 'VIP', message: `Ironic on ${where} names the VIP in its URLs (${state.urls.variable})` };
+  return { status: 'False', reason: state.urls.reason, message: state.urls.message };
 }
 
 export interface AgentStatus {

@@ -13,9 +13,22 @@ import { nadName } from './nad.js';
 import { NETWORK_LABEL, type ProvisioningNetwork } from './network.js';
 import { requestsNetwork } from './network-status.js';
 
+export interface PodContainerStatus {
+  name?: string;
+  started?: boolean;
+  restartCount?: number;
+  state?: { running?: object; waiting?: { reason?: string }; terminated?: object };
+}
+
+export interface PodEnvVar {
+  name?: string;
+  value?: string;
+  valueFrom?: object;
+}
+
 export interface PodObject extends KubeObject {
-  spec?: { nodeName?: string; hostNetwork?: boolean };
-  status?: { phase?: string; conditions?: { type?: string; status?: string }[] };
+  spec?: { nodeName?: string; hostNetwork?: boolean; containers?: { name?: string; env?: PodEnvVar[] }[] };
+  status?: { phase?: string; conditions?: { type?: string; status?: string }[]; containerStatuses?: PodContainerStatus[] };
 }
 
 /** The label on a pod's address claim: the pod's name. */
@@ -46,6 +59,49 @@ export function choosePod(network: ProvisioningNetwork, pods: readonly PodObject
 /** Whether the pod reports Ready (its containers pass their readiness probes). */
 export function podReady(pod: PodObject): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+/** Whether the pod's VIP unit contends for the Lease, and why (for the log). */
+export interface Candidacy {
+  readonly candidate: boolean;
+  readonly ready: boolean;
+  readonly reason: string;
+}
+
+/**
+ * Which run of a pod's containers this is: its UID and their restarts. A
+ * container that restarts starts a new run (ironic-image waits for the VIP
+ * again).
+ */
+export function podRun(pod: PodObject): string {
+  const restarts = (pod.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
+  return `${pod.metadata.uid ?? ''}/${restarts}`;
+}
+
+/**
+ * Whether the plumbed pod is a VIP candidate (ADR 0022): once every container
+ * runs (state running, or started), Ready or not. Ready cannot be the
+ * precondition: with `PROVISIONING_IP=<VIP>` ironic-image waits for the VIP on
+ * an interface before Ironic starts, so the pod becomes Ready only after it
+ * holds the VIP. Ready stays a preference (`ready`, which the VIP unit passes
+ * to the election: a Ready candidate takes a free Lease first), and a pod that
+ * was Ready in this run of its containers (`wasReady`, see podRun) and lost it
+ * is not a candidate until Ready again: its Ironic is running but failing its
+ * probe, so it steps down for a healthy pod. A pod whose containers do not all
+ * run (being created, crash-looping) is not a candidate.
+ */
+export function vipCandidacy(pod: PodObject, wasReady = false): Candidacy {
+  const ready = podReady(pod);
+  if (ready) return { candidate: true, ready, reason: 'the pod is Ready' };
+  if (wasReady) return { candidate: false, ready, reason: 'the pod was Ready and lost it with its containers still running (its readiness probe fails): not a candidate until Ready again' };
+  const statuses = pod.status?.containerStatuses ?? [];
+  if (statuses.length === 0) return { candidate: false, ready, reason: 'the pod reports no running containers yet' };
+  const stopped = statuses.filter((c) => !(c.state?.running !== undefined || c.started === true));
+  if (stopped.length > 0) {
+    const names = stopped.map((c) => `${c.name ?? '?'}${c.state?.waiting?.reason ? ` (${c.state.waiting.reason})` : ''}`).join(', ');
+    return { candidate: false, ready, reason: `container(s) ${names} not running` };
+  }
+  return { candidate: true, ready, reason: 'every container runs (not Ready yet: Ironic may be waiting for the VIP)' };
 }
 
 /**
@@ -109,4 +165,81 @@ export function vip6LeaseName(network: Pick<ProvisioningNetwork, 'name' | 'vip4'
  */
 export function unitFingerprint(network: ProvisioningNetwork, pod: PodObject, netnsId: string, iface: string): string {
   return JSON.stringify([pod.metadata.uid, netnsId, iface, network.vip4 && formatIp(network.vip4), network.vip6 && formatIp(network.vip6), formatCidr(network.cidr), network.election, network.dhcpPool, network.dhcp]);
+}
+
+/** The env variables of ironic-image that settle the address in Ironic's URLs (all urlContract reads of a pod's env). */
+export const IRONIC_ADDRESS_ENV = ['IRONIC_IP', 'PROVISIONING_IP', 'PROVISIONING_INTERFACE'] as const;
+
+/**
+ * What the agent keeps of a Pod (a pod's spec and status are large): what
+ * choosePod, vipCandidacy and urlContract read. Pure.
+ */
+export function slimPod(p: PodObject): PodObject {
+  const names: readonly string[] = IRONIC_ADDRESS_ENV;
+  return {
+    metadata: { name: p.metadata.name, namespace: p.metadata.namespace, uid: p.metadata.uid, labels: p.metadata.labels, annotations: p.metadata.annotations, creationTimestamp: p.metadata.creationTimestamp, deletionTimestamp: p.metadata.deletionTimestamp, resourceVersion: p.metadata.resourceVersion },
+    spec: {
+      nodeName: p.spec?.nodeName,
+      hostNetwork: p.spec?.hostNetwork,
+      containers: (p.spec?.containers ?? []).map((c) => ({
+        name: c.name,
+        env: (c.env ?? []).filter((e) => names.includes(e.name ?? '')).map((e) => ({ name: e.name, value: e.value, ...(e.valueFrom ? { valueFrom: {} } : {}) })),
+      })),
+    },
+    status: {
+      phase: p.status?.phase,
+      conditions: (p.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status })),
+      containerStatuses: (p.status?.containerStatuses ?? []).map((c) => ({
+        name: c.name,
+        started: c.started,
+        restartCount: c.restartCount,
+        state: { ...(c.state?.running ? { running: {} } : {}), ...(c.state?.waiting ? { waiting: { reason: c.state.waiting.reason } } : {}), ...(c.state?.terminated ? { terminated: {} } : {}) },
+      })),
+    },
+  };
+}
+
+/** What the Ironic container's environment makes Ironic put in the URLs it hands to hosts. */
+export type UrlContract =
+  | { readonly kind: 'vip'; readonly variable: 'IRONIC_IP' | 'PROVISIONING_IP' }
+  | { readonly kind: 'unknown'; readonly reason: string }
+  | { readonly kind: 'wrong'; readonly reason: 'IronicURLsNamePodAddress' | 'IronicIPNotVIP'; readonly message: string };
+
+/**
+ * Which address Ironic (ironic-image's start scripts) puts in its URLs, read
+ * from the env of the pod's Ironic container (the first container that sets
+ * any of IRONIC_IP, PROVISIONING_IP, PROVISIONING_INTERFACE). ironic-image
+ * takes IRONIC_IP as it is; else it waits for PROVISIONING_IP on an interface
+ * and uses it; else it takes the first global address of PROVISIONING_INTERFACE,
+ * which ironet makes the pod's own address: after a failover hosts would be
+ * sent to a pod that no longer holds the VIP. Only a name that is the VIP
+ * survives a failover. Pure.
+ */
+export function urlContract(pod: PodObject, vips: readonly IpAddress[]): UrlContract {
+  const names: readonly string[] = IRONIC_ADDRESS_ENV;
+  const container = (pod.spec?.containers ?? []).find((c) => (c.env ?? []).some((e) => names.includes(e.name ?? '')));
+  if (!container) return { kind: 'unknown', reason: 'no container sets IRONIC_IP, PROVISIONING_IP or PROVISIONING_INTERFACE' };
+  const env = new Map((container.env ?? []).map((e) => [e.name ?? '', e]));
+  const vipList = vips.map(formatIp);
+  const want = vipList.join(' or ');
+  for (const variable of ['IRONIC_IP', 'PROVISIONING_IP'] as const) {
+    const e = env.get(variable);
+    if (!e || (e.value === undefined && e.valueFrom === undefined) || e.value === '') continue;
+    if (e.value === undefined) return { kind: 'unknown', reason: `${variable} comes from valueFrom` };
+    const ip = tryParseIp(e.value.split('/')[0]!.replace(/^\[|\]$/g, ''));
+    if (ip && vipList.includes(formatIp(ip))) return { kind: 'vip', variable };
+    return {
+      kind: 'wrong',
+      reason: 'IronicIPNotVIP',
+      message: `container ${container.name ?? '?'} of pod ${pod.metadata.name ?? '?'} sets ${variable}=${e.value}, not the VIP: Ironic's URLs would name an address that does not move with the VIP; set IRONIC_IP=${want}`,
+    };
+  }
+  const iface = env.get('PROVISIONING_INTERFACE')?.value;
+  return {
+    kind: 'wrong',
+    reason: 'IronicURLsNamePodAddress',
+    message:
+      `container ${container.name ?? '?'} of pod ${pod.metadata.name ?? '?'} sets PROVISIONING_INTERFACE${iface ? `=${iface}` : ''} without IRONIC_IP or PROVISIONING_IP: ` +
+      `Ironic takes the first address of that interface, the pod's own address, for the URLs it hands to hosts, so after a failover hosts are sent to a pod that no longer holds the VIP; set IRONIC_IP=${want}`,
+  };
 }

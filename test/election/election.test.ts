@@ -211,6 +211,36 @@ describe('election/election', () => {
     ]);
   });
 
+  describe('step: a candidate that is not preferred (ADR 0022: an Ironic pod running, not Ready)', () => {
+    const free = rec({ holderIdentity: undefined, leaseDurationSeconds: 1 });
+    const take = (reason: 'released' | 'expired', transitions: number): Decision => ({
+      kind: 'acquire',
+      reason,
+      resourceVersion: '7',
+      record: { holderIdentity: ME, leaseDurationSeconds: 2, acquireTimeMs: WALL, renewTimeMs: WALL, leaseTransitions: transitions },
+    });
+    table([
+      { name: 'defers a released Lease for a retryPeriod after it was seen free', state: state({ preferred: false, lease: seen(free, 1000) }), nowMs: 1100, want: { kind: 'wait', untilMs: 1300, reason: 'deferring' } },
+      { name: 'then takes it', state: state({ preferred: false, lease: seen(free, 1000) }), nowMs: 1300, want: take('released', 4) },
+      { name: 'a preferred candidate takes it at once', state: state({ preferred: true, lease: seen(free, 1000) }), nowMs: 1100, want: take('released', 4) },
+      { name: 'defers an expired Lease for a retryPeriod past its expiry', state: state({ preferred: false, lease: seen(rec(), 1000) }), nowMs: 3100, want: { kind: 'wait', untilMs: 3300, reason: 'deferring' } },
+      { name: 'then takes it', state: state({ preferred: false, lease: seen(rec(), 1000) }), nowMs: 3300, want: take('expired', 4) },
+      { name: 'defers creating a missing Lease', state: state({ preferred: false, lease: seen(undefined, 1000) }), nowMs: 1000, want: { kind: 'wait', untilMs: 1300, reason: 'deferring' } },
+      {
+        name: 'takes its own record back at once (heldByMe: nobody else may hold it)',
+        state: state({ preferred: false, lease: seen(mine(), 1000) }),
+        nowMs: 1000,
+        want: { kind: 'acquire', reason: 'heldByMe', resourceVersion: '7', record: { holderIdentity: ME, leaseDurationSeconds: 2, acquireTimeMs: WALL, renewTimeMs: WALL, leaseTransitions: 3 } },
+      },
+      {
+        name: 'a leader that is not preferred renews (Ready is a preference: it does not step down for it)',
+        state: state({ preferred: false, leading: true, lastRenewSentMs: 1000, lease: seen(mine(), 1000) }),
+        nowMs: 1300,
+        want: { kind: 'renew', resourceVersion: '7', record: { ...mine(), leaseDurationSeconds: 2, renewTimeMs: WALL } },
+      },
+    ]);
+  });
+
   describe('step: a leader', () => {
     const leader = (o: Partial<ElectorState> = {}): ElectorState =>
       state({ leading: true, lastRenewSentMs: 1000, lease: seen(mine({ acquireTimeMs: WALL - 5000, renewTimeMs: WALL - 300 }), 1000, '12'), ...o });
@@ -573,7 +603,7 @@ type Action =
   /** The answer to `agent`'s (or the next agent's) served request arrives. */
   | { readonly kind: 'respond'; readonly agent: number }
   | { readonly kind: 'deliver'; readonly agent: number }
-  | { readonly kind: 'candidate'; readonly agent: number; readonly value: boolean }
+  | { readonly kind: 'candidate'; readonly agent: number; readonly value: boolean; readonly preferred: boolean }
   | { readonly kind: 'freeze'; readonly agent: number; readonly ms: number }
   | { readonly kind: 'stop'; readonly agent: number }
   /** A stopped agent's process starts again, fresh (after a clean shutdown: it fenced before it stopped). */
@@ -618,7 +648,7 @@ function actionArb(agents: number): fc.Arbitrary<Action> {
     { weight: 10, arbitrary: fc.record({ kind: fc.constant('respond' as const), agent }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('applyAbandoned' as const), agent }) },
     { weight: 20, arbitrary: fc.record({ kind: fc.constant('deliver' as const), agent }) },
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('candidate' as const), agent, value: fc.boolean() }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('candidate' as const), agent, value: fc.boolean(), preferred: fc.boolean() }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('freeze' as const), agent, ms: fc.integer({ min: 1, max: 6000 }) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('stop' as const), agent }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('restart' as const), agent }) },
@@ -862,7 +892,7 @@ function runModel(scenario: Scenario, variant: ModelVariant): ModelResult {
       }
       case 'candidate': {
         const a = agents[action.agent]!;
-        if (!frozen(a)) a.state = { ...a.state, candidate: action.value };
+        if (!frozen(a)) a.state = { ...a.state, candidate: action.value, preferred: action.preferred };
         break;
       }
       case 'freeze': {

@@ -30,6 +30,7 @@ class World implements AgentPorts {
   parent = true;
   log: string[] = [];
   candidate: boolean[] = [];
+  preferred: boolean[] = [];
 
   network(key: string) {
     return this.networks.get(key);
@@ -56,7 +57,10 @@ class World implements AgentPorts {
   startUnit(_n: unknown, p: PodObject, netnsPath: string) {
     this.log.push(`start unit ${p.metadata.name} ${netnsPath}`);
     return Promise.resolve({
-      setCandidate: (c: boolean) => void this.candidate.push(c),
+      setCandidate: (c: boolean, p: boolean) => {
+        this.candidate.push(c);
+        this.preferred.push(p);
+      },
       stop: () => {
         this.log.push(`stop unit ${p.metadata.name}`);
         return Promise.resolve();
@@ -99,6 +103,46 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     await r.reconcile(KEY);
     expect(w.candidate).to.deep.equal([false, true]);
     expect(w.log.filter((l) => l.startsWith('start unit')), 'one unit').to.have.length(1);
+  });
+
+  it('makes a running, not yet Ready pod a candidate (ironic-image with PROVISIONING_IP=<VIP> becomes Ready only once it holds the VIP)', async () => {
+    const waiting = pod('ironic-0', false);
+    waiting.status = { ...waiting.status, containerStatuses: [{ name: 'ironic', state: { waiting: { reason: 'ContainerCreating' } } }] };
+    w.podList = [waiting];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    expect(w.candidate, 'a container not running yet').to.deep.equal([false]);
+    const running = pod('ironic-0', false);
+    running.status = { ...running.status, containerStatuses: [{ name: 'ironic', state: { running: {} }, started: true }] };
+    w.podList = [running];
+    await r.reconcile(KEY);
+    expect(w.candidate, 'running, not Ready: a candidate').to.deep.equal([false, true]);
+    expect(w.preferred, 'not preferred (it defers to a Ready candidate for a free Lease)').to.deep.equal([false, false]);
+    w.podList = [{ ...running, status: { ...running.status, conditions: [{ type: 'Ready', status: 'True' }] } }];
+    await r.reconcile(KEY);
+    w.podList = [running];
+    await r.reconcile(KEY);
+    expect(w.candidate, 'Ready, then not Ready with the same containers running: steps down').to.deep.equal([false, true, true, false]);
+    expect(w.preferred[2], 'Ready: preferred').to.equal(true);
+    w.podList = [{ ...running, status: { ...running.status, containerStatuses: [{ name: 'ironic', state: { running: {} }, restartCount: 1 }] } }];
+    await r.reconcile(KEY);
+    expect(w.candidate, 'a restarted container waits for the VIP again: a candidate').to.deep.equal([false, true, true, false, true]);
+  });
+
+  it('warns once per pod when the Ironic container names PROVISIONING_INTERFACE without IRONIC_IP or PROVISIONING_IP; says nothing for IRONIC_IP=<VIP>', async () => {
+    const p = pod('ironic-0', true);
+    p.spec = { ...p.spec, containers: [{ name: 'ironic', env: [{ name: 'PROVISIONING_INTERFACE', value: 'net1' }] }] };
+    w.podList = [p];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn IronicURLsNamePodAddress']);
+    const good = pod('ironic-1', true);
+    good.spec = { ...good.spec, containers: [{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'PROVISIONING_INTERFACE', value: 'net1' }] }] };
+    w.podList = [good];
+    w.netns['uid-ironic-1'] = { path: '/proc/43/ns/net', id: 'net:[2]' };
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('warn')), 'no second warning').to.have.length(1);
   });
 
   it('waits, with nothing started, until Multus wrote network-status, the sandbox is visible and IPAM allocated', async () => {

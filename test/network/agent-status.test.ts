@@ -81,4 +81,13 @@ describe('network/agent-status: the VIP holder’s part of a ProvisioningNetwork
     expect(needsReassert(n, { ...state, holding: false }, undefined), 'not holding: nothing to say').to.equal(false);
     expect(needsReassert(n, undefined, undefined)).to.equal(false);
   });
+
+  it('the holder says what its Ironic\'s URLs name: IronicURLs True for the VIP, False with the fix for PROVISIONING_INTERFACE alone, absent when unknown or not holding', () => {
+    const wrong = { kind: 'wrong', reason: 'IronicURLsNamePodAddress', message: 'container ironic of pod ironic-0 sets PROVISIONING_INTERFACE=net1 ...; set IRONIC_IP=172.22.0.2' } as const;
+    const urlsOf = (s: SaidState | undefined) => agentStatus(network(), s!, 'n1', T1).status.conditions.find((c) => c.type === 'IronicURLs');
+    expect(urlsOf(fold([{ ...holding('a', true), urls: wrong }], [T0]))).to.include({ status: 'False', reason: 'IronicURLsNamePodAddress', message: wrong.message });
+    expect(urlsOf(fold([{ ...holding('a', true), urls: { kind: 'vip', variable: 'PROVISIONING_IP' } }], [T0]))).to.include({ status: 'True', reason: 'VIP' });
+    expect(urlsOf(fold([{ ...holding('a', true), urls: { kind: 'unknown', reason: 'x' } }], [T0])), 'unknown: no condition').to.equal(undefined);
+    expect(urlsOf(fold([{ ...holding('a', true), urls: wrong }, holding('a', false)], [T0, T1])), 'stepped down: not the holder\'s to say').to.equal(undefined);
+  });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatIp } from '../../src/core/ip.js';
 import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
-import { choosePod, claimedAddress, podClaim, podReady, unitFingerprint, vipLeaseName, type PodObject } from '../../src/network/pods.js';
+import { choosePod, claimedAddress, podClaim, podReady, podRun, slimPod, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodObject } from '../../src/network/pods.js';
 import { networkObject } from './fixtures.js';
 
 const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
@@ -76,5 +76,54 @@ describe('network/pods: the agent\'s decisions about Ironic pods', () => {
     expect(unitFingerprint(n, pod('q'), 'net:[1]', 'net1')).to.not.equal(fp);
     expect(unitFingerprint(net({ vip: { ipv4: '172.22.0.3' } }), p, 'net:[1]', 'net1')).to.not.equal(fp);
     expect(vipLeaseName(n)).to.equal('ironet-vip-provisioning');
+  });
+
+  it('vipCandidacy: a candidate once every container runs, Ready or not; not while one is waiting or none reports', () => {
+    const c = (st: PodObject['status']) => vipCandidacy(pod('x', {}, undefined, st));
+    expect(c({ phase: 'Pending' }).candidate, 'no container statuses').to.equal(false);
+    expect(c({ phase: 'Pending', containerStatuses: [{ name: 'ironic', state: { waiting: { reason: 'ContainerCreating' } } }] })).to.include({ candidate: false, ready: false });
+    expect(c({ phase: 'Pending', containerStatuses: [{ name: 'ironic', state: { waiting: { reason: 'CrashLoopBackOff' } } }] }).reason).to.contain('ironic (CrashLoopBackOff)');
+    expect(c({ phase: 'Running', containerStatuses: [{ name: 'ironic', state: { running: {} } }, { name: 'httpd', state: { waiting: {} } }] }).candidate, 'one of two running').to.equal(false);
+    expect(c({ phase: 'Running', containerStatuses: [{ name: 'ironic', state: { running: {} } }, { name: 'httpd', started: true }] })).to.include({ candidate: true, ready: false });
+    expect(c({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] })).to.include({ candidate: true, ready: true });
+    const running = pod('x', {}, undefined, { phase: 'Running', containerStatuses: [{ name: 'ironic', state: { running: {} } }] });
+    expect(vipCandidacy(running, true).candidate, 'was Ready in this run and lost it').to.equal(false);
+    expect(vipCandidacy({ ...running, status: { ...running.status, conditions: [{ type: 'Ready', status: 'True' }] } }, true).candidate, 'Ready again').to.equal(true);
+  });
+
+  it('podRun: a container restart is a new run of the pod', () => {
+    const p = (restarts: number[], uid = 'u1') => pod('x', { uid }, undefined, { containerStatuses: restarts.map((n, i) => ({ name: `c${i}`, restartCount: n })) });
+    expect(podRun(p([0, 0]))).to.equal(podRun(p([0])));
+    expect(podRun(p([0, 1]))).to.not.equal(podRun(p([0, 0])));
+    expect(podRun(p([0], 'u2'))).to.not.equal(podRun(p([0])));
+  });
+
+  it('urlContract: IRONIC_IP or PROVISIONING_IP naming the VIP is the contract that survives a failover; PROVISIONING_INTERFACE alone or another address is wrong', () => {
+    const vips = net().vip4 ? [net().vip4!] : [];
+    const withEnv = (env: { name: string; value?: string; valueFrom?: object }[]) => urlContract(pod('x', {}, { nodeName: 'n1', containers: [{ name: 'sidecar' }, { name: 'ironic', env }] }), vips);
+    expect(withEnv([{ name: 'IRONIC_IP', value: '172.22.0.2' }])).to.deep.equal({ kind: 'vip', variable: 'IRONIC_IP' });
+    expect(withEnv([{ name: 'PROVISIONING_IP', value: '172.22.0.2/24' }, { name: 'PROVISIONING_INTERFACE', value: 'net1' }])).to.deep.equal({ kind: 'vip', variable: 'PROVISIONING_IP' });
+    expect(withEnv([{ name: 'IRONIC_IP', value: '' }, { name: 'PROVISIONING_IP', value: '172.22.0.2' }])).to.deep.equal({ kind: 'vip', variable: 'PROVISIONING_IP' });
+    const alone = withEnv([{ name: 'PROVISIONING_INTERFACE', value: 'net1' }]);
+    expect(alone).to.include({ kind: 'wrong', reason: 'IronicURLsNamePodAddress' });
+    expect(alone.kind === 'wrong' && alone.message).to.contain('set IRONIC_IP=172.22.0.2').and.contain('pod\'s own address');
+    const other = withEnv([{ name: 'IRONIC_IP', value: '172.22.0.10' }]);
+    expect(other).to.include({ kind: 'wrong', reason: 'IronicIPNotVIP' });
+    expect(withEnv([{ name: 'IRONIC_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }]).kind, 'valueFrom cannot be judged').to.equal('unknown');
+    expect(urlContract(pod('x'), vips).kind, 'a pod that is not ironic-image').to.equal('unknown');
+  });
+
+  it('slimPod keeps what candidacy and the env contract read, and drops the rest of the env', () => {
+    const full = pod('x', {}, { nodeName: 'n1', containers: [{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'SECRET_THING', value: 'x' }, { name: 'PROVISIONING_IP', valueFrom: { fieldRef: {} } }] }] }, {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'False' }],
+      containerStatuses: [{ name: 'ironic', started: true, restartCount: 2, state: { running: { startedAt: 'x' } } }],
+    });
+    const slim = slimPod(full);
+    expect(slim.spec?.containers).to.deep.equal([{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'PROVISIONING_IP', value: undefined, valueFrom: {} }] }]);
+    expect(slim.status?.containerStatuses).to.deep.equal([{ name: 'ironic', started: true, restartCount: 2, state: { running: {} } }]);
+    expect(vipCandidacy(slim)).to.deep.equal(vipCandidacy(full));
+    expect(podRun(slim)).to.equal(podRun(full));
+    expect(urlContract(slim, [net().vip4!])).to.deep.equal(urlContract(full, [net().vip4!]));
   });
 });

@@ -42,13 +42,13 @@ export class IronicPods {
    * `networks` is its k8s.v1.cni.cncf.io/networks annotation; no interface is
    * attached until attach().
    */
-  async create(name: string, node: { index: number; netns: string }, networks: string, labels: Record<string, string> = { app: 'ironic' }): Promise<IronicPod> {
+  async create(name: string, node: { index: number; netns: string }, networks: string, labels: Record<string, string> = { app: 'ironic' }, env: readonly { name: string; value: string }[] = []): Promise<IronicPod> {
     const pods = this.admin.resource<KubeObject & { spec?: object }>(RESOURCES.pod);
     const created = await pods.create({
       metadata: { name, namespace: this.namespace, labels, annotations: { 'k8s.v1.cni.cncf.io/networks': networks } },
       spec: {
         nodeName: `node-${node.index}`,
-        containers: [{ name: 'ironic', image: 'quay.io/metal3-io/ironic:latest', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+        containers: [{ name: 'ironic', image: 'quay.io/metal3-io/ironic:latest', ...(env.length > 0 ? { env } : {}), securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
       },
     });
     const uid = created.metadata.uid ?? '';
@@ -73,6 +73,22 @@ export class IronicPods {
     await this.admin.resource(RESOURCES.pod).mergePatchStatus(
       { namespace: this.namespace, name: pod.name },
       { status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date(this.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z') }] } },
+    );
+  }
+
+  /** What kubelet reports of the pod's one container: running (started) or waiting, and Ready or not. */
+  async setContainer(pod: IronicPod, running: boolean, ready: boolean): Promise<void> {
+    const now = new Date(this.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const state = running ? { running: { startedAt: now } } : { waiting: { reason: 'ContainerCreating' } };
+    await this.admin.resource(RESOURCES.pod).mergePatchStatus(
+      { namespace: this.namespace, name: pod.name },
+      {
+        status: {
+          phase: running ? 'Running' : 'Pending',
+          conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: now }],
+          containerStatuses: [{ name: 'ironic', image: 'quay.io/metal3-io/ironic:latest', imageID: '', ready, restartCount: 0, started: running, state }],
+        },
+      },
     );
   }
 
