@@ -15,17 +15,18 @@
  * system keeps its state in memory (a power change lands 1–11 s after the
  * request, as on real hardware), no libvirt needed.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Clock } from '../../core/clock.js';
-import { NotSupportedError, TransientError } from '../../core/errors.js';
+import { NotSupportedError } from '../../core/errors.js';
 import { ironicPaths, ironicUrls, renderIronicConf, type IronicEnv, type IronicUrls } from '../ironic-plan.js';
 import { CHECKOUT } from './checkout.js';
-import { hasExited, openRunFolder, safeKill, stopChild, type RunFolder } from './run-folder.js';
+import { hasExited, openRunFolder, safeKill, stopChild } from './run-folder.js';
+import { launchTracked, tailFile, waitUntilOk } from './tracked-process.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -99,7 +100,6 @@ export interface Ironic {
   killNow(): void;
 }
 
-const SETPRIV_HINT = 'setpriv (util-linux) is needed to tie the process to its owner';
 
 /** Starts Ironic as ironic-image does and waits until its API answers. */
 export async function startIronic(o: IronicOptions): Promise<Ironic> {
@@ -121,9 +121,9 @@ export async function startIronic(o: IronicOptions): Promise<Ironic> {
       throw new NotSupportedError(`ironic-dbsync create_schema failed: ${((err as { stderr?: string }).stderr ?? String(err)).trim().split('\n').slice(-10).join('\n')}`);
     }
     httpd = await serveHttpRoot(paths.httpRoot, urls.bindHost, urls.httpPort, o.clock, hits);
-    child = await launch(folder, logFile, path.join(v.dir, 'bin/ironic'), ['--config-file', confFile]);
+    child = await launchTracked(folder, logFile, path.join(v.dir, 'bin/ironic'), ['--config-file', confFile]);
     const apiUrl = urls.baseUrl;
-    await waitOk(o.clock, o.startTimeoutMs ?? 60_000, 'ironic', child, logFile, `${apiUrl}/v1`);
+    await waitUntilOk(o.clock, o.startTimeoutMs ?? 60_000, 'ironic', child, logFile, `${apiUrl}/v1`, 200);
     const started = child;
     const server = httpd;
     return {
@@ -136,7 +136,7 @@ export async function startIronic(o: IronicOptions): Promise<Ironic> {
       httpRoot: paths.httpRoot,
       versions: v.versions,
       httpHits: hits,
-      logTail: (lines = 40) => tail(logFile, lines),
+      logTail: (lines = 40) => tailFile(logFile, lines),
       stop: async () => {
         await stopChild(started, o.clock);
         await closeServer(server);
@@ -195,10 +195,10 @@ export async function startSushyEmulator(o: SushyEmulatorOptions): Promise<Sushy
   let child: ChildProcess | undefined;
   try {
     await writeFile(config, `SUSHY_EMULATOR_STATE_DIR = ${JSON.stringify(path.join(folder.dir, 'state'))}\nSUSHY_EMULATOR_FAKE_SYSTEMS = ${JSON.stringify(systems).replaceAll('false', 'False')}\n`);
-    child = await launch(folder, logFile, path.join(v.dir, 'bin/sushy-emulator'), ['--fake', '--config', config, '-i', o.host, '-p', String(o.port)]);
+    child = await launchTracked(folder, logFile, path.join(v.dir, 'bin/sushy-emulator'), ['--fake', '--config', config, '-i', o.host, '-p', String(o.port)]);
     const host = o.host.includes(':') ? `[${o.host}]` : o.host;
     const url = `http://${host}:${o.port}`;
-    await waitOk(o.clock, o.startTimeoutMs ?? 30_000, 'sushy-emulator', child, logFile, `${url}/redfish/v1/Systems`);
+    await waitUntilOk(o.clock, o.startTimeoutMs ?? 30_000, 'sushy-emulator', child, logFile, `${url}/redfish/v1/Systems`, 200);
     const listed = JSON.parse(await get(`${url}/redfish/v1/Systems`)) as { Members: Array<{ '@odata.id': string }> };
     const started = child;
     return {
@@ -206,7 +206,7 @@ export async function startSushyEmulator(o: SushyEmulatorOptions): Promise<Sushy
       url,
       systemIds: listed.Members.map((m) => m['@odata.id']),
       logFile,
-      logTail: (lines = 40) => tail(logFile, lines),
+      logTail: (lines = 40) => tailFile(logFile, lines),
       stop: async () => {
         await stopChild(started, o.clock);
         await folder.remove();
@@ -271,27 +271,7 @@ function closeServer(server: http.Server): Promise<void> {
   });
 }
 
-async function launch(folder: RunFolder, logFile: string, binary: string, args: readonly string[]): Promise<ChildProcess> {
-  const log = createWriteStream(logFile);
-  // its own process group; dies with the owner
-  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, cwd: folder.dir });
-  child.stdout?.pipe(log, { end: false });
-  child.stderr?.pipe(log, { end: false });
-  child.once('close', () => log.end());
-  child.once('error', (err) => log.write(`could not start ${binary}: ${err.message} (${SETPRIV_HINT})\n`));
-  await folder.track(child.pid);
-  return child;
-}
 
-async function waitOk(clock: Clock, timeoutMs: number, what: string, child: ChildProcess, logFile: string, url: string): Promise<void> {
-  const deadline = clock.monotonicMs() + timeoutMs;
-  for (;;) {
-    if (hasExited(child)) throw new TransientError(`${what} exited (${child.exitCode ?? child.signalCode}) during start; the end of ${logFile}:\n${await tail(logFile, 30)}`);
-    if (await get(url).then(() => true, () => false)) return;
-    if (clock.monotonicMs() > deadline) throw new TransientError(`${what} not ready within ${timeoutMs} ms (${url}); the end of ${logFile}:\n${await tail(logFile, 30)}`);
-    await clock.sleep(200);
-  }
-}
 
 /** GET a URL's body; rejects unless it answers 200. */
 function get(url: string): Promise<string> {
@@ -306,10 +286,3 @@ function get(url: string): Promise<string> {
   });
 }
 
-async function tail(file: string, lines: number): Promise<string> {
-  try {
-    return (await readFile(file, 'utf8')).split('\n').slice(-lines - 1).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}

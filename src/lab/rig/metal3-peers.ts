@@ -13,14 +13,12 @@
  * webhooks, and its log in <run folder>/<peer>.log. Ready when its /readyz
  * answers ok; a peer that exits during start fails with the tail of its log.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Clock } from '../../core/clock.js';
-import { NotSupportedError, TransientError } from '../../core/errors.js';
+import { NotSupportedError } from '../../core/errors.js';
 import type { KubeObject } from '../../core/object-meta.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import { loadManifests } from '../../kube/manifests.js';
@@ -29,7 +27,8 @@ import type { ResourceRef } from '../../kube/types.js';
 import { requestServiceAccountToken } from '../../kube/tokens.js';
 import { loopbackWebhooks, PEER_SPECS, peerArgs, peerClusterRoles, type Metal3PeerName, type WebhookConfiguration } from '../metal3-peer-plan.js';
 import { freePort, kubeconfigYaml } from './local-apiserver.js';
-import { hasExited, openRunFolder, safeKill, stopChild, type RunFolder } from './run-folder.js';
+import { hasExited, openRunFolder, safeKill, stopChild } from './run-folder.js';
+import { launchTracked, tailFile, waitUntilOk } from './tracked-process.js';
 import { ensureUpstream, type UpstreamBuild, type UpstreamVersions } from './upstream-builds.js';
 
 const execFileAsync = promisify(execFile);
@@ -86,7 +85,6 @@ export interface Metal3Peer {
   killNow(): void;
 }
 
-const SETPRIV_HINT = 'setpriv (util-linux) is needed to tie the peer to its owner';
 
 /** Starts a peer and waits until it is ready (and its webhooks registered). */
 export async function startMetal3Peer(o: Metal3PeerOptions): Promise<Metal3Peer> {
@@ -136,10 +134,10 @@ export async function startMetal3Peer(o: Metal3PeerOptions): Promise<Metal3Peer>
     webhooks = loopbackWebhooks(webhookObjects, { namePrefix: spec.namePrefix, port: webhookPort, caPem });
 
     const logFile = path.join(folder.dir, `${o.peer}.log`);
-    const started = await launch(folder, logFile, build.binary, args);
+    const started = await launchTracked(folder, logFile, build.binary, args);
     child = started;
     const healthUrl = `http://127.0.0.1:${healthPort}/readyz`;
-    await waitReady(o.clock, o.startTimeoutMs ?? 60_000, o.peer, started, logFile, healthUrl);
+    await waitUntilOk(o.clock, o.startTimeoutMs ?? 60_000, o.peer, started, logFile, healthUrl);
 
     const register = async (): Promise<void> => {
       for (const w of webhooks) {
@@ -165,7 +163,7 @@ export async function startMetal3Peer(o: Metal3PeerOptions): Promise<Metal3Peer>
       webhookConfigurations: webhooks.map((w) => w.metadata.name ?? ''),
       registerWebhooks: register,
       unregisterWebhooks: unregister,
-      logTail: (lines = 40) => tail(logFile, lines),
+      logTail: (lines = 40) => tailFile(logFile, lines),
       stopProcess,
       stop: async () => {
         try {
@@ -193,51 +191,9 @@ function webhookResource(w: KubeObject): ResourceRef {
   return w.kind === 'MutatingWebhookConfiguration' ? RESOURCES.mutatingWebhookConfiguration : RESOURCES.validatingWebhookConfiguration;
 }
 
-async function launch(folder: RunFolder, logFile: string, binary: string, args: readonly string[]): Promise<ChildProcess> {
-  const log = createWriteStream(logFile);
-  // its own process group (a terminal's Ctrl-C reaches only the owner, which stops it in order); dies with the owner
-  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', binary, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-    cwd: folder.dir,
-  });
-  // both streams into one file: it is ended once, when the child is gone
-  child.stdout?.pipe(log, { end: false });
-  child.stderr?.pipe(log, { end: false });
-  child.once('close', () => log.end());
-  child.once('error', (err) => log.write(`could not start ${binary}: ${err.message} (${SETPRIV_HINT})\n`));
-  await folder.track(child.pid);
-  return child;
-}
 
-async function waitReady(clock: Clock, timeoutMs: number, what: string, child: ChildProcess, logFile: string, url: string): Promise<void> {
-  const deadline = clock.monotonicMs() + timeoutMs;
-  for (;;) {
-    if (hasExited(child)) throw new TransientError(`${what} exited (${child.exitCode ?? child.signalCode}) during start; the end of ${logFile}:\n${await tail(logFile, 30)}`);
-    if (await isOk(url)) return;
-    if (clock.monotonicMs() > deadline) throw new TransientError(`${what} not ready within ${timeoutMs} ms (${url}); the end of ${logFile}:\n${await tail(logFile, 30)}`);
-    await clock.sleep(100);
-  }
-}
 
-function isOk(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = http.get(url, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.setTimeout(2000, () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve(false));
-  });
-}
 
-async function tail(file: string, lines: number): Promise<string> {
-  try {
-    return (await readFile(file, 'utf8')).split('\n').slice(-lines - 1).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
 
 async function distinctFreePorts(n: 3): Promise<[number, number, number]> {
   const ports = new Set<number>();
