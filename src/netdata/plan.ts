@@ -336,7 +336,6 @@ export function planHost(snap: HostSnapshot): HostPlan {
     },
     releaseAfterWrite: [...staleDeleted.map((c) => ({ name: c.metadata.name ?? '', delete: false })), ...release(migrated)],
     ...gate,
-    setNetworkDataName: current ? undefined : secretName,
     summary: summary('Rendered', 'Rendered', `Secret ${secretName} holds network data for ${addressText || 'DHCP-only networks'}${keptText}`, { secret: secretName, addresses: [...rendered.addresses] }),
     events: [{ type: 'Normal', reason: 'NetworkDataRendered', note: `Secret ${secretName} written from NetworkDataTemplate ${templateName}${addressText ? `: ${addressText}` : ''}` }],
   };
@@ -355,11 +354,36 @@ export function nameSetByIronet(host: BareMetalHostObject): boolean {
  * missing, so the host never reaches inspection (or provisioning) without its
  * network data; ironet's Secret, owned by the host and labelled for BMO's
  * cache, wakes BMO the moment it is created. Never on a host being deleted
- * (BMO then reads no network data) or one whose name is already set.
+ * (BMO then reads no network data) or one whose name is already someone
+ * else's. A host whose manifest names ironet's Secret already (the race-free
+ * way: BMO never sees it unnamed) is adopted: the name is recorded as
+ * ironet's, so unlinking clears it.
  */
 export function gateFor(host: BareMetalHostObject, secretName: string): { setNetworkDataName?: string } {
-  if (host.metadata.deletionTimestamp !== undefined || host.spec?.preprovisioningNetworkDataName) return {};
-  return { setNetworkDataName: secretName };
+  if (host.metadata.deletionTimestamp !== undefined) return {};
+  const current = host.spec?.preprovisioningNetworkDataName;
+  if (!current) return { setNetworkDataName: secretName };
+  if (current === secretName && host.metadata.annotations?.[NAME_SET_ANNOTATION] !== secretName) return { setNetworkDataName: secretName };
+  return {};
+}
+
+/** BMO's states in which IPA (the ramdisk) runs or is being started on the host. */
+const RAMDISK_STATES = new Set(['inspecting', 'preparing', 'provisioning', 'deprovisioning']);
+
+/**
+ * The Warning for a gate that came late: ironet named the Secret of a host
+ * BMO had already moved into a ramdisk state (the host was created linked
+ * while the controller was down or slow, so BMO registered it unnamed). That
+ * boot of IPA runs without ironet's network data; later ones have it.
+ */
+export function lateGateWarning(host: BareMetalHostObject, secretName: string): EventPlan | undefined {
+  const state = host.status?.provisioning?.state ?? '';
+  if (host.spec?.preprovisioningNetworkDataName || !RAMDISK_STATES.has(state)) return undefined;
+  return {
+    type: 'Warning',
+    reason: 'NamedAfterRegistration',
+    note: `the host was already ${state} when ironet named its Secret ${secretName}: BMO registered it before ironet saw it, so this boot of IPA runs without ironet's network data (later ones have it). Put spec.preprovisioningNetworkDataName: ${secretName} in the host's manifest beside the annotation, and BMO waits for the Secret from the start`,
+  };
 }
 
 /**

@@ -12,8 +12,9 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { WorkOutcome } from '../core/work-queue.js';
-import { nameSetByIronet, planHost, planTemplateStatus, sameTemplateStatus, type HostPlan } from './plan.js';
+import { lateGateWarning, nameSetByIronet, planHost, planTemplateStatus, sameTemplateStatus, type HostPlan } from './plan.js';
 import type { NetdataStore, WriteOutcome } from './ports.js';
+import type { BareMetalHostObject } from './host.js';
 import type { NetdataMetrics } from './metrics.js';
 import { describeError } from '../core/errors.js';
 import { HOST_LABEL, secretNameFor, type HostSummary } from './template.js';
@@ -100,6 +101,11 @@ export class NetdataReconciler {
       const finishDeletion = async (): Promise<void> => {
         if (plan.releaseBmoFinalizer) await store.retireSecret(ns, secretName, 'delete', true);
       };
+      // the name on the host (the gate, or after the Secret); a host BMO already booted into IPA unnamed is told so
+      const nameSecret = async (host: BareMetalHostObject, name: string): Promise<void> => {
+        const late = lateGateWarning(host, name);
+        if (check('set spec.preprovisioningNetworkDataName', await store.setNetworkDataName(host, name)) && late) await store.recordHostEvent(host, late);
+      };
       if (plan.setNetworkDataName && !plan.writeSecret && snap.host && lost.length === 0) {
         // the gate: the name goes on the host before the Secret exists; never onto a Secret someone else wrote
         let seen = await store.peekSecret(ns, secretName);
@@ -109,7 +115,7 @@ export class NetdataReconciler {
         }
         if (seen === 'notOurs') conflict();
         else if (seen === 'terminating') terminating();
-        else check('set spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, plan.setNetworkDataName));
+        else await nameSecret(snap.host, plan.setNetworkDataName);
       }
       if (plan.writeSecret) {
         let outcome = await store.writeSecret(plan.writeSecret);
@@ -128,7 +134,7 @@ export class NetdataReconciler {
             wrote = outcome;
             this.o.metrics?.secretWrites.labels(outcome).inc();
           }
-          if (plan.setNetworkDataName && snap.host) check('set spec.preprovisioningNetworkDataName', await store.setNetworkDataName(snap.host, plan.setNetworkDataName));
+          if (plan.setNetworkDataName && snap.host) await nameSecret(snap.host, plan.setNetworkDataName);
           if (lost.length === 0) for (const r of plan.releaseAfterWrite) check(`release IPClaim ${r.name}`, await store.releaseClaim(ns, r));
         }
       }

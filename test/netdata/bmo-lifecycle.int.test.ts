@@ -22,7 +22,7 @@ import type { IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import type { NetworkDataJson } from '../../src/netdata/render.js';
-import { BMO_SECRET_FINALIZER, REFERENCE_ANNOTATION, REFERENCE_PREFIX, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
+import { BMO_SECRET_FINALIZER, NAME_SET_ANNOTATION, REFERENCE_ANNOTATION, REFERENCE_PREFIX, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
 import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
 import { eventually } from '../support/ipam-fixture.js';
 import { peerForSuite } from '../support/metal3-peers.js';
@@ -166,15 +166,22 @@ describe('DHCP-less lifecycle with the real baremetal-operator (fixture provisio
     return expectHeld(name);
   };
 
-  /** A host with its BMC Secret, linked to `template` from its creation (the annotation is there before BMO first sees it). */
+  /**
+   * A host with its BMC Secret, linked to `template` from its creation and, as
+   * docs/netdata.md tells users, naming ironet's Secret in its manifest: BMO
+   * never sees it unnamed, so it waits for the Secret however late ironet is
+   * (with the annotation alone, a controller slower than BMO's first
+   * reconciles lets the host inspect without it). ironet adopts the name.
+   */
   async function createHost(name: string, mac: string, template = 'ipa'): Promise<void> {
     await secrets().create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-bmc`, namespace: ns }, type: 'Opaque', stringData: { username: 'admin', password: 'password' } });
     await hosts().create({
       apiVersion: 'metal3.io/v1alpha1',
       kind: 'BareMetalHost',
       metadata: { name, namespace: ns, annotations: { [REFERENCE_ANNOTATION]: `${REFERENCE_PREFIX}${template}` } },
-      spec: { online: true, bootMACAddress: mac, bmc: { address: 'redfish+http://127.0.0.1:8000/redfish/v1/Systems/1', credentialsName: `${name}-bmc` } },
+      spec: { online: true, bootMACAddress: mac, preprovisioningNetworkDataName: secretName(name), bmc: { address: 'redfish+http://127.0.0.1:8000/redfish/v1/Systems/1', credentialsName: `${name}-bmc` } },
     });
+    await eventually(async () => (await getHost(name)).metadata.annotations?.[NAME_SET_ANNOTATION] === secretName(name) || undefined, `${name}: ironet adopted the name in its manifest`);
   }
 
   it('the API server lets a finalizer be taken off a Terminating Secret, never added to one (what the release relies on)', async () => {
@@ -304,14 +311,14 @@ describe('DHCP-less lifecycle with the real baremetal-operator (fixture provisio
     await templates().replace({ ...(await templates().get({ namespace: ns, name: 'ipa' })), spec: { networkData: spec } });
   });
 
-  it('the gate: a host linked before anything else waits in registering until its Secret exists, then inspects at once (BMO wakes on the Secret it owns)', async () => {
+  it('the gate: a host linked (and naming ironet\'s Secret) from its creation waits in registering until its Secret exists, then inspects at once (BMO wakes on the Secret it owns)', async () => {
     // the template's pool does not exist yet: ironet names the Secret on the host but cannot write it
     await templates().create(templateObject(ns, 'late', { networkData: singleNic('late') }));
     await createHost('node-3', '52:54:00:00:00:13', 'late');
     const named = await eventually(async () => {
       const h = await getHost('node-3');
       return h.spec?.preprovisioningNetworkDataName === secretName('node-3') ? h : undefined;
-    }, 'the name set at link time');
+    }, 'the name adopted at link time');
     expect(named.spec?.preprovisioningNetworkDataName).to.equal(secretName('node-3'));
     // BMO registers, cannot read the Secret, and retries; it never inspects
     for (let i = 0; i < 8; i++) {
@@ -349,7 +356,7 @@ describe('DHCP-less lifecycle with the real baremetal-operator (fixture provisio
       10_000,
     );
     const pastMs = Date.now() - written;
-    console.log(`      gate: after the Secret appeared, BMO cleared the registration error in ${wokeMs} ms and left registering in ${pastMs} ms, untouched (errorCount before: ${waiting.status?.errorCount}; BMO had registered it before ironet named the Secret: ${waiting.status?.provisioning?.ID ? 'yes' : 'no'})`);
+    console.log(`      gate: after the Secret appeared, BMO cleared the registration error in ${wokeMs} ms and left registering in ${pastMs} ms, untouched (errorCount before: ${waiting.status?.errorCount})`);
     expect(wokeMs).to.be.below(2_000);
     expect(pastMs).to.be.below(8_000);
     // BMO goes on by itself (the Secret's events and its own requeues): inspection began once the Secret existed

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { BareMetalHostObject } from '../../src/netdata/host.js';
-import { bmoFinalizerMayGo, gateFor, nameSetByIronet, planHost, planTemplateStatus, type HostSnapshot } from '../../src/netdata/plan.js';
-import { claimNameFor, NETDATA_FINALIZER, type HostSummary, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
+import { bmoFinalizerMayGo, gateFor, lateGateWarning, nameSetByIronet, planHost, planTemplateStatus, type HostSnapshot } from '../../src/netdata/plan.js';
+import { claimNameFor, NAME_SET_ANNOTATION, NETDATA_FINALIZER, type HostSummary, type NetworkDataTemplateObject } from '../../src/netdata/template.js';
 import { hostObject, poolObject, singleNic, templateObject } from './fixtures.js';
 
 const NS = 'metal3';
@@ -73,7 +73,8 @@ describe('network data: the host plan', () => {
     expect((JSON.parse(plan.writeSecret!.data.networkData!) as { networks: { ip_address: string }[] }).networks[0]!.ip_address).to.equal('172.22.0.50');
     expect(plan.setNetworkDataName).to.equal('node-0-preprov-networkdata');
     expect(plan.summary).to.deep.include({ state: 'Rendered', addresses: ['prov=172.22.0.50/24'] });
-    const named = { ...baseHost(), spec: { ...baseHost().spec, preprovisioningNetworkDataName: 'node-0-preprov-networkdata' } };
+    const b = baseHost();
+    const named = { ...b, metadata: { ...b.metadata, annotations: { ...b.metadata.annotations, [NAME_SET_ANNOTATION]: 'node-0-preprov-networkdata' } }, spec: { ...b.spec, preprovisioningNetworkDataName: 'node-0-preprov-networkdata' } };
     expect(planHost(snap({ host: named, claims: [claim('node-0-preprov-prov', 'prov', { address: 'x' })] })).setNetworkDataName).to.equal(undefined);
   });
 
@@ -307,6 +308,25 @@ describe('network data: the gate and BMO\'s finalizer (ADR 0020)', () => {
     expect(gateFor(baseHost(), SECRET)).to.deep.equal({ setNetworkDataName: SECRET });
     expect(gateFor({ ...baseHost(), metadata: { ...baseHost().metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } }, SECRET)).to.deep.equal({});
     expect(gateFor(hostObject(NS, 'node-0', { networkDataName: 'mine' }), SECRET)).to.deep.equal({});
+  });
+
+  it('gateFor: a manifest naming ironet\'s Secret is adopted once (recorded as ironet\'s, so unlinking clears it)', () => {
+    const named = hostObject(NS, 'node-0', { networkDataName: SECRET });
+    expect(gateFor(named, SECRET)).to.deep.equal({ setNetworkDataName: SECRET });
+    const adopted = { ...named, metadata: { ...named.metadata, annotations: { ...named.metadata.annotations, [NAME_SET_ANNOTATION]: SECRET } } };
+    expect(gateFor(adopted, SECRET)).to.deep.equal({});
+    expect(nameSetByIronet(adopted)).to.equal(true);
+  });
+
+  it('lateGateWarning: only for an unnamed host BMO already booted into IPA, naming the manifest fix', () => {
+    const inState = (state: string, networkDataName?: string) => ({ ...hostObject(NS, 'node-0', { networkDataName }), status: { provisioning: { state } } });
+    for (const state of ['', 'registering', 'available', 'provisioned']) expect(lateGateWarning(inState(state), SECRET), state).to.equal(undefined);
+    for (const state of ['inspecting', 'preparing', 'provisioning', 'deprovisioning']) {
+      const w = lateGateWarning(inState(state), SECRET);
+      expect(w, state).to.include({ type: 'Warning', reason: 'NamedAfterRegistration' });
+      expect(w?.note).to.contain(`spec.preprovisioningNetworkDataName: ${SECRET}`).and.to.contain(state);
+    }
+    expect(lateGateWarning(inState('inspecting', SECRET), SECRET)).to.equal(undefined);
   });
 
   it('the plan names the Secret while the host waits for its address, and while its plan fails', () => {
