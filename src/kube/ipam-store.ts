@@ -42,9 +42,9 @@ import type { EventRecorder } from './event-recorder.js';
 import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
-import { RESOURCES } from './resources.js';
+import { CAPM3_OLDER_VERSION, RESOURCES } from './resources.js';
 import { formatTime } from './time.js';
-import { objectKey } from './types.js';
+import { objectKey, type ResourceRef } from './types.js';
 
 export interface KubeIpamStoreOptions {
   /** Watch one namespace, or all when undefined. */
@@ -61,6 +61,12 @@ export interface KubeIpamStoreOptions {
 type ClaimObject = KubeObject & { status?: { conditions?: Condition[] } };
 
 /** Everything that differs between the two claim kinds, in one place. */
+interface Capm3Clients {
+  readonly data: ResourceClient<Metal3DataObject>;
+  readonly dataClaim: ResourceClient<KubeObject>;
+  readonly machine: ResourceClient<KubeObject>;
+}
+
 interface KindTable {
   readonly kind: ClaimKind;
   readonly apiVersion: string;
@@ -113,7 +119,9 @@ export class KubeIpamStore implements IpamStore {
   private readonly claimIndex = new PoolIndex<ClaimState>();
   private readonly addressIndex = new PoolIndex<AddressState>();
   private warnedCapm3 = false;
-  private readonly capm3: { data: ResourceClient<Metal3DataObject>; dataClaim: ResourceClient<KubeObject>; machine: ResourceClient<KubeObject> };
+  private readonly kube: KubeClient;
+  /** CAPM3's clients at the version its installed release stores (v1beta2, else v1beta1), found on the first read. */
+  private capm3: Promise<Capm3Clients> | undefined;
 
   constructor(
     kube: KubeClient,
@@ -121,7 +129,7 @@ export class KubeIpamStore implements IpamStore {
   ) {
     const common = { namespace: options.namespace, clock: options.clock, logger: options.logger };
     this.pools = kube.resource(RESOURCES.ipPool);
-    this.capm3 = { data: kube.resource(RESOURCES.metal3Data), dataClaim: kube.resource(RESOURCES.metal3DataClaim), machine: kube.resource(RESOURCES.metal3Machine) };
+    this.kube = kube;
     this.poolInformer = informerFor(this.pools, { ...common, name: 'ippools', onEvent: (e) => options.onPoolChanged(objectKey(e.object)) });
 
     const addKind = <C extends KubeObject, A extends KubeObject>(t: {
@@ -318,10 +326,28 @@ export class KubeIpamStore implements IpamStore {
         throw err;
       }
     };
-    const data = await read<Metal3DataObject>(this.capm3.data, dataName);
-    const dataClaim = await read(this.capm3.dataClaim, dataClaimNameOf(data));
-    const machine = await read(this.capm3.machine, machineNameOf(dataClaim));
+    const capm3 = await this.capm3Clients();
+    const data = await read<Metal3DataObject>(capm3.data, dataName);
+    const dataClaim = await read(capm3.dataClaim, dataClaimNameOf(data));
+    const machine = await read(capm3.machine, machineNameOf(dataClaim));
     return { data, dataClaim, machine };
+  }
+
+  /** CAPM3's clients at v1beta2 when the API server serves it (CAPM3's storage version), else at the older version. */
+  private capm3Clients(): Promise<Capm3Clients> {
+    this.capm3 ??= (async () => {
+      const { group, version } = RESOURCES.metal3Data;
+      const at = (r: ResourceRef): ResourceRef => ({ ...r, version: CAPM3_OLDER_VERSION });
+      const served = (v: string): Promise<boolean | undefined> => this.kube.servesApi(group, v).catch(() => undefined);
+      const current = await served(version);
+      const older = current === false ? await served(CAPM3_OLDER_VERSION) : undefined;
+      // remembered once a served version is known; otherwise (CAPM3 not installed yet, discovery failed) asked again next read
+      if (current !== true && older !== true) this.capm3 = undefined;
+      const main = [RESOURCES.metal3Data, RESOURCES.metal3DataClaim, RESOURCES.metal3Machine];
+      const refs = older === true ? main.map(at) : main;
+      return { data: this.kube.resource<Metal3DataObject>(refs[0]!), dataClaim: this.kube.resource(refs[1]!), machine: this.kube.resource(refs[2]!) };
+    })();
+    return this.capm3;
   }
 
   bindClaim(claim: ClaimState, addressName: string, nowMs: number): Promise<WriteResult<ClaimState>> {

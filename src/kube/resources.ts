@@ -34,9 +34,13 @@ export const RESOURCES = {
   capiIpAddress: ref('ipam.cluster.x-k8s.io', 'v1beta2', 'ipaddresses', 'IPAddress'),
   bareMetalHost: ref('metal3.io', 'v1alpha1', 'baremetalhosts', 'BareMetalHost'),
   hardwareData: ref('metal3.io', 'v1alpha1', 'hardwaredata', 'HardwareData'),
-  // CAPM3's (read only, ADR 0019); v1beta1 is served by every CAPM3 release that has v1beta2
-  metal3Data: ref('infrastructure.cluster.x-k8s.io', 'v1beta1', 'metal3datas', 'Metal3Data'),
-  metal3DataClaim: ref('infrastructure.cluster.x-k8s.io', 'v1beta1', 'metal3dataclaims', 'Metal3DataClaim'),
-  metal3Machine: ref('infrastructure.cluster.x-k8s.io', 'v1beta1', 'metal3machines', 'Metal3Machine'),
+  // CAPM3's (read only, ADR 0019), at its storage version: a read at another version goes through CAPM3's
+  // conversion webhook, and fails while CAPM3 is down. CAPM3 releases before v1beta2 serve CAPM3_OLDER_VERSION.
+  metal3Data: ref('infrastructure.cluster.x-k8s.io', 'v1beta2', 'metal3datas', 'Metal3Data'),
+  metal3DataClaim: ref('infrastructure.cluster.x-k8s.io', 'v1beta2', 'metal3dataclaims', 'Metal3DataClaim'),
+  metal3Machine: ref('infrastructure.cluster.x-k8s.io', 'v1beta2', 'metal3machines', 'Metal3Machine'),
   networkAttachmentDefinition: ref('k8s.cni.cncf.io', 'v1', 'network-attachment-definitions', 'NetworkAttachmentDefinition'),
 } as const satisfies Record<string, ResourceRef>;
+
+/** The version of CAPM3's group its releases before v1beta2 serve (and store); read there when v1beta2 is not served. */
+export const CAPM3_OLDER_VERSION = 'v1beta1';

@@ -23,12 +23,12 @@ import { runController } from '../../src/cmd/controller.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../../src/ipam/objects.js';
 import type { KubeClient } from '../../src/kube/kube-client.js';
-import type { ResourceRef } from '../../src/kube/types.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { freePort, reapStaleRuns } from '../../src/lab/rig/local-apiserver.js';
 import { isRunning } from '../../src/lab/rig/pids.js';
 import type { Metal3Peer } from '../../src/lab/rig/metal3-peers.js';
 import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
+import { CAPI, CAPI_API_VERSION, CAPM3, INFRA_API_VERSION } from '../support/capm3-objects.js';
 import { eventually } from '../support/ipam-fixture.js';
 import { peerForSuite, startPeer, stopPeer } from '../support/metal3-peers.js';
 import { RecordingLogger } from '../support/recording-logger.js';
@@ -44,17 +44,6 @@ interface SecretObject extends KubeObject {
   stringData?: Record<string, string>;
 }
 
-const ref = (group: string, version: string, plural: string, kind: string): ResourceRef => ({ group, version, plural, kind, namespaced: true });
-const CAPI = {
-  cluster: ref('cluster.x-k8s.io', 'v1beta2', 'clusters', 'Cluster'),
-  machine: ref('cluster.x-k8s.io', 'v1beta2', 'machines', 'Machine'),
-};
-const CAPM3 = {
-  machine: ref('infrastructure.cluster.x-k8s.io', 'v1beta2', 'metal3machines', 'Metal3Machine'),
-  dataTemplate: ref('infrastructure.cluster.x-k8s.io', 'v1beta2', 'metal3datatemplates', 'Metal3DataTemplate'),
-  dataClaim: ref('infrastructure.cluster.x-k8s.io', 'v1beta2', 'metal3dataclaims', 'Metal3DataClaim'),
-  data: ref('infrastructure.cluster.x-k8s.io', 'v1beta2', 'metal3datas', 'Metal3Data'),
-};
 const BMO_SECRET_FINALIZER = 'baremetalhost.metal3.io/secret';
 const CAPM3_DATA_FINALIZER = 'metal3data.infrastructure.cluster.x-k8s.io';
 
@@ -221,24 +210,24 @@ describe('Metal3 peers (real controllers from their pinned sources)', function (
       await admin.resource<IpPoolObject>(RESOURCES.ipPool).create(poolObject(ns, 'provisioning', '192.168.111.20', '192.168.111.40', { gateway: '192.168.111.1', dnsServers: ['192.168.111.1'] }));
 
       // what CAPI core and a user would have written: a Cluster, a Machine owning a Metal3Machine pointed at a host
-      const cluster = await admin.resource(CAPI.cluster).create({ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'c1', namespace: ns }, spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'Metal3Cluster', name: 'c1' } } } as KubeObject);
+      const cluster = await admin.resource(CAPI.cluster).create({ apiVersion: CAPI_API_VERSION, kind: 'Cluster', metadata: { name: 'c1', namespace: ns }, spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'Metal3Cluster', name: 'c1' } } } as KubeObject);
       const labels = { 'cluster.x-k8s.io/cluster-name': cluster.metadata.name ?? '' };
       await admin.resource<HostObject>(RESOURCES.bareMetalHost).create(host(ns, 'node-0', 'node-0-bmc', '00:60:2f:31:81:01'));
       const machine = await admin.resource(CAPI.machine).create({
-        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        apiVersion: CAPI_API_VERSION,
         kind: 'Machine',
         metadata: { name: 'm1', namespace: ns, labels },
         spec: { clusterName: 'c1', bootstrap: { dataSecretName: 'm1-bootstrap' }, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'Metal3Machine', name: 'm3m1' } },
       } as KubeObject);
       const m3m = await admin.resource(CAPM3.machine).create({
-        apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+        apiVersion: INFRA_API_VERSION,
         kind: 'Metal3Machine',
         metadata: {
           name: 'm3m1',
           namespace: ns,
           labels,
           annotations: { 'metal3.io/BareMetalHost': `${ns}/node-0` },
-          ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', name: 'm1', uid: machine.metadata.uid ?? '' }],
+          ownerReferences: [{ apiVersion: CAPI_API_VERSION, kind: 'Machine', name: 'm1', uid: machine.metadata.uid ?? '' }],
         },
         spec: { image: { url: 'http://192.168.111.1/images/node.qcow2', checksum: 'http://192.168.111.1/images/node.qcow2.sha256sum', checksumType: 'sha256', format: 'qcow2' }, dataTemplate: { name: 'tpl' } },
       } as KubeObject);
@@ -247,7 +236,7 @@ describe('Metal3 peers (real controllers from their pinned sources)', function (
       const templates = admin.resource(CAPM3.dataTemplate);
       const network = (pool: string | undefined) => ({ id: 'provisioning', link: 'eth0', ...(pool ? { ipAddressFromIPPool: pool } : {}), routes: [{ network: '0.0.0.0', prefix: 0, gateway: { fromIPPool: 'provisioning' } }] });
       const template = (name: string, pool: string | undefined) => ({
-        apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+        apiVersion: INFRA_API_VERSION,
         kind: 'Metal3DataTemplate',
         metadata: { name, namespace: ns },
         spec: { networkData: { links: { ethernets: [{ type: 'phy', id: 'eth0', macAddress: { string: '00:60:2f:31:81:01' } }] }, networks: { ipv4: [network(pool)] } } },
@@ -255,9 +244,9 @@ describe('Metal3 peers (real controllers from their pinned sources)', function (
       expect(await refusal(templates.create(template('no-pool', undefined)))).to.match(/validation\.metal3datatemplate\.infrastructure\.cluster\.x-k8s\.io.*fromPoolRef/);
       await templates.create(template('tpl', 'provisioning'));
       await admin.resource(CAPM3.dataClaim).create({
-        apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+        apiVersion: INFRA_API_VERSION,
         kind: 'Metal3DataClaim',
-        metadata: { name: 'm3m1', namespace: ns, labels, ownerReferences: [{ apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'Metal3Machine', name: 'm3m1', uid: m3m.metadata.uid ?? '' }] },
+        metadata: { name: 'm3m1', namespace: ns, labels, ownerReferences: [{ apiVersion: INFRA_API_VERSION, kind: 'Metal3Machine', name: 'm3m1', uid: m3m.metadata.uid ?? '' }] },
         spec: { template: { name: 'tpl' } },
       } as KubeObject);
 
