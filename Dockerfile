@@ -15,6 +15,12 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app
+# The iPXE binaries the agent serves by TFTP (the chart's default agent.tftpRoot):
+# Debian's ipxe, under the names DHCP hands out (docs/dhcp.md "TFTP").
+RUN apt-get update && apt-get install -y --no-install-recommends ipxe && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p /usr/share/ironet/tftp \
+ && ln -s /usr/lib/ipxe/undionly.kpxe /usr/share/ironet/tftp/undionly.kpxe \
+ && ln -s /usr/lib/ipxe/snponly.efi /usr/share/ironet/tftp/snponly-x86_64.efi
 ENV NODE_ENV=production
 # Heap sizing for a controller whose caches hold every claim and address: a 4 MB
 # young generation and a 256 MB old-space ceiling make V8 collect before the

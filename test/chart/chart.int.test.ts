@@ -139,6 +139,30 @@ describe('the Helm chart (real helm, real API server)', function () {
     for (const o of [...defaults, ...full]) expect(JSON.stringify(o), `${o.kind}/${o.metadata.name ?? ''}`).to.not.contain('hostNetwork');
   });
 
+  it('serves TFTP from the iPXE binaries the image ships by default: no host path, no volume; a hostPath replaces them; enabled: false serves none', async () => {
+    type AgentPod = { volumes?: { hostPath?: { path: string } }[]; containers: { args: string[]; volumeMounts?: unknown[] }[] };
+    const agentOf = async (set: string[] = []): Promise<AgentPod> => {
+      const objects = await renderChart({ set });
+      return (objects.find((o) => o.kind === 'DaemonSet') as KubeObject & { spec: { template: { spec: AgentPod } } }).spec.template.spec;
+    };
+    const byDefault = await agentOf();
+    expect(byDefault.containers[0]!.args).to.include('--tftp-root=/usr/share/ironet/tftp');
+    expect(byDefault.volumes, 'no volume').to.equal(undefined);
+    expect(byDefault.containers[0]!.volumeMounts).to.equal(undefined);
+    const host = await agentOf(['agent.tftpRoot.hostPath=/var/lib/ironic/tftpboot']);
+    expect(host.containers[0]!.args).to.include('--tftp-root=/var/lib/ironet/tftp').and.not.include('--tftp-root=/usr/share/ironet/tftp');
+    expect(host.volumes?.[0]?.hostPath?.path).to.equal('/var/lib/ironic/tftpboot');
+    const off = await agentOf(['agent.tftpRoot.enabled=false', 'agent.tftpRoot.hostPath=/var/lib/ironic/tftpboot']);
+    expect(off.containers[0]!.args.filter((a) => a.startsWith('--tftp-root'))).to.deep.equal([]);
+    expect(off.volumes).to.equal(undefined);
+    // the image ships the files under the names the agent's DHCP hands out (src/network/network.ts bootFiles)
+    const dockerfile = readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8');
+    for (const [file, link] of [['undionly.kpxe', 'undionly.kpxe'], ['snponly.efi', 'snponly-x86_64.efi']]) {
+      expect(dockerfile).to.contain(`ln -s /usr/lib/ipxe/${file} /usr/share/ironet/tftp/${link}`);
+    }
+    expect(dockerfile).to.match(/apt-get install -y --no-install-recommends ipxe/);
+  });
+
   it('ships the Metal3 IPAM CRDs only when asked: upstream\'s files, with the clusterctl labels its release manifests give them, kept on uninstall', async () => {
     expect((await renderChart()).filter((o) => o.kind === 'CustomResourceDefinition')).to.deep.equal([]);
     const crds = (await renderChart({ values: [FULL] })).filter((o) => o.kind === 'CustomResourceDefinition');
