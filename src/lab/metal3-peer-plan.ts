@@ -24,6 +24,41 @@ export interface PeerRunPlan {
   readonly certDir: string;
   /** Watch this namespace only (every peer has a --namespace flag); undefined: all. */
   readonly namespace?: string;
+  /** BMO's provisioner: the compiled-in fixture (default), or its ironic plugin against a real Ironic. */
+  readonly provisioner?: BmoProvisioner;
+}
+
+export type BmoProvisioner = 'fixture' | 'ironic';
+
+/** BMO's ironic provisioner plugin, as tools/baremetal-operator/build.sh names it (BMO: `<name>-provisioner.so`). */
+export const IRONIC_PLUGIN_FILE = 'ironic-provisioner.so';
+
+/** Where BMO's ironic provisioner finds Ironic, as a Metal3 deployment's ironic ConfigMap tells it. */
+export interface BmoIronicPlan {
+  /** The folder holding ironic-provisioner.so (the build's output). */
+  readonly pluginDir: string;
+  /** Ironic's API as BMO reaches it (IRONIC_BASE_URL: the VIP behind ironet). */
+  readonly ironicBaseUrl: string;
+  /** Ironic's HTTP root as hosts reach it (IRONIC_HTTP_URL): where the deploy kernel and ramdisk are. */
+  readonly ironicHttpUrl: string;
+  /** The METAL3_AUTH_ROOT_DIR to use (one without an `ironic` folder: no credentials, for Ironic's noauth). */
+  readonly authRootDir: string;
+}
+
+/**
+ * BMO's environment for its ironic provisioner: the plugin folder, the API
+ * endpoint (`/v1/`, as BMO's ironic ConfigMap writes it) and the deploy
+ * kernel and ramdisk in Ironic's HTTP root (ironic-image's `images/` names,
+ * whose content BMO never reads: Ironic hands the URLs to iPXE).
+ */
+export function bmoIronicEnv(p: BmoIronicPlan): Record<string, string> {
+  return {
+    PROVISIONER_PLUGIN_DIR: p.pluginDir,
+    IRONIC_ENDPOINT: `${p.ironicBaseUrl}/v1/`,
+    DEPLOY_KERNEL_URL: `${p.ironicHttpUrl}/images/ironic-python-agent.kernel`,
+    DEPLOY_RAMDISK_URL: `${p.ironicHttpUrl}/images/ironic-python-agent.initramfs`,
+    METAL3_AUTH_ROOT_DIR: p.authRootDir,
+  };
 }
 
 export interface PeerSpec {
@@ -46,7 +81,7 @@ export const PEER_SPECS: Readonly<Record<Metal3PeerName, PeerSpec>> = {
 
 /**
  * The peer's arguments (after its binary). BMO: the compiled-in fixture
- * provisioner, webhooks off (`-webhook-port 0`), Go-style single-dash flags.
+ * provisioner unless the plan names its ironic plugin, webhooks off (`-webhook-port 0`), Go-style single-dash flags.
  * ip-address-manager and CAPM3: their webhook server on `webhookPort` with the
  * given certificate folder, diagnostics (metrics) as plain HTTP on loopback.
  * Leader election stays off (one replica), as each defaults.
@@ -58,7 +93,7 @@ export function peerArgs(peer: Metal3PeerName, plan: PeerRunPlan, extra: readonl
     case 'baremetal-operator':
       return [
         `-kubeconfig=${plan.kubeconfig}`,
-        '-provisioner=fixture',
+        `-provisioner=${plan.provisioner ?? 'fixture'}`,
         '-webhook-port=0',
         `-health-addr=${loopback(plan.healthPort)}`,
         `-metrics-addr=${loopback(plan.metricsPort)}`,

@@ -88,7 +88,8 @@ describe('the real Ironic, started as ironic-image starts it', function () {
     });
     assert.equal(boot.status, 200);
     assert.match(boot.text, /^#!ipxe/);
-    assert.ok(i.httpHits.some((h) => h.path === '/boot.ipxe' && h.status === 200));
+    // the server reports each request on its stdout, which may arrive a moment after the answer
+    await until('the HTTP root to report the request', 5_000, async () => (i.httpHits.some((h) => h.path === '/boot.ipxe' && h.status === 200) ? true : undefined));
     // ironic.conf sits beside the HTTP root: a path climbing out of the root is not served (the raw path, not normalized by a URL parser)
     const climb = await new Promise<number>((resolve, reject) => {
       http.get({ host: '127.0.0.1', port: i.urls.httpPort, path: '/%2e%2e/ironic.conf' }, (res) => {

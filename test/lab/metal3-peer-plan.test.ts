@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import type { KubeObject } from '../../src/core/object-meta.js';
-import { loopbackWebhooks, PEER_SPECS, peerArgs, peerClusterRoles, type PeerRunPlan } from '../../src/lab/metal3-peer-plan.js';
+import { bmoIronicEnv, IRONIC_PLUGIN_FILE, loopbackWebhooks, PEER_SPECS, peerArgs, peerClusterRoles, type PeerRunPlan } from '../../src/lab/metal3-peer-plan.js';
 
 const plan: PeerRunPlan = { kubeconfig: '/run/p/kubeconfig', healthPort: 4001, metricsPort: 4002, webhookPort: 4003, certDir: '/run/p/certs', namespace: 'ns1' };
 
@@ -41,6 +41,18 @@ describe('the Metal3 peers: how the rig runs them', () => {
       '-namespace=ns1',
     ]);
     expect(PEER_SPECS['baremetal-operator'].webhooks).to.equal('off');
+  });
+
+  it('BMO with its ironic plugin: -provisioner=ironic, and the environment a Metal3 ironic ConfigMap gives it (the API at /v1/, the deploy ramdisk in the HTTP root, no credentials)', () => {
+    expect(peerArgs('baremetal-operator', { ...plan, provisioner: 'ironic' })[1]).to.equal('-provisioner=ironic');
+    expect(bmoIronicEnv({ pluginDir: '/cache/bmo', ironicBaseUrl: 'http://172.22.0.2:6385', ironicHttpUrl: 'http://172.22.0.2:6180', authRootDir: '/run/p/auth' })).to.deep.equal({
+      PROVISIONER_PLUGIN_DIR: '/cache/bmo',
+      IRONIC_ENDPOINT: 'http://172.22.0.2:6385/v1/',
+      DEPLOY_KERNEL_URL: 'http://172.22.0.2:6180/images/ironic-python-agent.kernel',
+      DEPLOY_RAMDISK_URL: 'http://172.22.0.2:6180/images/ironic-python-agent.initramfs',
+      METAL3_AUTH_ROOT_DIR: '/run/p/auth',
+    });
+    expect(IRONIC_PLUGIN_FILE).to.equal('ironic-provisioner.so');
   });
 
   it('ip-address-manager and CAPM3: their webhook server on a loopback port with the run\'s certificate, plain-HTTP diagnostics, extra flags last', () => {

@@ -23,7 +23,7 @@ import { startMetal3Peer, type Metal3Peer, type Metal3PeerOptions } from '../../
 import { ensureUpstream } from '../../src/lab/rig/upstream-builds.js';
 import { testCluster } from './cluster.js';
 
-export type PeerOptions = Pick<Metal3PeerOptions, 'namespace' | 'webhooks' | 'extraArgs' | 'startTimeoutMs'>;
+export type PeerOptions = Pick<Metal3PeerOptions, 'namespace' | 'webhooks' | 'extraArgs' | 'startTimeoutMs' | 'ironic'>;
 
 const running = new Set<Metal3Peer>();
 let exitHook: (() => void) | undefined;

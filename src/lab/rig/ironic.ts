@@ -15,9 +15,10 @@
  * system keeps its state in memory (a power change lands 1–11 s after the
  * request, as on real hardware), no libvirt needed.
  */
-import { execFile, type ChildProcess } from 'node:child_process';
-import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -25,6 +26,7 @@ import type { Clock } from '../../core/clock.js';
 import { NotSupportedError } from '../../core/errors.js';
 import { ironicPaths, ironicUrls, renderIronicConf, type IronicEnv, type IronicUrls } from '../ironic-plan.js';
 import { CHECKOUT } from './checkout.js';
+import { spawnInNetns } from './netns-process.js';
 import { hasExited, openRunFolder, safeKill, stopChild } from './run-folder.js';
 import { launchTracked, tailFile, waitUntilOk } from './tracked-process.js';
 
@@ -79,6 +81,11 @@ export interface IronicOptions {
   /** Default: installed (or found) now. */
   readonly venv?: IronicVenv;
   readonly startTimeoutMs?: number;
+  /**
+   * Run in this `ip netns` namespace (an Ironic pod's): Ironic, the HTTP
+   * root's server and the readiness probe all there. Default: this process's.
+   */
+  readonly netns?: string;
 }
 
 export interface Ironic {
@@ -101,6 +108,16 @@ export interface Ironic {
 }
 
 
+/**
+ * The deploy kernel and ramdisk under ironic-image's names (its IPA
+ * downloader's, in `<HTTP root>/images`): placeholders, not IPA. A host that
+ * fetches the kernel proves the boot path; iPXE then fails to execute it.
+ */
+export const PLACEHOLDER_DEPLOY_IMAGES: Readonly<Record<string, string>> = {
+  'ironic-python-agent.kernel': 'ironet placeholder: not a kernel (no IPA ramdisk in the lab)\n',
+  'ironic-python-agent.initramfs': 'ironet placeholder: not an initramfs\n',
+};
+
 /** Starts Ironic as ironic-image does and waits until its API answers. */
 export async function startIronic(o: IronicOptions): Promise<Ironic> {
   const v = o.venv ?? (await ensureIronicVenv());
@@ -111,19 +128,23 @@ export async function startIronic(o: IronicOptions): Promise<Ironic> {
   const logFile = path.join(folder.dir, 'ironic.log');
   const hits: IronicHttpHit[] = [];
   let child: ChildProcess | undefined;
-  let httpd: http.Server | undefined;
+  let httpd: HttpRootServer | undefined;
   try {
-    for (const dir of [paths.httpRoot, paths.tftpRoot, paths.tempDir]) await mkdir(dir, { recursive: true });
+    for (const dir of [paths.httpRoot, paths.tftpRoot, paths.tempDir, path.join(paths.httpRoot, 'images')]) await mkdir(dir, { recursive: true });
+    // ironic-image's IPA downloader puts the deploy ramdisk here; a placeholder is enough for Ironic (it checks
+    // that the URLs answer) and for the tests (the boot ends where the kernel is requested)
+    for (const [file, text] of Object.entries(PLACEHOLDER_DEPLOY_IMAGES)) await writeFile(path.join(paths.httpRoot, 'images', file), text);
     await writeFile(confFile, renderIronicConf(o.env, paths));
     try {
       await execFileAsync(path.join(v.dir, 'bin/ironic-dbsync'), ['--config-file', confFile, 'create_schema'], { cwd: folder.dir });
     } catch (err) {
       throw new NotSupportedError(`ironic-dbsync create_schema failed: ${((err as { stderr?: string }).stderr ?? String(err)).trim().split('\n').slice(-10).join('\n')}`);
     }
-    httpd = await serveHttpRoot(paths.httpRoot, urls.bindHost, urls.httpPort, o.clock, hits);
-    child = await launchTracked(folder, logFile, path.join(v.dir, 'bin/ironic'), ['--config-file', confFile]);
+    httpd = await startHttpRoot({ root: paths.httpRoot, host: urls.bindHost, port: urls.httpPort, netns: o.netns, hits, timeoutMs: 10_000, clock: o.clock });
+    await folder.track(httpd.child.pid);
+    child = await launchTracked(folder, logFile, path.join(v.dir, 'bin/ironic'), ['--config-file', confFile], { netns: o.netns });
     const apiUrl = urls.baseUrl;
-    await waitUntilOk(o.clock, o.startTimeoutMs ?? 60_000, 'ironic', child, logFile, `${apiUrl}/v1`, 200);
+    await waitUntilOk(o.clock, o.startTimeoutMs ?? 60_000, 'ironic', child, logFile, `${apiUrl}/v1`, o.netns ? 500 : 200, o.netns);
     const started = child;
     const server = httpd;
     return {
@@ -139,16 +160,16 @@ export async function startIronic(o: IronicOptions): Promise<Ironic> {
       logTail: (lines = 40) => tailFile(logFile, lines),
       stop: async () => {
         await stopChild(started, o.clock);
-        await closeServer(server);
+        await stopChild(server.child, o.clock);
         await folder.remove();
       },
       killNow: () => {
-        if (!hasExited(started) && started.pid) safeKill(started.pid, 'SIGKILL');
+        for (const c of [started, server.child]) if (!hasExited(c) && c.pid) safeKill(c.pid, 'SIGKILL');
       },
     };
   } catch (err) {
     if (child?.pid && !hasExited(child)) safeKill(child.pid, 'SIGKILL');
-    if (httpd) await closeServer(httpd);
+    if (httpd?.child.pid && !hasExited(httpd.child)) safeKill(httpd.child.pid, 'SIGKILL');
     await folder.remove();
     throw err;
   }
@@ -222,56 +243,67 @@ export async function startSushyEmulator(o: SushyEmulatorOptions): Promise<Sushy
   }
 }
 
-/** ironic-image's httpd role: the HTTP root's files, read-only; every answered request recorded. */
-function serveHttpRoot(root: string, host: string, port: number, clock: Clock, hits: IronicHttpHit[]): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
-    const urlPath = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
-    const file = path.join(root, path.normalize(urlPath));
-    const record = (status: number): void => {
-      hits.push({ path: urlPath, from: req.socket.remoteAddress ?? '', status, atMs: clock.wallMs() });
-    };
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      record(405);
-      res.writeHead(405).end();
-      return;
-    }
-    if (!file.startsWith(root + path.sep)) {
-      record(404);
-      res.writeHead(404).end();
-      return;
-    }
-    stat(file).then(
-      (s) => {
-        if (!s.isFile()) throw new Error('not a file');
-        record(200);
-        res.writeHead(200, { 'Content-Length': s.size, 'Content-Type': 'application/octet-stream' });
-        if (req.method === 'HEAD') res.end();
-        else createReadStream(file).pipe(res);
-      },
-      () => {
-        record(404);
-        res.writeHead(404).end();
-      },
-    ).catch(() => {
-      record(404);
-      res.writeHead(404).end();
-    });
+/**
+ * ironic-image's httpd role, as a small node process (in the pod's namespace
+ * when there is one): the HTTP root's files, read-only, GET and HEAD only,
+ * nothing outside the root; one JSON line per answered request on stdout, and
+ * `listening` once it listens.
+ */
+const HTTP_ROOT_SERVER = `
+const http = require('node:http');
+const fs = require('node:fs');
+const path = require('node:path');
+const [root, host, port] = process.argv.slice(1);
+const server = http.createServer((req, res) => {
+  let urlPath = '/';
+  try { urlPath = decodeURIComponent(new URL(req.url || '/', 'http://x').pathname); } catch {}
+  const file = path.join(root, path.normalize(urlPath));
+  const answer = (status) => process.stdout.write(JSON.stringify({ path: urlPath, from: req.socket.remoteAddress || '', status, atMs: Date.now() }) + '\\n');
+  if (req.method !== 'GET' && req.method !== 'HEAD') { answer(405); res.writeHead(405).end(); return; }
+  if (!file.startsWith(root + path.sep)) { answer(404); res.writeHead(404).end(); return; }
+  fs.stat(file, (err, s) => {
+    if (err || !s.isFile()) { answer(404); res.writeHead(404).end(); return; }
+    answer(200);
+    res.writeHead(200, { 'Content-Length': s.size, 'Content-Type': 'application/octet-stream' });
+    if (req.method === 'HEAD') res.end(); else fs.createReadStream(file).pipe(res);
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(new NotSupportedError(`the HTTP root's server cannot listen on ${host}:${port}: ${err.message}`)));
-    server.listen(port, host, () => resolve(server));
-  });
+});
+server.on('error', (err) => { process.stderr.write('cannot listen on ' + host + ':' + port + ': ' + err.message + '\\n'); process.exit(1); });
+server.listen(Number(port), host, () => process.stdout.write('listening\\n'));
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+interface HttpRootServer {
+  readonly child: ChildProcess;
 }
 
-
-function closeServer(server: http.Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
+async function startHttpRoot(o: { root: string; host: string; port: number; netns?: string; hits: IronicHttpHit[]; timeoutMs: number; clock: Clock }): Promise<HttpRootServer> {
+  const argv = [process.execPath, '-e', HTTP_ROOT_SERVER, o.root, o.host, String(o.port)];
+  const child = o.netns ? spawnInNetns({ netns: o.netns, argv }) : spawn('setpriv', ['--pdeathsig', 'KILL', '--', ...argv], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  child.once('error', () => undefined);
+  const errors: string[] = [];
+  let listening = false;
+  createInterface(child.stderr!).on('line', (l) => errors.length < 20 && errors.push(l));
+  createInterface(child.stdout!).on('line', (l) => {
+    if (l === 'listening') listening = true;
+    else {
+      try {
+        o.hits.push(JSON.parse(l) as IronicHttpHit);
+      } catch {
+        /* not a hit */
+      }
+    }
   });
+  const deadline = o.clock.monotonicMs() + o.timeoutMs;
+  while (!listening) {
+    if (hasExited(child) || o.clock.monotonicMs() > deadline) {
+      if (!hasExited(child) && child.pid) safeKill(child.pid, 'SIGKILL');
+      throw new NotSupportedError(`the HTTP root's server did not start on ${o.host}:${o.port}${o.netns ? ` in ${o.netns}` : ''}: ${errors.join('; ') || 'no output'}`);
+    }
+    await o.clock.sleep(20);
+  }
+  return { child };
 }
-
-
 
 /** GET a URL's body; rejects unless it answers 200. */
 function get(url: string): Promise<string> {

@@ -14,6 +14,7 @@
  * answers ok; a peer that exits during start fails with the tail of its log.
  */
 import { execFile, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -25,7 +26,7 @@ import { loadManifests } from '../../kube/manifests.js';
 import { RESOURCES } from '../../kube/resources.js';
 import type { ResourceRef } from '../../kube/types.js';
 import { requestServiceAccountToken } from '../../kube/tokens.js';
-import { loopbackWebhooks, PEER_SPECS, peerArgs, peerClusterRoles, type Metal3PeerName, type WebhookConfiguration } from '../metal3-peer-plan.js';
+import { bmoIronicEnv, IRONIC_PLUGIN_FILE, loopbackWebhooks, PEER_SPECS, peerArgs, peerClusterRoles, type Metal3PeerName, type WebhookConfiguration } from '../metal3-peer-plan.js';
 import { freePort, kubeconfigYaml } from './local-apiserver.js';
 import { hasExited, openRunFolder, safeKill, stopChild } from './run-folder.js';
 import { launchTracked, tailFile, waitUntilOk } from './tracked-process.js';
@@ -51,6 +52,11 @@ export interface Metal3PeerOptions {
   readonly webhooks?: 'register' | 'unregistered';
   /** Extra flags after the rig's (e.g. CAPM3's --enable-bmh-name-based-preallocation, IPAM's --kube-api-qps=500). */
   readonly extraArgs?: readonly string[];
+  /**
+   * BMO only: its ironic provisioner plugin against this Ironic (its API and
+   * HTTP root as BMO and hosts reach them) instead of the fixture provisioner.
+   */
+  readonly ironic?: { readonly baseUrl: string; readonly httpUrl: string };
   /** A build from ensureUpstream(peer, 'binary'); default: built (or found cached) now. */
   readonly build?: UpstreamBuild;
   readonly startTimeoutMs?: number;
@@ -130,11 +136,22 @@ export async function startMetal3Peer(o: Metal3PeerOptions): Promise<Metal3Peer>
     const certDir = path.join(folder.dir, 'certs');
     let caPem = '';
     if (spec.webhooks === 'served') caPem = await selfSignedLoopbackCert(certDir);
-    const args = peerArgs(o.peer, { kubeconfig, healthPort, metricsPort, webhookPort, certDir, namespace: o.namespace }, o.extraArgs);
+    let env: Record<string, string> | undefined;
+    if (o.ironic) {
+      if (o.peer !== 'baremetal-operator') throw new NotSupportedError(`${o.peer} has no Ironic provisioner (only baremetal-operator)`);
+      const pluginDir = build.dir;
+      if (!existsSync(path.join(pluginDir, IRONIC_PLUGIN_FILE))) throw new NotSupportedError(`${path.join(pluginDir, IRONIC_PLUGIN_FILE)} missing: run tools/baremetal-operator/build.sh`);
+      // an auth root without an ironic/ folder: BMO talks to Ironic's noauth API without credentials
+      const authRootDir = path.join(folder.dir, 'auth');
+      await mkdir(authRootDir, { recursive: true });
+      env = bmoIronicEnv({ pluginDir, ironicBaseUrl: o.ironic.baseUrl, ironicHttpUrl: o.ironic.httpUrl, authRootDir });
+    }
+    const provisioner = o.ironic ? 'ironic' : undefined;
+    const args = peerArgs(o.peer, { kubeconfig, healthPort, metricsPort, webhookPort, certDir, namespace: o.namespace, provisioner }, o.extraArgs);
     webhooks = loopbackWebhooks(webhookObjects, { namePrefix: spec.namePrefix, port: webhookPort, caPem });
 
     const logFile = path.join(folder.dir, `${o.peer}.log`);
-    const started = await launchTracked(folder, logFile, build.binary, args);
+    const started = await launchTracked(folder, logFile, build.binary, args, { env });
     child = started;
     const healthUrl = `http://127.0.0.1:${healthPort}/readyz`;
     await waitUntilOk(o.clock, o.startTimeoutMs ?? 60_000, o.peer, started, logFile, healthUrl);
