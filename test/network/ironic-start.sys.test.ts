@@ -11,29 +11,17 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { runController } from '../../src/cmd/controller.js';
 import { systemClock } from '../../src/core/clock.js';
-import { silentLogger } from '../../src/core/logger.js';
-import type { KubeObject } from '../../src/core/object-meta.js';
 import type { EventObject } from '../../src/kube/event-recorder.js';
-import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
-import { RESOURCES } from '../../src/kube/resources.js';
-import { requestServiceAccountToken } from '../../src/kube/tokens.js';
-import { cniPluginDir, ensureMultus, multusConfig } from '../../src/lab/rig/cni.js';
-import { kubeconfigYaml } from '../../src/lab/rig/local-apiserver.js';
-import { ip } from '../../src/lab/rig/netns-set.js';
-import { IronicPods, type IronicPod } from '../../src/lab/world/ironic-pods.js';
+import type { IronicPod } from '../../src/lab/world/ironic-pods.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
-import type { ProvisioningNetworkObject } from '../../src/network/network.js';
-import { controllerConfig, repoRoot } from '../support/cluster.js';
+import { repoRoot } from '../support/cluster.js';
 import { eventually } from '../support/ipam-fixture.js';
-import { startVipLab, VIP } from '../support/vip-lab.js';
+import { IronicPodsLab } from '../support/ironic-pods-lab.js';
+import { VIP } from '../support/vip-lab.js';
 
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
 const SCRIPT = path.join(repoRoot, 'test/network/fixtures/ironic-start.sh');
 
 type Contract = 'IRONIC_IP' | 'PROVISIONING_IP' | 'PROVISIONING_INTERFACE';
@@ -52,18 +40,23 @@ function startContract(contract: Contract, check: (t: StartWorld) => Promise<voi
 }
 
 class StartWorld {
-  lab!: VipWorld;
-  pods!: IronicPods;
-  readonly ironic: IronicPod[] = [];
+  readonly world: IronicPodsLab;
   private readonly procs: ChildProcess[] = [];
   private readonly output: string[] = [];
-  private controllerKube: KubeClient | undefined;
-  private readonly stopController = new AbortController();
-  private controller: Promise<number> | undefined;
   private kubelet: ReturnType<typeof setInterval> | undefined;
   readonly readySet = new Set<number>();
 
-  constructor(readonly contract: Contract) {}
+  constructor(readonly contract: Contract) {
+    this.world = new IronicPodsLab({ env: this.env(), label: contract });
+  }
+
+  get lab(): VipWorld {
+    return this.world.lab;
+  }
+
+  get ironic(): IronicPod[] {
+    return this.world.ironic;
+  }
 
   readyFile(i: number): string {
     return path.join(tmpdir(), `irn-${process.pid}-${this.contract}-ready-${i}`);
@@ -75,7 +68,7 @@ class StartWorld {
   }
 
   holders(): number[] {
-    return this.ironic.flatMap((p, i) => (ip('-n', p.netns, '-4', 'addr', 'show', 'dev', 'net1').includes(`${VIP}/32`) ? [i] : []));
+    return this.world.holders();
   }
 
   log(): string {
@@ -83,48 +76,9 @@ class StartWorld {
   }
 
   async start(): Promise<void> {
-    cniPluginDir();
-    await ensureMultus();
-    this.lab = await startVipLab({
-      timings: TIMINGS,
-      nodes: 2,
-      dhcp: { pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.150', end: '172.22.0.199', subnet: '172.22.0.0/24' }], prefix: 24 } },
-      logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
-    });
-    const admin = this.lab.admin;
-    const ns = this.lab.namespace;
-    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
-    await admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns }, rules } as KubeObject);
-    for (const sa of ['controller', 'default']) await admin.resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns } });
-    await admin.resource(RESOURCES.roleBinding).create({
-      metadata: { name: 'controller', namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
-      subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns }],
-    } as KubeObject);
-    const token = await requestServiceAccountToken(admin, { namespace: ns, name: 'controller' }, { expirationSeconds: 7200 });
-    this.controllerKube = connectWithToken(this.lab.apiserver.server, token, this.lab.apiserver.caPem);
-    this.controller = runController({ ...controllerConfig(ns, 0), podName: 'controller-0' }, { version: 'test', env: {}, signal: this.stopController.signal, kube: this.controllerKube, logger: silentLogger });
-    await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
-    await admin.resource(RESOURCES.provisioningNetwork).create({
-      metadata: { name: 'provisioning', namespace: ns },
-      spec: {
-        cidr: '172.22.0.0/24', vip: { ipv4: VIP }, attachment: { mode: 'macvlan', parent: 'prov0' },
-        podPool: { name: 'ironic-pods' }, dhcpPool: { name: 'dhcp' }, ironicPodSelector: { matchLabels: { app: 'ironic' } }, election: TIMINGS,
-      },
-    } as KubeObject);
-    await eventually(() => admin.resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns, name: 'provisioning' }), 'the generated NAD', 30_000);
-    const kubeconfig = path.join(tmpdir(), `irn-${process.pid}-${this.contract}-multus.kubeconfig`);
-    await writeFile(kubeconfig, kubeconfigYaml(this.lab.apiserver.server, this.lab.apiserver.caPem, this.lab.apiserver.adminToken), { mode: 0o600 });
-    this.pods = new IronicPods(this.lab.net, admin, ns, multusConfig({ kubeconfigPath: kubeconfig }), systemClock);
+    for (let i = 0; i < 2; i++) rmSync(this.readyFile(i), { force: true });
+    await this.world.start();
     const env = this.env();
-    for (let i = 0; i < this.lab.nodes.length; i++) {
-      rmSync(this.readyFile(i), { force: true });
-      const pod = await this.pods.create(`ironic-${i}`, { index: i, netns: this.lab.nodes[i]! }, 'provisioning', { app: 'ironic' }, Object.entries(env).map(([name, value]) => ({ name, value })));
-      this.ironic.push(pod);
-      this.lab.vip.observe(i, this.lab.net.path(pod.netns));
-      await this.pods.attach(pod);
-    }
-    for (let i = 0; i < this.lab.nodes.length; i++) this.lab.startAgent(i, [], 'networks');
     // the container runtime starts "Ironic" once the sandbox is attached; kubelet says it runs, and Ready once it started
     for (let i = 0; i < this.ironic.length; i++) {
       const p = spawn('ip', ['netns', 'exec', this.ironic[i]!.netns, 'sh', SCRIPT], {
@@ -134,13 +88,13 @@ class StartWorld {
       p.stdout?.on('data', (d: Buffer) => this.output.push(`[ironic-${i}] ${d.toString()}`));
       p.stderr?.on('data', (d: Buffer) => this.output.push(`[ironic-${i}] ${d.toString()}`));
       this.procs.push(p);
-      await this.pods.setContainer(this.ironic[i]!, true, false);
+      await this.world.pods.setContainer(this.ironic[i]!, true, false);
     }
     this.kubelet = setInterval(() => {
       for (let i = 0; i < this.ironic.length; i++) {
         if (this.readySet.has(i) || this.startedOn(i) === undefined) continue;
         this.readySet.add(i);
-        void this.pods.setContainer(this.ironic[i]!, true, true);
+        void this.world.pods.setContainer(this.ironic[i]!, true, true);
       }
     }, 200);
   }
@@ -155,23 +109,15 @@ class StartWorld {
     if (this.kubelet) clearInterval(this.kubelet);
     for (const p of this.procs) p.kill('SIGKILL');
     for (let i = 0; i < this.ironic.length; i++) rmSync(this.readyFile(i), { force: true });
-    this.stopController.abort();
-    await this.controller;
-    this.controllerKube?.close();
-    await this.pods?.stop();
-    await this.lab?.stop();
+    await this.world.stop();
   }
 
-  /** The network's IronicURLs condition (the holder's), once it shows. */
-  async urlsCondition(): Promise<{ status: string; reason: string; message: string }> {
-    return eventually(async () => {
-      const got = await this.lab.admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork).get({ namespace: this.lab.namespace, name: 'provisioning' });
-      return got.status?.conditions?.find((c) => c.type === 'IronicURLs');
-    }, 'the IronicURLs condition', 30_000);
+  urlsCondition(): Promise<{ status: string; reason: string; message: string }> {
+    return this.world.urlsCondition();
   }
 
-  async events(reason: string): Promise<EventObject[]> {
-    return (await this.lab.admin.resource<EventObject>(RESOURCES.event).list(this.lab.namespace)).items.filter((e) => e.regarding.name === 'provisioning' && e.reason === reason);
+  events(reason: string): Promise<EventObject[]> {
+    return this.world.events(reason);
   }
 }
 

@@ -1,0 +1,128 @@
+/**
+ * The world of the system tests that run "Ironic pods" behind a
+ * ProvisioningNetwork: the VIP world (src/lab/world/vip-world.ts) with
+ * `ironet controller` under the chart's controller Role, a pod pool, the
+ * network (macvlan on each node's prov0, DHCP from the world's pool), the NAD
+ * it generates, real Multus attaching one pod per listed node, and the agents
+ * in ProvisioningNetwork mode. What runs inside the pods is the test's.
+ */
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { runController } from '../../src/cmd/controller.js';
+import { systemClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
+import type { EventObject } from '../../src/kube/event-recorder.js';
+import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import { requestServiceAccountToken } from '../../src/kube/tokens.js';
+import { cniPluginDir, ensureMultus, multusConfig } from '../../src/lab/rig/cni.js';
+import { kubeconfigYaml } from '../../src/lab/rig/local-apiserver.js';
+import { ip } from '../../src/lab/rig/netns-set.js';
+import { IronicPods, type IronicPod } from '../../src/lab/world/ironic-pods.js';
+import type { VipWorld } from '../../src/lab/world/vip-world.js';
+import type { ProvisioningNetworkObject } from '../../src/network/network.js';
+import { controllerConfig, repoRoot } from './cluster.js';
+import { eventually } from './ipam-fixture.js';
+import { startVipLab, VIP } from './vip-lab.js';
+
+export const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+
+export interface IronicPodsLabOptions {
+  /** Nodes of the world (default 2). */
+  readonly nodes?: number;
+  /** The nodes that get an Ironic pod (default every node), pod i on podNodes[i]. */
+  readonly podNodes?: readonly number[];
+  /** The ironic container's environment (ironic-image's contract). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Extra agent flags (e.g. --tftp-root). */
+  readonly agentArgs?: readonly string[];
+  /** A label for the files of this world (kubeconfigs). */
+  readonly label: string;
+}
+
+export class IronicPodsLab {
+  lab!: VipWorld;
+  pods!: IronicPods;
+  readonly ironic: IronicPod[] = [];
+  private controllerKube: KubeClient | undefined;
+  private readonly stopController = new AbortController();
+  private controller: Promise<number> | undefined;
+
+  constructor(readonly o: IronicPodsLabOptions) {}
+
+  /** The pods holding the IPv4 VIP on net1 (indexes into `ironic`). */
+  holders(): number[] {
+    return this.ironic.flatMap((p, i) => (ip('-n', p.netns, '-4', 'addr', 'show', 'dev', 'net1').includes(`${VIP}/32`) ? [i] : []));
+  }
+
+  /** Everything up to the agents running; the pods' containers are not running yet. */
+  async start(): Promise<void> {
+    cniPluginDir();
+    await ensureMultus();
+    this.lab = await startVipLab({
+      timings: TIMINGS,
+      nodes: this.o.nodes ?? 2,
+      dhcp: { pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.150', end: '172.22.0.199', subnet: '172.22.0.0/24' }], prefix: 24 } },
+      logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
+    });
+    const admin = this.lab.admin;
+    const ns = this.lab.namespace;
+    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
+    await admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns }, rules } as KubeObject);
+    for (const sa of ['controller', 'default']) await admin.resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns } });
+    await admin.resource(RESOURCES.roleBinding).create({
+      metadata: { name: 'controller', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
+      subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns }],
+    } as KubeObject);
+    const token = await requestServiceAccountToken(admin, { namespace: ns, name: 'controller' }, { expirationSeconds: 7200 });
+    this.controllerKube = connectWithToken(this.lab.apiserver.server, token, this.lab.apiserver.caPem);
+    this.controller = runController({ ...controllerConfig(ns, 0), podName: 'controller-0' }, { version: 'test', env: {}, signal: this.stopController.signal, kube: this.controllerKube, logger: silentLogger });
+    await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
+    await admin.resource(RESOURCES.provisioningNetwork).create({
+      metadata: { name: 'provisioning', namespace: ns },
+      spec: {
+        cidr: '172.22.0.0/24', vip: { ipv4: VIP }, attachment: { mode: 'macvlan', parent: 'prov0' },
+        podPool: { name: 'ironic-pods' }, dhcpPool: { name: 'dhcp' }, ironicPodSelector: { matchLabels: { app: 'ironic' } }, election: TIMINGS,
+      },
+    } as KubeObject);
+    await eventually(() => admin.resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns, name: 'provisioning' }), 'the generated NAD', 30_000);
+    const kubeconfig = path.join(tmpdir(), `irn-${process.pid}-${this.o.label}-multus.kubeconfig`);
+    await writeFile(kubeconfig, kubeconfigYaml(this.lab.apiserver.server, this.lab.apiserver.caPem, this.lab.apiserver.adminToken), { mode: 0o600 });
+    this.pods = new IronicPods(this.lab.net, admin, ns, multusConfig({ kubeconfigPath: kubeconfig }), systemClock);
+    const env = Object.entries(this.o.env).map(([name, value]) => ({ name, value }));
+    const podNodes = this.o.podNodes ?? this.lab.nodes.map((_, i) => i);
+    for (const [i, node] of podNodes.entries()) {
+      const pod = await this.pods.create(`ironic-${i}`, { index: node, netns: this.lab.nodes[node]! }, 'provisioning', { app: 'ironic' }, env);
+      this.ironic.push(pod);
+      this.lab.vip.observe(i, this.lab.net.path(pod.netns));
+      await this.pods.attach(pod);
+    }
+    for (const node of podNodes) this.lab.startAgent(node, [...(this.o.agentArgs ?? [])], 'networks');
+  }
+
+  async stop(): Promise<void> {
+    this.stopController.abort();
+    await this.controller;
+    this.controllerKube?.close();
+    await this.pods?.stop();
+    await this.lab?.stop();
+  }
+
+  async network(): Promise<ProvisioningNetworkObject> {
+    return this.lab.admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork).get({ namespace: this.lab.namespace, name: 'provisioning' });
+  }
+
+  /** The network's IronicURLs condition (the holder's), once it shows. */
+  async urlsCondition(): Promise<{ status: string; reason: string; message: string }> {
+    return eventually(async () => (await this.network()).status?.conditions?.find((c) => c.type === 'IronicURLs'), 'the IronicURLs condition', 30_000);
+  }
+
+  async events(reason: string): Promise<EventObject[]> {
+    return (await this.lab.admin.resource<EventObject>(RESOURCES.event).list(this.lab.namespace)).items.filter((e) => e.regarding.name === 'provisioning' && e.reason === reason);
+  }
+}
