@@ -24,6 +24,8 @@ export interface PeerRunPlan {
   readonly certDir: string;
   /** Watch this namespace only (every peer has a --namespace flag); undefined: all. */
   readonly namespace?: string;
+  /** The address health and metrics listen on (default loopback; a namespace's address when the peer runs in one). */
+  readonly bindHost?: string;
   /** BMO's provisioner: the compiled-in fixture (default), or its ironic plugin against a real Ironic. */
   readonly provisioner?: BmoProvisioner;
 }
@@ -87,7 +89,7 @@ export const PEER_SPECS: Readonly<Record<Metal3PeerName, PeerSpec>> = {
  * Leader election stays off (one replica), as each defaults.
  */
 export function peerArgs(peer: Metal3PeerName, plan: PeerRunPlan, extra: readonly string[] = []): string[] {
-  const loopback = (port: number): string => `127.0.0.1:${port}`;
+  const loopback = (port: number): string => `${plan.bindHost ?? '127.0.0.1'}:${port}`;
   const namespace = plan.namespace ? [`--namespace=${plan.namespace}`] : [];
   switch (peer) {
     case 'baremetal-operator':

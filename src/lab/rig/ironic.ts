@@ -184,11 +184,15 @@ export interface SushyEmulatorOptions {
   readonly clock: Clock;
   readonly venv?: IronicVenv;
   readonly startTimeoutMs?: number;
+  /** Run in this `ip netns` namespace (default: this process's). */
+  readonly netns?: string;
+  /** The address this process reaches it on (default `host`; with `netns`, one of that namespace's addresses). */
+  readonly reachAt?: string;
 }
 
 export interface SushyEmulator {
   readonly pid: number;
-  /** The BMC's base URL (a driver_info redfish_address). */
+  /** The BMC's base URL as this process reaches it (a driver_info redfish_address when Ironic reaches it there too). */
   readonly url: string;
   /** The Redfish path of each emulated system (a driver_info redfish_system_id). */
   readonly systemIds: readonly string[];
@@ -216,8 +220,9 @@ export async function startSushyEmulator(o: SushyEmulatorOptions): Promise<Sushy
   let child: ChildProcess | undefined;
   try {
     await writeFile(config, `SUSHY_EMULATOR_STATE_DIR = ${JSON.stringify(path.join(folder.dir, 'state'))}\nSUSHY_EMULATOR_FAKE_SYSTEMS = ${JSON.stringify(systems).replaceAll('false', 'False')}\n`);
-    child = await launchTracked(folder, logFile, path.join(v.dir, 'bin/sushy-emulator'), ['--fake', '--config', config, '-i', o.host, '-p', String(o.port)]);
-    const host = o.host.includes(':') ? `[${o.host}]` : o.host;
+    child = await launchTracked(folder, logFile, path.join(v.dir, 'bin/sushy-emulator'), ['--fake', '--config', config, '-i', o.host, '-p', String(o.port)], { netns: o.netns });
+    const reach = o.reachAt ?? o.host;
+    const host = reach.includes(':') ? `[${reach}]` : reach;
     const url = `http://${host}:${o.port}`;
     await waitUntilOk(o.clock, o.startTimeoutMs ?? 30_000, 'sushy-emulator', child, logFile, `${url}/redfish/v1/Systems`, 200);
     const listed = JSON.parse(await get(`${url}/redfish/v1/Systems`)) as { Members: Array<{ '@odata.id': string }> };

@@ -57,6 +57,13 @@ export interface Metal3PeerOptions {
    * HTTP root as BMO and hosts reach them) instead of the fixture provisioner.
    */
   readonly ironic?: { readonly baseUrl: string; readonly httpUrl: string };
+  /**
+   * Run in this `ip netns` namespace, its health and metrics on `address`
+   * there (one this process reaches, as the node's API-network address), and
+   * the API server reached at `server` from there. Default: this process's
+   * namespace, loopback.
+   */
+  readonly netns?: { readonly name: string; readonly address: string };
   /** A build from ensureUpstream(peer, 'binary'); default: built (or found cached) now. */
   readonly build?: UpstreamBuild;
   readonly startTimeoutMs?: number;
@@ -147,13 +154,14 @@ export async function startMetal3Peer(o: Metal3PeerOptions): Promise<Metal3Peer>
       env = bmoIronicEnv({ pluginDir, ironicBaseUrl: o.ironic.baseUrl, ironicHttpUrl: o.ironic.httpUrl, authRootDir });
     }
     const provisioner = o.ironic ? 'ironic' : undefined;
-    const args = peerArgs(o.peer, { kubeconfig, healthPort, metricsPort, webhookPort, certDir, namespace: o.namespace, provisioner }, o.extraArgs);
+    const bindHost = o.netns?.address ?? '127.0.0.1';
+    const args = peerArgs(o.peer, { kubeconfig, healthPort, metricsPort, webhookPort, certDir, namespace: o.namespace, provisioner, bindHost }, o.extraArgs);
     webhooks = loopbackWebhooks(webhookObjects, { namePrefix: spec.namePrefix, port: webhookPort, caPem });
 
     const logFile = path.join(folder.dir, `${o.peer}.log`);
-    const started = await launchTracked(folder, logFile, build.binary, args, { env });
+    const started = await launchTracked(folder, logFile, build.binary, args, { env, netns: o.netns?.name });
     child = started;
-    const healthUrl = `http://127.0.0.1:${healthPort}/readyz`;
+    const healthUrl = `http://${bindHost}:${healthPort}/readyz`;
     await waitUntilOk(o.clock, o.startTimeoutMs ?? 60_000, o.peer, started, logFile, healthUrl);
 
     const register = async (): Promise<void> => {
@@ -174,7 +182,7 @@ export async function startMetal3Peer(o: Metal3PeerOptions): Promise<Metal3Peer>
       logFile,
       versions: build.versions,
       healthUrl,
-      metricsUrl: `${spec.metrics === 'http' ? 'http' : 'https'}://127.0.0.1:${metricsPort}/metrics`,
+      metricsUrl: `${spec.metrics === 'http' ? 'http' : 'https'}://${bindHost}:${metricsPort}/metrics`,
       serviceAccount: { namespace: saNamespace, name: saName },
       clusterRoles: roles.map((r) => r.metadata.name ?? ''),
       webhookConfigurations: webhooks.map((w) => w.metadata.name ?? ''),
