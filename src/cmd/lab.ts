@@ -2,7 +2,8 @@
  * Composition root of `ironet lab`: builds the lab's world (src/lab/world),
  * then either runs the smoke scenario — two PXE boots, SIGKILL of the VIP
  * holder's agent, a third boot through the new holder, teardown, a timeline and
- * one JSON line — or the interactive lab: a live view redrawn in place (or an
+ * one JSON line — or the Ironic scenario (the same through the real BMO, Ironic
+ * and a Redfish BMC: src/lab/world/ironic-scenario.ts) — or the interactive lab: a live view redrawn in place (or an
  * append-only log with --plain) and keys to kill the holder, pause the API
  * server and add hosts. Ctrl-C, a signal or an error always tears the world
  * down; what a crash leaves is swept by the next run.
@@ -16,7 +17,8 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import { LAB_VIP } from '../lab/plan.js';
 import { isAlive } from '../lab/rig/pids.js';
-import { formatEntry, smokeResult, Timeline, type EntryKind } from '../lab/timeline.js';
+import { formatEntry, ironicResult, smokeResult, Timeline, type EntryKind, type IronicResult, type SmokeResult } from '../lab/timeline.js';
+import { runIronicScenario, type IronicOutcome } from '../lab/world/ironic-scenario.js';
 import { runInteractive, type LabIo } from '../lab/world/interactive.js';
 import { LabInterrupted, LabWorld, type RunController } from '../lab/world/lab-world.js';
 import { runSmoke, type SmokeOutcome } from '../lab/world/smoke.js';
@@ -52,7 +54,7 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
     if (!screenOn) io.out(`${formatEntry({ atMs: now() - startMs, kind, text }, width())}\n`);
   };
   let screenOn = false;
-  const world = new LabWorld({ dir, crdDirs: upstreamCrdOverride(ctx.env), timeline, onEntry: print, clock, ironet: ironetArgv(), runController: labController });
+  const world = new LabWorld({ dir, crdDirs: upstreamCrdOverride(ctx.env), timeline, onEntry: print, clock, ironet: ironetArgv(), runController: labController, ironic: config.scenario === 'ironic' });
 
   // a signal or a crash of this process tears the world down; the namespaces at least go synchronously on exit
   const stop = new AbortController();
@@ -72,8 +74,9 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
   io.out(`ironet lab: building the lab on this machine (logs in ${dir})\n`);
   let code = 1;
   let error: string | undefined;
-  let result: ReturnType<typeof smokeResult> | undefined;
+  let result: SmokeResult | IronicResult | undefined;
   let smoke: SmokeOutcome | undefined;
+  let ironic: IronicOutcome | undefined;
   try {
     await world.up();
     if (stop.signal.aborted) throw new LabInterrupted();
@@ -81,6 +84,8 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
     print('step', `lab ready in ${(setupMs / 1000).toFixed(1)}s: VIP ${LAB_VIP} on ${world.ironic[world.holders()[0] ?? 0]?.name ?? '?'}`);
     if (config.scenario === 'smoke') {
       smoke = await runSmoke(world, setupMs, print);
+    } else if (config.scenario === 'ironic') {
+      ironic = await runIronicScenario(world, setupMs, LAB_VIP, print);
     } else {
       screenOn = live;
       code = await runInteractive(world, config, io, clock, startMs, timeline, stop.signal, onSignal, width, (on) => (screenOn = on));
@@ -108,12 +113,27 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
         error,
       });
       code = result.ok ? 0 : 1;
+    } else if (config.scenario === 'ironic') {
+      result = ironicResult({
+        setupMs: ironic?.setupMs ?? now() - startMs,
+        vip: LAB_VIP,
+        boots: ironic?.boots ?? [],
+        killedHolder: ironic?.killedHolder,
+        newHolder: ironic?.newHolder,
+        failoverMs: ironic?.failoverMs,
+        dualHolderMs: ironic?.dualHolderMs ?? world.dualHolderMs(),
+        afterFailover: ironic?.afterFailover,
+        leftovers,
+        error,
+      });
+      code = result.ok ? 0 : 1;
     } else if (error === undefined || error === 'interrupted') {
       code = leftovers.length === 0 ? 0 : 1;
     }
   }
   if (result) {
-    io.out(`\n${result.ok ? 'smoke: ok' : `smoke: FAILED — ${result.problems.join('; ')}`} (logs in ${dir})\n`);
+    const name = config.scenario;
+    io.out(`\n${result.ok ? `${name}: ok` : `${name}: FAILED — ${result.problems.join('; ')}`} (logs in ${dir})\n`);
     io.out(`${JSON.stringify(result)}\n`);
   }
   return code;

@@ -6,7 +6,7 @@ import { invalid, option, readFlags, repeated, text, toggle, wholeNumber, type C
 export interface LabConfig {
   readonly command: 'lab';
   /** interactive: the live view and its keys; smoke: bring up, boot two, kill the holder, boot one more, tear down. */
-  readonly scenario: 'interactive' | 'smoke';
+  readonly scenario: 'interactive' | 'smoke' | 'ironic';
   /** An append-only log instead of a screen redrawn in place. */
   readonly plain: boolean;
   /** PXE clients booted at the start of the interactive lab. */
@@ -48,11 +48,11 @@ export interface NetdataRenderConfig {
 
 const LAB_FLAGS = {
   scenario: option({
-    arg: 'smoke',
-    help: "non-interactive: boot two clients, SIGKILL the VIP holder's agent, boot a third, tear down; prints a timeline and, last, one JSON line (exit 0 only when ok)",
+    arg: 'smoke|ironic',
+    help: "non-interactive. smoke: boot two clients, SIGKILL the VIP holder's agent, boot a third. ironic: the same through the real Metal3 path (BMO registers Redfish hosts in the real Ironic on the VIP, Ironic powers them on, they PXE-boot to its deploy kernel; a BIOS and a UEFI host, then a third after the failover). Both tear down, print a timeline and, last, one JSON line (exit 0 only when ok)",
     defaultText: 'the interactive lab',
-    parse: (t, s): 'smoke' => {
-      if (t !== 'smoke') throw invalid(s, `${JSON.stringify(t)} is not a scenario: the one there is is "smoke" (leave it out for the interactive lab)`);
+    parse: (t, s): 'smoke' | 'ironic' => {
+      if (t !== 'smoke' && t !== 'ironic') throw invalid(s, `${JSON.stringify(t)} is not a scenario: there are "smoke" and "ironic" (leave it out for the interactive lab)`);
       return t;
     },
   }),

@@ -70,3 +70,33 @@ export function addedHost(n: number): { host: PxeHost; object: KubeObject } {
     } as KubeObject,
   };
 }
+
+/** The Ironic scenario's pods: ironic-image's PROVISIONING_IP=<VIP> contract (what BMO's keepalived overlay and IrSO's networking.ipAddress give). */
+export const IRONIC_POD_ENV: Readonly<Record<string, string>> = { PROVISIONING_IP: LAB_VIP, PROVISIONING_INTERFACE: 'net1' };
+/** Ironic's HTTP root, as Metal3's manifests set HTTP_PORT. */
+export const LAB_IRONIC_HTTP_PORT = 6180;
+
+/** A machine of the Ironic scenario: its BMC system (by UUID) and how it boots. */
+export interface BmcHost {
+  readonly name: string;
+  readonly mac: string;
+  readonly uuid: string;
+  readonly firmware: 'bios' | 'uefi';
+}
+
+/**
+ * The BareMetalHosts with a Redfish BMC address of the lab's BMC
+ * (`redfish+http://…/redfish/v1/Systems/<uuid>`), in manifest order: one BMC
+ * system each; bootMode legacy boots SeaBIOS, anything else OVMF (BMO's
+ * default is UEFI).
+ */
+export function bmcHostsOf(objects: readonly KubeObject[]): BmcHost[] {
+  return objects.flatMap((o) => {
+    if (o.kind !== 'BareMetalHost') return [];
+    const spec = (o as KubeObject & { spec?: { bootMACAddress?: string; bootMode?: string; bmc?: { address?: string } } }).spec;
+    const m = /^redfish(?:\+https?)?:\/\/[^/]+\/redfish\/v1\/Systems\/([0-9a-f-]{36})$/.exec(spec?.bmc?.address ?? '');
+    const mac = spec?.bootMACAddress ? tryParseMac(spec.bootMACAddress) : undefined;
+    if (!m || !mac) return [];
+    return [{ name: o.metadata.name ?? '', mac, uuid: m[1]!, firmware: spec?.bootMode === 'legacy' ? 'bios' : 'uefi' }];
+  });
+}

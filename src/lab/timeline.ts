@@ -122,3 +122,62 @@ function verdicts(f: SmokeFacts): string[] {
   }
   return problems;
 }
+
+/** One host of the Ironic scenario, as observed: BMO → Ironic → Redfish → PXE → iPXE → Ironic's HTTP root. */
+export interface IronicBootOutcome {
+  readonly host: string;
+  readonly firmware: 'bios' | 'uefi';
+  /** The Ironic node BMO registered for it (its status.provisioning.ID), if any. */
+  readonly node: string | undefined;
+  /** Powered on through its BMC this many times. */
+  readonly powerOns: number;
+  /** The address of the HTTP root server that served its deploy kernel (bound to the VIP), if it was requested. */
+  readonly kernelRequestedVia: string | undefined;
+  /** The Ironic pod whose HTTP root served it. */
+  readonly servedBy: string | undefined;
+  /** Its requests in order reached boot.ipxe, then the script Ironic wrote for its MAC, then the kernel that script names. */
+  readonly chainInOrder: boolean;
+  /** From QEMU's start (the BMC powered it on) to the kernel request. */
+  readonly seconds: number | undefined;
+  readonly address: string | undefined;
+}
+
+export interface IronicFacts extends Omit<SmokeFacts, 'clients'> {
+  readonly vip: string;
+  readonly boots: readonly IronicBootOutcome[];
+}
+
+export interface IronicResult extends SmokeResult {
+  /** Every host was registered as an Ironic node by BMO through the VIP. */
+  readonly ironicRegistered: boolean;
+  /** The address every deploy kernel was requested from (the VIP), or null when they differ or none was. */
+  readonly kernelRequestedVia: string | null;
+}
+
+/**
+ * The verdict of `ironet lab --scenario ironic`: smokeResult's fields (its
+ * pxeBootSeconds here from the BMC's power-on to the deploy kernel request),
+ * plus the Ironic path's.
+ */
+export function ironicResult(f: IronicFacts): IronicResult {
+  const clients: PxeOutcome[] = f.boots.map((b) => ({ host: b.host, mac: '', seconds: b.seconds, address: b.address, servedBy: b.servedBy }));
+  const base = smokeResult({ ...f, clients });
+  const problems = [...base.problems.filter((p) => !p.endsWith('did not reach boot.ipxe'))];
+  if (!f.error) {
+    for (const b of f.boots) {
+      if (!b.node) problems.push(`${b.host} was never registered in Ironic`);
+      else if (b.kernelRequestedVia === undefined) problems.push(`${b.host} (${b.firmware}) never requested its deploy kernel (powered on ${b.powerOns} time(s))`);
+      else if (b.kernelRequestedVia !== f.vip) problems.push(`${b.host} requested its deploy kernel from ${b.kernelRequestedVia}, not the VIP ${f.vip}`);
+      else if (!b.chainInOrder) problems.push(`${b.host}'s requests were not boot.ipxe, then its per-MAC script, then the kernel`);
+    }
+  }
+  const vias = new Set(f.boots.map((b) => b.kernelRequestedVia));
+  return {
+    ...base,
+    pxeBootSeconds: Object.fromEntries(f.boots.map((b) => [b.host, b.seconds === undefined ? null : Number(b.seconds.toFixed(1))])),
+    ok: problems.length === 0,
+    problems,
+    ironicRegistered: f.boots.length > 0 && f.boots.every((b) => b.node !== undefined),
+    kernelRequestedVia: vias.size === 1 && !vias.has(undefined) ? (f.boots[0]?.kernelRequestedVia ?? null) : null,
+  };
+}

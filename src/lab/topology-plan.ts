@@ -12,6 +12,11 @@
  * - `addressed` (the VIP tests): the bridge's namespace is itself a client on
  *   the segment (172.22.0.100/24, where the ARP probe asks), and each node's
  *   prov0 has 172.22.0.<11+i>/24 (the agent adds the VIP beside it).
+ *
+ * With `control`, a control-plane namespace joins both networks, each end
+ * addressed (CONTROL): the baremetal-operator and the BMCs run there (the
+ * lab's Ironic scenario), reaching the API server on one side and the VIP and
+ * the Ironic pods on the other.
  */
 
 /** The API network: fixed, so one lab or VIP system test at a time per machine. */
@@ -45,10 +50,19 @@ export interface TopologyOptions {
   readonly segment: Segment;
   /** The root end of the API veth: `irnr<pid>`, so a sweep knows whose it was. */
   readonly rootLink: string;
+  /** Add the control namespace (CONTROL) on both networks. */
+  readonly control?: boolean;
 }
 
+/** The control namespace's addresses: on the API network, and on the provisioning segment (outside every lab pool). */
+export const CONTROL = {
+  api: '10.250.0.10',
+  provisioning: '172.22.0.240',
+  prefix: 24,
+} as const;
+
 /** A namespace by its role: made by a `netns` step, named by the builder. */
-export type NamespaceRole = 'api' | 'provisioning' | `node${number}`;
+export type NamespaceRole = 'api' | 'provisioning' | 'control' | `node${number}`;
 
 export interface LinkEnd {
   /** undefined: the root namespace. */
@@ -84,6 +98,15 @@ export function planTopology(o: TopologyOptions): TopologyStep[] {
     );
     provisioningPorts.push(`np${i}`);
     apiPorts.push(`ap${i}`);
+  }
+  if (o.control) {
+    steps.push(
+      { kind: 'netns', role: 'control', label: 'control' },
+      { kind: 'veth', a: { ns: 'control', name: NODE_PROVISIONING_IFACE, address: `${CONTROL.provisioning}/${CONTROL.prefix}` }, b: { ns: 'provisioning', name: 'npc' } },
+      { kind: 'veth', a: { ns: 'control', name: 'api0', address: `${CONTROL.api}/${CONTROL.prefix}` }, b: { ns: 'api', name: 'apc' } },
+    );
+    provisioningPorts.push('npc');
+    apiPorts.push('apc');
   }
   steps.push(
     { kind: 'bridge', ns: 'api', name: 'apibr', ports: apiPorts, address: `${API_NETWORK.server}/${API_NETWORK.prefix}` },

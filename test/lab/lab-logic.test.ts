@@ -4,8 +4,9 @@ import { parseCommandLine } from '../../src/config/command-line.js';
 import { ConfigError } from '../../src/core/errors.js';
 import { loadManifests } from '../../src/kube/manifests.js';
 import { holdersAfter, holdOverlapMs, nextAdd, type HoldEvent } from '../../src/lab/vip-holds.js';
-import { addedHost, pxeHostsOf } from '../../src/lab/plan.js';
-import { eventText, formatEntry, smokeResult, Timeline, type SmokeFacts } from '../../src/lab/timeline.js';
+import { addedHost, bmcHostsOf, pxeHostsOf } from '../../src/lab/plan.js';
+import { eventText, formatEntry, ironicResult, smokeResult, Timeline, type IronicBootOutcome, type IronicFacts, type SmokeFacts } from '../../src/lab/timeline.js';
+import { chainInOrder } from '../../src/lab/world/ironic-scenario.js';
 import { labLines, leasesByMac, type LabFacts } from '../../src/lab/view.js';
 import type { StatusSnapshot } from '../../src/status/view.js';
 import { repoRoot } from '../support/cluster.js';
@@ -94,6 +95,64 @@ describe('ironet lab: the smoke verdict', () => {
     }
     // a safety figure is reported even when the run stopped early
     expect(smokeResult(facts({ error: 'interrupted', dualHolderMs: 5 })).problems).to.deep.equal(['interrupted', 'two pods held the VIP at once for 5 ms']);
+  });
+
+  describe('the Ironic scenario\'s verdict', () => {
+    const boot = (host: string, over: Partial<IronicBootOutcome> = {}): IronicBootOutcome => ({
+      host, firmware: 'bios', node: `uuid-${host}`, powerOns: 1, kernelRequestedVia: '172.22.0.2', servedBy: host === 'bios-1' ? 'ironic-1' : 'ironic-2', chainInOrder: true, seconds: 18.66, address: '172.22.0.10', ...over,
+    });
+    const ironicFacts = (over: Partial<IronicFacts> = {}): IronicFacts => ({
+      setupMs: 14_900, vip: '172.22.0.2', boots: [boot('bios-0'), boot('uefi-0', { firmware: 'uefi', seconds: 25.6 }), boot('bios-1')],
+      killedHolder: 'ironic-2', newHolder: 'ironic-1', failoverMs: 2275.4, dualHolderMs: 0, afterFailover: 'bios-1', leftovers: [], error: undefined, ...over,
+    });
+
+    it('is ok, with ironicRegistered, kernelRequestedVia and the boot times, when all went well', () => {
+      const r = ironicResult(ironicFacts());
+      expect(r).to.deep.include({ ok: true, problems: [], ironicRegistered: true, kernelRequestedVia: '172.22.0.2', failoverMs: 2275, dualHolderMs: 0 });
+      expect(r.pxeBootSeconds).to.deep.equal({ 'bios-0': 18.7, 'uefi-0': 25.6, 'bios-1': 18.7 });
+    });
+
+    it('is not ok, saying why, for each break of the path', () => {
+      const cases: [Partial<IronicFacts>, RegExp][] = [
+        [{ boots: [boot('bios-0', { node: undefined, kernelRequestedVia: undefined })] }, /bios-0 was never registered in Ironic/],
+        [{ boots: [boot('uefi-0', { firmware: 'uefi', kernelRequestedVia: undefined, powerOns: 0 })] }, /uefi-0 \(uefi\) never requested its deploy kernel \(powered on 0 time/],
+        [{ boots: [boot('bios-0', { kernelRequestedVia: '172.22.0.5' })] }, /from 172\.22\.0\.5, not the VIP 172\.22\.0\.2/],
+        [{ boots: [boot('bios-0', { chainInOrder: false })] }, /not boot\.ipxe, then its per-MAC script, then the kernel/],
+        [{ boots: [boot('bios-0'), boot('bios-1', { servedBy: 'ironic-2' })] }, /bios-1 was served by ironic-2, not by the new VIP holder ironic-1/],
+        [{ dualHolderMs: 3 }, /two pods held the VIP at once/],
+        [{ boots: [] }, /no PXE client was booted/],
+      ];
+      for (const [over, why] of cases) {
+        const r = ironicResult(ironicFacts(over));
+        expect(r.ok, JSON.stringify(over)).to.equal(false);
+        expect(r.problems.join('; ')).to.match(why);
+      }
+      expect(ironicResult(ironicFacts({ boots: [boot('bios-0', { node: undefined })] })).ironicRegistered).to.equal(false);
+      expect(ironicResult(ironicFacts({ boots: [boot('bios-0', { kernelRequestedVia: undefined })] })).kernelRequestedVia).to.equal(null);
+    });
+
+    it('chainInOrder: boot.ipxe, then pxelinux.cfg/<mac with dashes>, then /<node>/deploy_kernel', () => {
+      const hit = (p: string) => ({ path: p, from: '172.22.0.10', status: 200, atMs: 0 });
+      const ordered = ['/boot.ipxe', '/pxelinux.cfg/52-54-00-7a-00-01', '/n1/deploy_kernel'].map(hit);
+      expect(chainInOrder(ordered, '52:54:00:7a:00:01', 'n1')).to.equal(true);
+      expect(chainInOrder([ordered[1]!, ordered[0]!, ordered[2]!], '52:54:00:7a:00:01', 'n1')).to.equal(false);
+      expect(chainInOrder([ordered[0]!, ordered[2]!], '52:54:00:7a:00:01', 'n1')).to.equal(false);
+    });
+
+    it('bmcHostsOf: hosts with a Redfish BMC address of a system UUID; bootMode legacy boots BIOS, the rest UEFI', () => {
+      const bmh = (name: string, spec: object) => ({ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', metadata: { name }, spec });
+      const uuid = '1b0c5f0e-0000-4000-8000-000000000001';
+      expect(bmcHostsOf([
+        bmh('a', { bootMACAddress: '52:54:00:7A:00:01', bootMode: 'legacy', bmc: { address: `redfish+http://172.22.0.240:8000/redfish/v1/Systems/${uuid}` } }),
+        bmh('b', { bootMACAddress: '52:54:00:7a:00:02', bmc: { address: `redfish+http://172.22.0.240:8000/redfish/v1/Systems/${uuid}` } }),
+        bmh('no-bmc', { bootMACAddress: '52:54:00:7a:00:03' }),
+        bmh('ipmi', { bootMACAddress: '52:54:00:7a:00:04', bmc: { address: 'ipmi://10.0.0.1' } }),
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } },
+      ])).to.deep.equal([
+        { name: 'a', mac: '52:54:00:7a:00:01', uuid, firmware: 'bios' },
+        { name: 'b', mac: '52:54:00:7a:00:02', uuid, firmware: 'uefi' },
+      ]);
+    });
   });
 
   it('shows a Kubernetes Event as kubectl does: kind/name, reason, repeats, the note; warnings marked', () => {
@@ -185,10 +244,11 @@ describe('ironet lab: the live view', () => {
 });
 
 describe('ironet lab: flags', () => {
-  it('parses the scenario, --plain, --clients and --dir, and refuses an unknown scenario naming the one there is', () => {
+  it('parses the scenario, --plain, --clients and --dir, and refuses an unknown scenario naming the ones there are', () => {
     expect(parseCommandLine(['lab'], ctx)).to.deep.equal({ command: 'lab', scenario: 'interactive', plain: false, clients: 2, dir: undefined });
     expect(parseCommandLine(['lab', '--scenario', 'smoke', '--plain', '--clients', '0', '--dir', '/tmp/x'], ctx)).to.deep.equal({ command: 'lab', scenario: 'smoke', plain: true, clients: 0, dir: '/tmp/x' });
-    expect(() => parseCommandLine(['lab', '--scenario', 'chaos'], ctx)).to.throw(ConfigError, /--scenario: "chaos" is not a scenario: the one there is is "smoke"/);
+    expect(parseCommandLine(['lab', '--scenario', 'ironic'], ctx)).to.deep.include({ scenario: 'ironic' });
+    expect(() => parseCommandLine(['lab', '--scenario', 'chaos'], ctx)).to.throw(ConfigError, /--scenario: "chaos" is not a scenario: there are "smoke" and "ironic"/);
     expect(() => parseCommandLine(['lab', '--clients', '9'], ctx)).to.throw(ConfigError, /--clients/);
   });
 });

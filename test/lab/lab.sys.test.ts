@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
 import { ip, requireRoot } from '../../src/lab/rig/netns-set.js';
 import { requirePxeTools } from '../../src/lab/rig/qemu.js';
-import type { SmokeResult } from '../../src/lab/timeline.js';
+import type { IronicResult, SmokeResult } from '../../src/lab/timeline.js';
 import { spawnIronet } from '../support/processes.js';
 
 interface Lab {
@@ -130,6 +130,33 @@ describe('ironet lab (system)', function () {
     expect(namespacesOf(lab.child.pid!)).to.deep.equal([]);
     // the run swept what the SIGKILLed lab had left
     expect(crashed.filter((n) => existsSync(`/var/run/netns/${n}`)), 'namespaces of the killed lab').to.deep.equal([]);
+  });
+
+  it('--scenario ironic: BMO registers Redfish hosts in the real Ironic on the VIP, Ironic powers them on, a BIOS and a UEFI machine boot to its deploy kernel; after the holder\'s SIGKILL a fresh Ironic in the new holder boots the third; ok, nothing left', async function () {
+    this.timeout(20 * 60_000); // a cold install of Ironic and a cold build of BMO when setup did not make them
+    const lab = startLab(['--scenario', 'ironic']);
+    const code = await lab.exited;
+    const last = lab.lines.filter((l) => !l.startsWith('stderr: ')).pop() ?? '';
+    let result: IronicResult;
+    try {
+      result = JSON.parse(last) as IronicResult;
+    } catch {
+      throw new Error(`the last line is not JSON; the lab printed:\n${lab.lines.join('\n')}`);
+    }
+    expect(result.problems, lab.lines.join('\n')).to.deep.equal([]);
+    expect(result.ok).to.equal(true);
+    expect(code).to.equal(0);
+    expect(result.ironicRegistered).to.equal(true);
+    expect(result.kernelRequestedVia).to.equal('172.22.0.2');
+    expect(result.dualHolderMs).to.equal(0);
+    expect(Object.keys(result.pxeBootSeconds)).to.deep.equal(['bios-0', 'uefi-0', 'bios-1']);
+    for (const s of Object.values(result.pxeBootSeconds)) expect(s).to.be.a('number').above(0);
+    expect(result.failoverMs).to.be.a('number').above(0).and.below(20_000);
+    expect(result.newHolder).to.be.a('string').and.not.equal(result.killedHolder);
+    expect(result.leftovers).to.deep.equal([]);
+    const text = lab.lines.join('\n');
+    expect(text).to.match(/Ironic 39\.0\.0 started in ironic-\d on the VIP[\s\S]*BMO registered bios-0 in Ironic through the VIP[\s\S]*bios-0: powered on through its Redfish BMC[\s\S]*uefi-0: leased[\s\S]*SIGKILL the agent[\s\S]*failover:[\s\S]*Ironic 39\.0\.0 started in[\s\S]*bios-1: leased[\s\S]*nothing left behind/);
+    expect(namespacesOf(lab.child.pid!)).to.deep.equal([]);
   });
 
   it('Ctrl-C (SIGINT) during the bring-up stops it and removes everything', async () => {

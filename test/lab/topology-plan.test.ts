@@ -26,6 +26,18 @@ describe('ironet lab: the one-machine topology', () => {
     ]);
   });
 
+  it('with a control namespace (the Ironic scenario): on both networks, addressed outside every lab pool, its ports on both bridges', () => {
+    const steps = planTopology({ nodes: 2, segment: 'switch', rootLink: 'irnr42', control: true }).map(text);
+    expect(steps).to.include.members([
+      'netns control (control)',
+      'veth control/prov0 172.22.0.240/24 = provisioning/npc',
+      'veth control/api0 10.250.0.10/24 = api/apc',
+      'bridge api/apibr [apr ap0 ap1 apc] 10.250.0.1/24',
+      'bridge provisioning/provbr [np0 np1 npc]',
+    ]);
+    expect(planTopology({ nodes: 2, segment: 'switch', rootLink: 'irnr42' }).map(text).filter((s) => s.includes('control'))).to.deep.equal([]);
+  });
+
   it('the VIP tests: the same wiring, the bridge\'s namespace a client at 172.22.0.100 and each prov0 addressed', () => {
     const steps = planTopology({ nodes: 3, segment: 'addressed', rootLink: 'irnr42' }).map(text);
     expect(steps).to.include.members([

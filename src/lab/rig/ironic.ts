@@ -90,6 +90,8 @@ export interface IronicOptions {
 
 export interface Ironic {
   readonly pid: number;
+  /** Ironic's and the HTTP root server's PIDs. */
+  readonly pids: readonly number[];
   readonly runDir: string;
   readonly confFile: string;
   readonly logFile: string;
@@ -149,6 +151,7 @@ export async function startIronic(o: IronicOptions): Promise<Ironic> {
     const server = httpd;
     return {
       pid: started.pid ?? 0,
+      pids: [started.pid ?? 0, server.child.pid ?? 0].filter((p) => p > 0),
       runDir: folder.dir,
       confFile,
       logFile,
@@ -197,6 +200,8 @@ export interface SushyEmulator {
   /** The Redfish path of each emulated system (a driver_info redfish_system_id). */
   readonly systemIds: readonly string[];
   readonly logFile: string;
+  /** A system's PowerState (`On`, `Off`), by its UUID; undefined when the BMC does not answer. */
+  powerState(uuid: string): Promise<string | undefined>;
   logTail(lines?: number): Promise<string>;
   stop(): Promise<void>;
   killNow(): void;
@@ -232,6 +237,13 @@ export async function startSushyEmulator(o: SushyEmulatorOptions): Promise<Sushy
       url,
       systemIds: listed.Members.map((m) => m['@odata.id']),
       logFile,
+      powerState: async (uuid) => {
+        try {
+          return (JSON.parse(await get(`${url}/redfish/v1/Systems/${uuid}`)) as { PowerState?: string }).PowerState;
+        } catch {
+          return undefined;
+        }
+      },
       logTail: (lines = 40) => tailFile(logFile, lines),
       stop: async () => {
         await stopChild(started, o.clock);

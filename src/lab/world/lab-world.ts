@@ -28,7 +28,7 @@ import { readStatus } from '../../kube/status-reader.js';
 import { createLogger } from '../../log/logger.js';
 import type { ProvisioningNetworkObject } from '../../network/network.js';
 import type { StatusSnapshot } from '../../status/view.js';
-import { addedHost, AGENT_CAPABILITIES, LAB_NAMESPACE, LAB_NETWORK, LAB_NODES, LAB_VIP, networkAgentFlags, pxeHostsOf, type PxeHost } from '../plan.js';
+import { addedHost, AGENT_CAPABILITIES, bmcHostsOf, IRONIC_POD_ENV, LAB_IRONIC_HTTP_PORT, LAB_NAMESPACE, LAB_NETWORK, LAB_NODES, LAB_VIP, networkAgentFlags, pxeHostsOf, type BmcHost, type PxeHost } from '../plan.js';
 import { BootHttp } from '../rig/boot-http.js';
 import { CHECKOUT } from '../rig/checkout.js';
 import { cniPluginDir, ensureMultus, multusConfig } from '../rig/cni.js';
@@ -36,16 +36,19 @@ import { ensureApiServerBinaries } from '../rig/local-apiserver.js';
 import { ip, NetnsSet, ownNamespaces, requireRoot, sweepStale } from '../rig/netns-set.js';
 import { argvOf, isRunning } from '../rig/pids.js';
 import { sweepStaleSandboxes } from '../rig/pod-sandbox.js';
-import { requirePxeTools } from '../rig/qemu.js';
+import { ensureIronicVenv, type IronicVenv } from '../rig/ironic.js';
+import { requirePxeTools, tftpRoot } from '../rig/qemu.js';
 import { runSetup } from '../rig/setup.js';
-import { upstreamCrdDirs } from '../rig/upstream-builds.js';
+import { ensureUpstream, upstreamCrdDirs, type UpstreamBuild } from '../rig/upstream-builds.js';
 import { eventText, type EntryKind, type Timeline } from '../timeline.js';
-import { PROVISIONING_BRIDGE } from '../topology-plan.js';
+import { CONTROL, PROVISIONING_BRIDGE } from '../topology-plan.js';
 import { leasesByMac, type NodeFacts, type PxeClientFacts } from '../view.js';
 import { Agents } from './agents.js';
 import { chartRules, Cluster } from './cluster.js';
 import { Faults, type ApiServerState } from './faults.js';
 import { IronicPods, type IronicPod } from './ironic-pods.js';
+import { IronicRuntime } from './ironic-runtime.js';
+import { Metal3Control } from './metal3-control.js';
 import { PxeClients, type PxeClient } from './pxe.js';
 import { requireApiNetworkFree, Topology } from './topology.js';
 import { VipWatch } from './vip-watch.js';
@@ -70,6 +73,14 @@ export interface LabWorldOptions {
   /** The argv that runs this ironet's CLI: each agent runs `<ironet> agent …`. */
   readonly ironet: readonly string[];
   readonly runController: RunController;
+  /**
+   * The Ironic scenario's world: the real Ironic in the Ironic pods
+   * (PROVISIONING_IP=<VIP>: it starts where the VIP is), BMO with its ironic
+   * plugin and a Redfish BMC in a control namespace, the BareMetalHosts of
+   * examples/lab/ironic-hosts.yaml left for the scenario to create; instead
+   * of the httpd stand-ins and examples/lab/hosts.yaml.
+   */
+  readonly ironic?: boolean;
 }
 
 export class LabWorld {
@@ -79,6 +90,12 @@ export class LabWorld {
   readonly ironic: IronicPod[] = [];
   /** The sample's PXE hosts (examples/lab/hosts.yaml), in order. */
   readonly hosts: PxeHost[] = [];
+  /** The Ironic scenario's hosts (examples/lab/ironic-hosts.yaml), their objects (not created by up()), its Ironic and control plane. */
+  readonly bmcHosts: BmcHost[] = [];
+  readonly bmcHostObjects: KubeObject[] = [];
+  ironicRuntime: IronicRuntime | undefined;
+  control: Metal3Control | undefined;
+  private tftpDir: string | undefined;
   /** The last read of the cluster, and when (monotonic ms). */
   snapshot: StatusSnapshot | undefined;
   snapshotAtMs: number | undefined;
@@ -168,10 +185,17 @@ export class LabWorld {
       return bin;
     });
 
+    const ironicParts = this.o.ironic
+      ? await this.step('installed the real Ironic (PyPI) and built baremetal-operator with its ironic plugin (first time only)', async () => {
+          const [venv, bmoBuild] = await Promise.all([ensureIronicVenv(), ensureUpstream('baremetal-operator', 'binary')]);
+          return { venv, bmoBuild };
+        })
+      : undefined;
+
     const topology = await this.step(`made ${this.nodeCount} node namespaces on a provisioning bridge`, async () => {
       // the lab's API network is fixed: a second lab (or a VIP system test) on this machine would collide with it
       await requireApiNetworkFree(this.clock);
-      return (this.topology = Topology.build(this.net, { nodes: this.nodeCount, segment: 'switch' }));
+      return (this.topology = Topology.build(this.net, { nodes: this.nodeCount, segment: 'switch', control: this.o.ironic }));
     });
     const agents = (this.agents = new Agents({
       nodes: topology.nodes,
@@ -203,10 +227,15 @@ export class LabWorld {
     });
 
     await this.step('applied examples/lab; the controller made the NAD', async () => {
-      for (const file of ['network.yaml', 'hosts.yaml']) {
+      for (const file of this.o.ironic ? ['network.yaml'] : ['network.yaml', 'hosts.yaml']) {
         const objects = await loadManifests(path.join(CHECKOUT, 'examples/lab', file));
         await createMissing(admin, objects);
         this.hosts.push(...pxeHostsOf(objects));
+      }
+      if (this.o.ironic) {
+        const objects = await loadManifests(path.join(CHECKOUT, 'examples/lab/ironic-hosts.yaml'));
+        this.bmcHostObjects.push(...objects);
+        this.bmcHosts.push(...bmcHostsOf(objects));
       }
       await this.until('the controller to generate the NetworkAttachmentDefinition', () => admin.resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: LAB_NAMESPACE, name: LAB_NETWORK }));
     });
@@ -216,23 +245,66 @@ export class LabWorld {
       // the ServiceAccount kube-controller-manager would have made: admission wants it for a pod
       await admin.resource(RESOURCES.serviceAccount).create({ metadata: { name: 'default', namespace: LAB_NAMESPACE } });
       const pods = (this.pods = new IronicPods(this.net, admin, LAB_NAMESPACE, multusConfig({ kubeconfigPath: kubeconfig, dir: path.join(this.o.dir, 'multus') }), this.clock));
-      for (let i = 0; i < topology.nodes.length; i++) this.ironic.push(await pods.create(`ironic-${i}`, { index: i, netns: topology.nodes[i]! }, LAB_NETWORK));
+      const env = this.o.ironic ? Object.entries(IRONIC_POD_ENV).map(([name, value]) => ({ name, value })) : [];
+      for (let i = 0; i < topology.nodes.length; i++) this.ironic.push(await pods.create(`ironic-${i}`, { index: i, netns: topology.nodes[i]! }, LAB_NETWORK, { app: 'ironic' }, env));
       for (const p of this.ironic) await pods.attach(p);
-      for (const p of this.ironic) await pods.setReady(p);
-      this.http = new BootHttp(this.ironic.map((p) => p.netns));
-      for (const pid of this.http.pids) this.pidsStarted.add(pid);
+      if (this.o.ironic) {
+        // the containers run; Ready only once the real Ironic started (it waits for the VIP)
+        for (const p of this.ironic) await pods.setContainer(p, true, false);
+      } else {
+        for (const p of this.ironic) await pods.setReady(p);
+        this.http = new BootHttp(this.ironic.map((p) => p.netns));
+        for (const pid of this.http.pids) this.pidsStarted.add(pid);
+      }
       this.ironic.forEach((p, i) =>
         this.vip.observe(i, this.net.path(p.netns), (added) => this.say('vip', `VIP ${LAB_VIP} ${added ? 'added on' : 'removed from'} ${p.name} (node-${i})`)),
       );
     });
 
     await this.step('started the agents; one pod holds the VIP; network Ready', async () => {
+      if (this.o.ironic) this.tftpDir = tftpRoot();
       for (let i = 0; i < topology.nodes.length; i++) this.startAgent(i);
       await this.until('a VIP holder', () => Promise.resolve(this.holders().length === 1 ? true : undefined));
+      if (ironicParts) await this.startIronic(ironicParts.venv);
       await this.until('the ProvisioningNetwork Ready', async () => {
         const pn = await admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork).get({ namespace: LAB_NAMESPACE, name: LAB_NETWORK });
         return pn.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? true : undefined;
       });
+    });
+    if (ironicParts) await this.startControl(ironicParts);
+  }
+
+  /** ironic-image's wait for the VIP, then Ironic: the real one in whichever pod holds the VIP, now and after a failover. */
+  private async startIronic(venv: IronicVenv): Promise<void> {
+    const runtime = (this.ironicRuntime = new IronicRuntime({
+      pods: this.pods!, ironic: this.ironic, holders: () => this.holders(), vip: LAB_VIP, httpPort: LAB_IRONIC_HTTP_PORT,
+      runRoot: path.join(this.o.dir, 'run'), clock: this.clock, venv,
+      onStart: (pod, outcome) => {
+        if ('error' in outcome) this.say('problem', `Ironic could not start in ${outcome.error}`);
+        else this.say('step', `Ironic ${venv.versions.ironic} started in ${pod.name} on the VIP (${outcome.ironic.urls.baseUrl}, HTTP root ${outcome.ironic.urls.httpUrl}); log ${outcome.ironic.logFile}`);
+      },
+    }));
+    await this.until('the real Ironic in the VIP holder\'s pod', () => {
+      if (runtime.errors.length > 0) throw new LabFailed(runtime.errors.join('; '));
+      return Promise.resolve(runtime.holderIronic());
+    }, 180_000);
+  }
+
+  /** BMO (ironic plugin) and the Redfish BMC in the control namespace, BMO calling Ironic at the VIP (the Ironic scenario). */
+  private async startControl({ venv, bmoBuild }: { venv: IronicVenv; bmoBuild: UpstreamBuild }): Promise<Metal3Control> {
+    const topology = this.topology!;
+    const cluster = this.cluster!;
+    return this.step('started baremetal-operator (ironic plugin, IRONIC_ENDPOINT on the VIP) and a Redfish BMC in the control namespace', async () => {
+      this.control = await Metal3Control.start({
+        admin: cluster.admin, server: cluster.apiserver.server, caPem: cluster.apiserver.caPem,
+        netns: topology.control!, apiAddress: CONTROL.api, provisioningAddress: CONTROL.provisioning,
+        bridgeNs: topology.provisioning, bridge: PROVISIONING_BRIDGE, namespace: LAB_NAMESPACE, vip: LAB_VIP, httpPort: LAB_IRONIC_HTTP_PORT,
+        systems: this.bmcHosts, runRoot: path.join(this.o.dir, 'run'), clock: this.clock, venv, bmoBuild,
+        consoleLog: (s) => this.log(`qemu-${s.name}`),
+        onPower: (s, on) => this.say('pxe', `${s.name}: powered ${on ? 'on' : 'off'} through its Redfish BMC${on ? ` (${s.firmware === 'bios' ? 'SeaBIOS + iPXE ROM' : 'OVMF'}, network boot)` : ''}`),
+      });
+      this.say('step', `BMO log ${this.control.bmo.logFile}; BMC log ${this.control.bmc.logFile}`);
+      return this.control;
     });
   }
 
@@ -276,7 +348,28 @@ export class LabWorld {
   /** Starts (or restarts) node `i`'s agent inside its namespace, as the chart's DaemonSet runs it. */
   startAgent(i: number): void {
     const kubeconfig = this.kubeconfigs[i]!;
-    this.agents?.start(i, [...this.o.ironet, 'agent', ...networkAgentFlags({ node: i, namespace: LAB_NAMESPACE, kubeconfig })], AGENT_CAPABILITIES);
+    const tftp = this.tftpDir ? ['--tftp-root', this.tftpDir] : [];
+    this.agents?.start(i, [...this.o.ironet, 'agent', ...networkAgentFlags({ node: i, namespace: LAB_NAMESPACE, kubeconfig }), ...tftp], AGENT_CAPABILITIES);
+  }
+
+  /** The API server as its admin (the scenarios create their hosts with it). */
+  get admin(): KubeClient {
+    if (!this.cluster) throw new LabInterrupted();
+    return this.cluster.admin;
+  }
+
+  /** A BareMetalHost of the lab's namespace as the API server has it (undefined while the API server is paused or slow). */
+  async host(name: string): Promise<(KubeObject & { status?: { provisioning?: { state?: string; ID?: string } } }) | undefined> {
+    if (this.apiServerState === 'paused') return undefined;
+    try {
+      return await withTimeout(this.clock, this.admin.resource<KubeObject & { status?: { provisioning?: { state?: string; ID?: string } } }>(RESOURCES.bareMetalHost).tryGet({ namespace: LAB_NAMESPACE, name }), 3000);
+    } catch {
+      return undefined;
+    }
+  }
+
+  now(): number {
+    return this.clock.monotonicMs();
   }
 
   /** The nodes whose Ironic pod holds the VIP (the kernel's word, through the address watch). */
@@ -424,6 +517,8 @@ export class LabWorld {
     await attempt('writes in flight', () => Promise.allSettled([...this.inflight]));
     for (const c of this.clients) await attempt(`QEMU ${c.host.name}`, () => c.machine.stop());
     await attempt('httpd stand-ins', () => this.http?.stop());
+    await attempt('BMO, the BMC and its machines', () => this.control?.stop());
+    await attempt('Ironic', () => this.ironicRuntime?.stop());
     await attempt('controller', async () => {
       this.controller?.stop.abort();
       await this.controller?.done;
@@ -437,12 +532,20 @@ export class LabWorld {
     await attempt('namespaces', () => this.net.cleanup());
     for (const f of [...this.kubeconfigs, path.join(this.o.dir, 'multus.kubeconfig')]) rmSync(f, { force: true });
     rmSync(path.join(this.o.dir, 'multus'), { recursive: true, force: true });
+    if (this.tftpDir) rmSync(this.tftpDir, { recursive: true, force: true });
     return [...failed, ...(await this.leftovers())];
+  }
+
+  /** Every PID of the Ironic scenario's parts (Ironic and its HTTP roots, BMO, the BMC, the QEMU machines), remembered as they start. */
+  private readonly ironicPidsSeen = new Set<number>();
+  private get ironicPids(): number[] {
+    for (const pid of [...(this.ironicRuntime?.pids ?? []), ...(this.control?.pids ?? [])]) this.ironicPidsSeen.add(pid);
+    return [...this.ironicPidsSeen];
   }
 
   /** Namespaces of this process and processes it started that still run (after a few seconds' grace). */
   async leftovers(): Promise<string[]> {
-    const started = [...this.pidsStarted, ...(this.agents?.startedPids() ?? []), ...(this.pxe?.pids() ?? [])];
+    const started = [...this.pidsStarted, ...(this.agents?.startedPids() ?? []), ...(this.pxe?.pids() ?? []), ...this.ironicPids];
     const alive = (): number[] => started.filter(isRunning);
     for (let i = 0; i < 25 && alive().length > 0; i++) await this.clock.sleep(200);
     return [...ownNamespaces().map((n) => `namespace ${n}`), ...alive().map((pid) => `process ${pid} (${argvOf(pid)?.[0] ?? '?'})`)];

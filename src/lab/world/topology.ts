@@ -10,6 +10,8 @@ import { ip, type NetnsSet } from '../rig/netns-set.js';
 export interface TopologyBuildOptions {
   readonly nodes: number;
   readonly segment: Segment;
+  /** Add the control namespace (BMO and the BMCs of the Ironic scenario). */
+  readonly control?: boolean;
 }
 
 export class Topology {
@@ -19,6 +21,8 @@ export class Topology {
   readonly provisioning: string;
   /** Node `i`'s namespace (prov0 on the provisioning bridge, api0 on the API bridge). */
   readonly nodes: readonly string[];
+  /** The control namespace, when built with one. */
+  readonly control: string | undefined;
   private clients = 0;
 
   private constructor(
@@ -29,12 +33,13 @@ export class Topology {
     this.api = names.get('api')!;
     this.provisioning = names.get('provisioning')!;
     this.nodes = Array.from({ length: nodes }, (_, i) => names.get(nodeRole(i))!);
+    this.control = names.get('control');
   }
 
   static build(net: NetnsSet, o: TopologyBuildOptions): Topology {
     const names = new Map<NamespaceRole, string>();
     const nsOf = (role: NamespaceRole | undefined): string | null => (role === undefined ? null : names.get(role)!);
-    for (const step of planTopology({ nodes: o.nodes, segment: o.segment, rootLink: `irnr${process.pid}` })) {
+    for (const step of planTopology({ nodes: o.nodes, segment: o.segment, rootLink: `irnr${process.pid}`, control: o.control })) {
       if (step.kind === 'netns') names.set(step.role, net.netns(step.label));
       else if (step.kind === 'veth') net.veth({ ...step.a, ns: nsOf(step.a.ns) }, { ...step.b, ns: nsOf(step.b.ns) });
       else net.bridge(nsOf(step.ns), step.name, [...step.ports], step.address);
