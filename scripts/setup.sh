@@ -57,7 +57,7 @@ tools/apiserver/build.sh >/dev/null
 tools/multus/build.sh >/dev/null
 
 # 7. the Metal3 peers, one build at a time (a few minutes each the first time), and the upstream CRDs
-for peer in baremetal-operator ip-address-manager cluster-api-provider-metal3 cluster-api network-attachment-definition-crd; do
+for peer in baremetal-operator ip-address-manager cluster-api-provider-metal3 ironic-standalone-operator cluster-api network-attachment-definition-crd; do
   tools/$peer/build.sh >/dev/null
 done
 

@@ -10,7 +10,7 @@
 import type { KubeObject } from '../core/object-meta.js';
 
 /** The Metal3 controllers the tests run as peers, built by tools/<peer>/build.sh. */
-export const METAL3_PEERS = ['baremetal-operator', 'ip-address-manager', 'cluster-api-provider-metal3'] as const;
+export const METAL3_PEERS = ['baremetal-operator', 'ip-address-manager', 'cluster-api-provider-metal3', 'ironic-standalone-operator'] as const;
 export type Metal3PeerName = (typeof METAL3_PEERS)[number];
 
 /** The loopback ports and files of one peer run. */
@@ -79,13 +79,25 @@ export const PEER_SPECS: Readonly<Record<Metal3PeerName, PeerSpec>> = {
   'ip-address-manager': { namePrefix: 'ipam-', webhooks: 'served', metrics: 'http' },
   // config/default/capm3: namePrefix capm3-
   'cluster-api-provider-metal3': { namePrefix: 'capm3-', webhooks: 'served', metrics: 'http' },
+  // config/default: namespace ironic-standalone-operator-system, namePrefix ironic-standalone-operator-;
+  // its metrics sit behind controller-runtime's authentication filter
+  'ironic-standalone-operator': { namePrefix: 'ironic-standalone-operator-', webhooks: 'served', metrics: 'https-authn' },
 };
+
+/**
+ * IrSO's webhook server reads its certificate from controller-runtime's
+ * default folder under the temporary directory (it has no flag for it): the
+ * rig points TMPDIR at the run folder's `tmp` and writes the certificate here.
+ */
+export const IRSO_CERT_SUBDIR = 'k8s-webhook-server/serving-certs';
 
 /**
  * The peer's arguments (after its binary). BMO: the compiled-in fixture
  * provisioner unless the plan names its ironic plugin, webhooks off (`-webhook-port 0`), Go-style single-dash flags.
  * ip-address-manager and CAPM3: their webhook server on `webhookPort` with the
  * given certificate folder, diagnostics (metrics) as plain HTTP on loopback.
+ * IrSO: controller-runtime's flag names (`--health-probe-bind-address`,
+ * `--metrics-bind-address`), its webhooks on `webhookPort`.
  * Leader election stays off (one replica), as each defaults.
  */
 export function peerArgs(peer: Metal3PeerName, plan: PeerRunPlan, extra: readonly string[] = []): string[] {
@@ -111,6 +123,15 @@ export function peerArgs(peer: Metal3PeerName, plan: PeerRunPlan, extra: readonl
         '--insecure-diagnostics',
         `--webhook-port=${plan.webhookPort}`,
         `--webhook-cert-dir=${plan.certDir}`,
+        ...namespace,
+        ...extra,
+      ];
+    case 'ironic-standalone-operator':
+      return [
+        `--kubeconfig=${plan.kubeconfig}`,
+        `--health-probe-bind-address=${loopback(plan.healthPort)}`,
+        `--metrics-bind-address=${loopback(plan.metricsPort)}`,
+        `--webhook-port=${plan.webhookPort}`,
         ...namespace,
         ...extra,
       ];

@@ -23,8 +23,11 @@ export interface PodContainerStatus {
 export interface PodEnvVar {
   name?: string;
   value?: string;
-  valueFrom?: object;
+  valueFrom?: { fieldRef?: { fieldPath?: string }; [source: string]: unknown };
 }
+
+/** The downward-API fields that are the pod's or node's own address (ironic-standalone-operator's PROVISIONING_IP). */
+const OWN_ADDRESS_FIELDS = new Set(['status.podIP', 'status.podIPs', 'status.hostIP', 'status.hostIPs']);
 
 export interface PodObject extends KubeObject {
   spec?: { nodeName?: string; hostNetwork?: boolean; containers?: { name?: string; env?: PodEnvVar[] }[] };
@@ -183,7 +186,9 @@ export function slimPod(p: PodObject): PodObject {
       hostNetwork: p.spec?.hostNetwork,
       containers: (p.spec?.containers ?? []).map((c) => ({
         name: c.name,
-        env: (c.env ?? []).filter((e) => names.includes(e.name ?? '')).map((e) => ({ name: e.name, value: e.value, ...(e.valueFrom ? { valueFrom: {} } : {}) })),
+        env: (c.env ?? [])
+          .filter((e) => names.includes(e.name ?? ''))
+          .map((e) => ({ name: e.name, value: e.value, ...(e.valueFrom ? { valueFrom: e.valueFrom.fieldRef?.fieldPath ? { fieldRef: { fieldPath: e.valueFrom.fieldRef.fieldPath } } : {} } : {}) })),
       })),
     },
     status: {
@@ -203,7 +208,7 @@ export function slimPod(p: PodObject): PodObject {
 export type UrlContract =
   | { readonly kind: 'vip'; readonly variable: 'IRONIC_IP' | 'PROVISIONING_IP' }
   | { readonly kind: 'unknown'; readonly reason: string }
-  | { readonly kind: 'wrong'; readonly reason: 'IronicURLsNamePodAddress' | 'IronicIPNotVIP'; readonly message: string };
+  | { readonly kind: 'wrong'; readonly reason: 'IronicURLsNamePodAddress' | 'IronicIPNotVIP' | 'IronicIPFromPodAddress'; readonly message: string };
 
 /**
  * Which address Ironic (ironic-image's start scripts) puts in its URLs, read
@@ -225,7 +230,18 @@ export function urlContract(pod: PodObject, vips: readonly IpAddress[]): UrlCont
   for (const variable of ['IRONIC_IP', 'PROVISIONING_IP'] as const) {
     const e = env.get(variable);
     if (!e || (e.value === undefined && e.valueFrom === undefined) || e.value === '') continue;
-    if (e.value === undefined) return { kind: 'unknown', reason: `${variable} comes from valueFrom` };
+    if (e.value === undefined) {
+      // ironic-standalone-operator with networking.disableHostNetwork: PROVISIONING_IP from status.podIP
+      const field = e.valueFrom?.fieldRef?.fieldPath;
+      if (!field || !OWN_ADDRESS_FIELDS.has(field)) return { kind: 'unknown', reason: `${variable} comes from valueFrom` };
+      return {
+        kind: 'wrong',
+        reason: 'IronicIPFromPodAddress',
+        message:
+          `container ${container.name ?? '?'} of pod ${pod.metadata.name ?? '?'} takes ${variable} from ${field} (as ironic-standalone-operator does with networking.disableHostNetwork): ` +
+          `Ironic's URLs would name the pod's own cluster address, which does not move with the VIP; set IRONIC_IP=${want} (docs/irso.md)`,
+      };
+    }
     const ip = tryParseIp(e.value.split('/')[0]!.replace(/^\[|\]$/g, ''));
     if (ip && vipList.includes(formatIp(ip))) return { kind: 'vip', variable };
     return {

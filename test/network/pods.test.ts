@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatIp } from '../../src/core/ip.js';
 import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
-import { choosePod, claimedAddress, podClaim, podReady, podRun, slimPod, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodObject } from '../../src/network/pods.js';
+import { choosePod, claimedAddress, podClaim, podReady, podRun, slimPod, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodEnvVar, type PodObject } from '../../src/network/pods.js';
 import { networkObject } from './fixtures.js';
 
 const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
@@ -100,7 +100,7 @@ describe('network/pods: the agent\'s decisions about Ironic pods', () => {
 
   it('urlContract: IRONIC_IP or PROVISIONING_IP naming the VIP is the contract that survives a failover; PROVISIONING_INTERFACE alone or another address is wrong', () => {
     const vips = net().vip4 ? [net().vip4!] : [];
-    const withEnv = (env: { name: string; value?: string; valueFrom?: object }[]) => urlContract(pod('x', {}, { nodeName: 'n1', containers: [{ name: 'sidecar' }, { name: 'ironic', env }] }), vips);
+    const withEnv = (env: PodEnvVar[]) => urlContract(pod('x', {}, { nodeName: 'n1', containers: [{ name: 'sidecar' }, { name: 'ironic', env }] }), vips);
     expect(withEnv([{ name: 'IRONIC_IP', value: '172.22.0.2' }])).to.deep.equal({ kind: 'vip', variable: 'IRONIC_IP' });
     expect(withEnv([{ name: 'PROVISIONING_IP', value: '172.22.0.2/24' }, { name: 'PROVISIONING_INTERFACE', value: 'net1' }])).to.deep.equal({ kind: 'vip', variable: 'PROVISIONING_IP' });
     expect(withEnv([{ name: 'IRONIC_IP', value: '' }, { name: 'PROVISIONING_IP', value: '172.22.0.2' }])).to.deep.equal({ kind: 'vip', variable: 'PROVISIONING_IP' });
@@ -109,18 +109,23 @@ describe('network/pods: the agent\'s decisions about Ironic pods', () => {
     expect(alone.kind === 'wrong' && alone.message).to.contain('set IRONIC_IP=172.22.0.2').and.contain('pod\'s own address');
     const other = withEnv([{ name: 'IRONIC_IP', value: '172.22.0.10' }]);
     expect(other).to.include({ kind: 'wrong', reason: 'IronicIPNotVIP' });
-    expect(withEnv([{ name: 'IRONIC_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }]).kind, 'valueFrom cannot be judged').to.equal('unknown');
+    // ironic-standalone-operator with disableHostNetwork: PROVISIONING_IP from the pod's own address
+    const irso = withEnv([{ name: 'PROVISIONING_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }, { name: 'LISTEN_ALL_INTERFACES', value: 'true' }]);
+    expect(irso).to.include({ kind: 'wrong', reason: 'IronicIPFromPodAddress' });
+    expect(irso.kind === 'wrong' && irso.message).to.contain('takes PROVISIONING_IP from status.podIP').and.contain('set IRONIC_IP=172.22.0.2');
+    expect(withEnv([{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'PROVISIONING_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }]), 'IRONIC_IP wins, as in ironic-image').to.deep.equal({ kind: 'vip', variable: 'IRONIC_IP' });
+    expect(withEnv([{ name: 'IRONIC_IP', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }]).kind, 'other valueFrom cannot be judged').to.equal('unknown');
     expect(urlContract(pod('x'), vips).kind, 'a pod that is not ironic-image').to.equal('unknown');
   });
 
   it('slimPod keeps what candidacy and the env contract read, and drops the rest of the env', () => {
-    const full = pod('x', {}, { nodeName: 'n1', containers: [{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'SECRET_THING', value: 'x' }, { name: 'PROVISIONING_IP', valueFrom: { fieldRef: {} } }] }] }, {
+    const full = pod('x', {}, { nodeName: 'n1', containers: [{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'SECRET_THING', value: 'x' }, { name: 'PROVISIONING_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP', apiVersion: 'v1' } as { fieldPath: string } } }] }] }, {
       phase: 'Running',
       conditions: [{ type: 'Ready', status: 'False' }],
       containerStatuses: [{ name: 'ironic', started: true, restartCount: 2, state: { running: { startedAt: 'x' } } }],
     });
     const slim = slimPod(full);
-    expect(slim.spec?.containers).to.deep.equal([{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'PROVISIONING_IP', value: undefined, valueFrom: {} }] }]);
+    expect(slim.spec?.containers).to.deep.equal([{ name: 'ironic', env: [{ name: 'IRONIC_IP', value: '172.22.0.2' }, { name: 'PROVISIONING_IP', value: undefined, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }] }]);
     expect(slim.status?.containerStatuses).to.deep.equal([{ name: 'ironic', started: true, restartCount: 2, state: { running: {} } }]);
     expect(vipCandidacy(slim)).to.deep.equal(vipCandidacy(full));
     expect(podRun(slim)).to.equal(podRun(full));

@@ -26,7 +26,7 @@ import { loadManifests } from '../../kube/manifests.js';
 import { RESOURCES } from '../../kube/resources.js';
 import type { ResourceRef } from '../../kube/types.js';
 import { requestServiceAccountToken } from '../../kube/tokens.js';
-import { bmoIronicEnv, IRONIC_PLUGIN_FILE, loopbackWebhooks, PEER_SPECS, peerArgs, peerClusterRoles, type Metal3PeerName, type WebhookConfiguration } from '../metal3-peer-plan.js';
+import { bmoIronicEnv, IRONIC_PLUGIN_FILE, IRSO_CERT_SUBDIR, loopbackWebhooks, PEER_SPECS, peerArgs, peerClusterRoles, type Metal3PeerName, type WebhookConfiguration } from '../metal3-peer-plan.js';
 import { freePort, kubeconfigYaml } from './local-apiserver.js';
 import { hasExited, openRunFolder, safeKill, stopChild } from './run-folder.js';
 import { launchTracked, tailFile, waitUntilOk } from './tracked-process.js';
@@ -140,7 +140,9 @@ export async function startMetal3Peer(o: Metal3PeerOptions): Promise<Metal3Peer>
     await writeFile(kubeconfig, kubeconfigYaml(o.server, o.caPem, token), { mode: 0o600 });
 
     const [healthPort, metricsPort, webhookPort] = await distinctFreePorts(3);
-    const certDir = path.join(folder.dir, 'certs');
+    // IrSO reads its webhook certificate from controller-runtime's default folder under TMPDIR
+    const irsoTmp = path.join(folder.dir, 'tmp');
+    const certDir = o.peer === 'ironic-standalone-operator' ? path.join(irsoTmp, IRSO_CERT_SUBDIR) : path.join(folder.dir, 'certs');
     let caPem = '';
     if (spec.webhooks === 'served') caPem = await selfSignedLoopbackCert(certDir);
     let env: Record<string, string> | undefined;
@@ -153,6 +155,7 @@ export async function startMetal3Peer(o: Metal3PeerOptions): Promise<Metal3Peer>
       await mkdir(authRootDir, { recursive: true });
       env = bmoIronicEnv({ pluginDir, ironicBaseUrl: o.ironic.baseUrl, ironicHttpUrl: o.ironic.httpUrl, authRootDir });
     }
+    if (o.peer === 'ironic-standalone-operator') env = { ...env, TMPDIR: irsoTmp };
     const provisioner = o.ironic ? 'ironic' : undefined;
     const bindHost = o.netns?.address ?? '127.0.0.1';
     const args = peerArgs(o.peer, { kubeconfig, healthPort, metricsPort, webhookPort, certDir, namespace: o.namespace, provisioner, bindHost }, o.extraArgs);
