@@ -63,6 +63,8 @@ done
 
 # 8. helm for the chart tests (lint, template), and the upstream CRDs the chart can install
 tools/helm/build.sh >/dev/null
+# kustomize build (the kustomize API pinned in tools/kustomize) for the test of examples/metal3-kustomize
+tools/kustomize/build.sh >/dev/null
 sh scripts/chart-prepare.sh
 
 # 9. the Prometheus Operator's CRDs, generated from its API types, for the chart test's dry run of the ServiceMonitor and PrometheusRule

@@ -27,6 +27,10 @@ import { freePort } from '../../src/lab/rig/local-apiserver.js';
 import { ensureUpstream } from '../../src/lab/rig/upstream-builds.js';
 import { clientWithToken, controllerConfig, freshNamespace, repoRoot, testCluster, tokenWithChartRole, type ChartRules } from '../support/cluster.js';
 import { chartDir, renderChart, runHelm } from '../support/helm.js';
+import { renderMetal3Kustomize } from '../support/kustomize.js';
+import { selectorMatches, type LabelSelector } from '../../src/core/labels.js';
+import { parseIp } from '../../src/core/ip.js';
+import { urlContract, type PodEnvVar } from '../../src/network/pods.js';
 import { eventually } from '../support/ipam-fixture.js';
 import { checkMetrics, promtool } from '../support/promtool.js';
 import { RecordingLogger } from '../support/recording-logger.js';
@@ -34,11 +38,12 @@ import { hostObject, poolObject, singleNic, templateObject } from '../netdata/fi
 
 const FULL = path.join(chartDir, 'ci/full-values.yaml');
 
-/** The API path of a rendered object, for the kinds the chart renders. */
+/** The API path of a rendered object, for the kinds the chart and examples/metal3-kustomize render. */
 function pathOf(o: KubeObject, namespace: string): string {
   const plural: Record<string, string> = {
     ServiceAccount: 'serviceaccounts',
     Service: 'services',
+    ConfigMap: 'configmaps',
     ClusterRole: 'clusterroles',
     ClusterRoleBinding: 'clusterrolebindings',
     Role: 'roles',
@@ -137,6 +142,35 @@ describe('the Helm chart (real helm, real API server)', function () {
     expect(pod.containers[0]!.securityContext.capabilities).to.deep.equal({ drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW', 'NET_BIND_SERVICE', 'SYS_ADMIN', 'SYS_PTRACE'] });
     expect(pod.containers[0]!.securityContext.privileged).to.equal(undefined);
     for (const o of [...defaults, ...full]) expect(JSON.stringify(o), `${o.kind}/${o.metadata.name ?? ''}`).to.not.contain('hostNetwork');
+  });
+
+  it('examples/metal3-kustomize: BMO\'s Ironic kustomization without host network, dnsmasq or keepalived; the chart\'s sample network selects its pod, whose URLs name the VIP; the API server takes it', async () => {
+    const { objects } = await renderMetal3Kustomize();
+    const deployment = objects.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { template: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { hostNetwork?: boolean; containers: { name: string; env?: PodEnvVar[] }[] } } } };
+    expect(deployment.metadata.name).to.equal('baremetal-operator-ironic');
+    const template = deployment.spec.template;
+    expect(template.spec.hostNetwork).to.equal(false);
+    const names = template.spec.containers.map((c) => c.name);
+    expect(names).to.include.members(['ironic', 'ironic-httpd']).and.not.include('ironic-dnsmasq');
+    expect(names.some((n) => n.includes('keepalived'))).to.equal(false);
+    expect(template.metadata.annotations?.['k8s.v1.cni.cncf.io/networks']).to.equal('baremetal-operator-system/provisioning');
+    // the chart's sample ProvisioningNetwork (examples/helm/metal3-dev-env-values.yaml) selects this pod
+    const sample = await renderChart({ values: [path.join(repoRoot, 'examples/helm/metal3-dev-env-values.yaml')] });
+    const network = sample.find((o) => o.kind === 'ProvisioningNetwork') as KubeObject & { spec: { ironicPodSelector: LabelSelector; vip: { ipv4: string } } };
+    expect(network.metadata.namespace).to.equal(deployment.metadata.namespace);
+    expect(selectorMatches(network.spec.ironicPodSelector, template.metadata.labels), JSON.stringify(template.metadata.labels)).to.equal(true);
+    // the agent's reading of ironic-image's contract on this pod: the VIP
+    const pod = { metadata: { name: 'baremetal-operator-ironic-pod', labels: template.metadata.labels }, spec: template.spec };
+    expect(urlContract(pod, [parseIp(network.spec.vip.ipv4)])).to.deep.equal({ kind: 'vip', variable: 'IRONIC_IP' });
+    // the ConfigMap keeps BMO's settings, with net1 as the provisioning interface
+    const configMap = objects.find((o) => o.kind === 'ConfigMap') as KubeObject & { data: Record<string, string> };
+    expect(configMap.data).to.include({ PROVISIONING_INTERFACE: 'net1', IRONIC_ENDPOINT: 'http://172.22.0.2:6385/v1/' });
+    try {
+      await testCluster().admin.resource(RESOURCES.namespace).create({ metadata: { name: 'baremetal-operator-system' } });
+    } catch (err) {
+      if (!(err instanceof Error) || !/already exists/.test(err.message)) throw err;
+    }
+    expect(await dryRunApply(objects, 'baremetal-operator-system')).to.include.members(['Deployment', 'ConfigMap']);
   });
 
   it('serves TFTP from the iPXE binaries the image ships by default: no host path, no volume; a hostPath replaces them; enabled: false serves none', async () => {

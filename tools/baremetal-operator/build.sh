@@ -5,7 +5,8 @@
 # BMO loads from PROVISIONER_PLUGIN_DIR for `-provisioner ironic`, its
 # default), and collects what the tests need from its repository, unmodified:
 # all 13 CRDs (config/base/crds/bases/) and its RBAC (config/base/rbac/: the
-# manager's ClusterRole and the metrics endpoint's auth role). BMO needs
+# manager's ClusterRole and the metrics endpoint's auth role), and its Ironic
+# kustomization (ironic-deployment/). BMO needs
 # github.com/metal3-io/ironic-standalone-operator/api, which it reaches by a
 # replace directive to that repository's api/ folder at the pinned tag.
 #
@@ -31,6 +32,8 @@ fetch_repo "$BMO_MODULE" "$BMO_COMMIT" baremetal-operator "$src/baremetal-operat
 bmo_from=$fetched_from
 manifests_glob "$src/baremetal-operator/config/base/crds/bases" crds '*.yaml'
 manifests "$src/baremetal-operator/config/base/rbac" rbac role.yaml metrics_auth_role.yaml
+# its kustomization of Ironic (base, default, components, overlays), the base of examples/metal3-kustomize
+cp -R "$src/baremetal-operator/ironic-deployment" "$peer_work/out/ironic-deployment"
 finish_manifests "\"module\":\"$BMO_MODULE\",\"commit\":\"$BMO_COMMIT\",\"from\":\"$bmo_from\",\"requires\":{\"$IRSO_MODULE/api\":\"$IRSO_COMMIT\"}"
 [ "$peer_mode" = manifests ] && { echo "$peer_out"; exit 0; }
 

@@ -50,6 +50,8 @@ export interface UpstreamBuild {
   readonly rbacDir?: string;
   /** Its admission webhook configurations (config/webhook/manifests.yaml), when it serves any. */
   readonly webhookManifest?: string;
+  /** BMO's kustomization of Ironic (ironic-deployment/: base, default, components, overlays). */
+  readonly ironicDeploymentDir?: string;
   /** The binary, after a full build. */
   readonly binary?: string;
   readonly versions: UpstreamVersions;
@@ -118,6 +120,7 @@ export function describeBuild(component: UpstreamComponent, dir: string, mode: B
     crdDir: path.join(dir, 'crds'),
     rbacDir: opt('rbac'),
     webhookManifest: opt('webhook/manifests.yaml'),
+    ironicDeploymentDir: opt('ironic-deployment'),
     binary: hasBinary ? binary : undefined,
     versions: {
       component,
