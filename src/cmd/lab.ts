@@ -100,32 +100,13 @@ export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Pro
     process.removeListener('exit', onExit);
     for (const s of SIGNALS) process.removeListener(s, onSignal);
     print(leftovers.length === 0 ? 'step' : 'problem', leftovers.length === 0 ? 'nothing left behind (no namespace, no process)' : `left behind: ${leftovers.join(', ')}`);
+    // what a scenario that stopped early did not get to say: the run's own figures
+    const base = { setupMs: now() - startMs, killedHolder: undefined, newHolder: undefined, failoverMs: undefined, dualHolderMs: world.dualHolderMs(), afterFailover: undefined };
     if (config.scenario === 'smoke') {
-      result = smokeResult({
-        setupMs: smoke?.setupMs ?? now() - startMs,
-        clients: smoke?.clients ?? [],
-        killedHolder: smoke?.killedHolder,
-        newHolder: smoke?.newHolder,
-        failoverMs: smoke?.failoverMs,
-        dualHolderMs: smoke?.dualHolderMs ?? world.dualHolderMs(),
-        afterFailover: smoke?.afterFailover,
-        leftovers,
-        error,
-      });
+      result = smokeResult({ ...base, clients: [], ...smoke, leftovers, error });
       code = result.ok ? 0 : 1;
     } else if (config.scenario === 'ironic') {
-      result = ironicResult({
-        setupMs: ironic?.setupMs ?? now() - startMs,
-        vip: LAB_VIP,
-        boots: ironic?.boots ?? [],
-        killedHolder: ironic?.killedHolder,
-        newHolder: ironic?.newHolder,
-        failoverMs: ironic?.failoverMs,
-        dualHolderMs: ironic?.dualHolderMs ?? world.dualHolderMs(),
-        afterFailover: ironic?.afterFailover,
-        leftovers,
-        error,
-      });
+      result = ironicResult({ ...base, boots: [], ...ironic, vip: LAB_VIP, leftovers, error });
       code = result.ok ? 0 : 1;
     } else if (error === undefined || error === 'interrupted') {
       code = leftovers.length === 0 ? 0 : 1;

@@ -65,6 +65,16 @@ const namespacesOf = (pid: number): string[] => (existsSync('/var/run/netns') ? 
 /** Processes inside any of `namespaces`. */
 const processesIn = (namespaces: string[]): string[] => namespaces.flatMap((n) => ip('netns', 'pids', n).split('\n').filter(Boolean));
 
+/** A scenario's verdict: the last line of stdout, one JSON object. */
+function lastJson<T>(lines: readonly string[]): T {
+  const last = lines.filter((l) => !l.startsWith('stderr: ')).pop() ?? '';
+  try {
+    return JSON.parse(last) as T;
+  } catch {
+    throw new Error(`the last line is not JSON; the lab printed:\n${lines.join('\n')}`);
+  }
+}
+
 describe('ironet lab (system)', function () {
   this.timeout(10 * 60_000);
   let crashed: string[] = [];
@@ -107,13 +117,7 @@ describe('ironet lab (system)', function () {
   it('--scenario smoke: two PXE boots, SIGKILL of the VIP holder, a third boot through the new holder; ok, one holder at a time, nothing left', async () => {
     const lab = startLab(['--scenario', 'smoke']);
     const code = await lab.exited;
-    const last = lab.lines.filter((l) => !l.startsWith('stderr: ')).pop() ?? '';
-    let result: SmokeResult;
-    try {
-      result = JSON.parse(last) as SmokeResult;
-    } catch {
-      throw new Error(`the last line is not JSON; the lab printed:\n${lab.lines.join('\n')}`);
-    }
+    const result = lastJson<SmokeResult>(lab.lines);
     expect(result.problems, lab.lines.join('\n')).to.deep.equal([]);
     expect(result.ok).to.equal(true);
     expect(code).to.equal(0);
@@ -136,13 +140,7 @@ describe('ironet lab (system)', function () {
     this.timeout(20 * 60_000); // a cold install of Ironic and a cold build of BMO when setup did not make them
     const lab = startLab(['--scenario', 'ironic']);
     const code = await lab.exited;
-    const last = lab.lines.filter((l) => !l.startsWith('stderr: ')).pop() ?? '';
-    let result: IronicResult;
-    try {
-      result = JSON.parse(last) as IronicResult;
-    } catch {
-      throw new Error(`the last line is not JSON; the lab printed:\n${lab.lines.join('\n')}`);
-    }
+    const result = lastJson<IronicResult>(lab.lines);
     expect(result.problems, lab.lines.join('\n')).to.deep.equal([]);
     expect(result.ok).to.equal(true);
     expect(code).to.equal(0);
