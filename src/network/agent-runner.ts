@@ -17,7 +17,7 @@ import type { WorkOutcome } from '../core/work-queue.js';
 import { nadName } from './nad.js';
 import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
-import { choosePod, podRun, unitFingerprint, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
+import { choosePod, ironicPodProblems, podRun, unitFingerprint, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
 
 export interface PodNetnsRef {
   readonly path: string;
@@ -126,6 +126,7 @@ export class AgentRunner {
       return { kind: 'done' };
     }
 
+    await this.checkPods(key, network);
     const pod = choosePod(network, this.o.ports.pods(), this.o.nodeName);
     if (!pod) {
       await this.detach(key, 'no Ironic pod of this network runs on this node');
@@ -217,6 +218,33 @@ export class AgentRunner {
     const note = `spec.attachment.parent ${network.attachment.parent} does not exist on node ${this.o.nodeName}: Ironic pods there cannot attach (Multus fails with "Link not found"); name an interface or bridge every control-plane node has`;
     this.o.logger.warn({ provisioningNetwork: key, parent: network.attachment.parent, reason: 'ParentInterfaceMissing' }, note);
     await this.o.ports.warn(network, 'ParentInterfaceMissing', note);
+  }
+
+  /** `<network>|<pod uid>/<reason>` already warned of; sightings of a second pod (warned on the second look, so a rollout's overlap of a moment says nothing). */
+  private readonly podWarned = new Set<string>();
+  private readonly podSightings = new Map<string, number>();
+
+  /** The Ironic pods here ironet cannot plumb (no Multus request, hostNetwork) or will not (a second one): a Warning Event each, once. */
+  private async checkPods(key: string, network: ProvisioningNetwork): Promise<void> {
+    const problems = ironicPodProblems(network, this.o.ports.pods(), this.o.nodeName);
+    const seen = new Set<string>();
+    for (const p of problems) {
+      const id = `${key}|${p.pod.metadata.uid ?? ''}/${p.reason}`;
+      seen.add(id);
+      if (this.podWarned.has(id)) continue;
+      if (p.reason === 'SeveralIronicPods') {
+        const n = (this.podSightings.get(id) ?? 0) + 1;
+        this.podSightings.set(id, n);
+        if (n < 2) continue;
+      }
+      this.podWarned.add(id);
+      this.o.logger.warn({ provisioningNetwork: key, pod: p.pod.metadata.name, reason: p.reason }, p.message);
+      await this.o.ports.warn(network, p.reason, p.message);
+    }
+    // a pod mended (or gone) is forgotten: if it goes wrong again later, it is said again then
+    const mine = (id: string): boolean => id.startsWith(`${key}|`) && !seen.has(id);
+    for (const id of [...this.podSightings.keys()]) if (mine(id)) this.podSightings.delete(id);
+    for (const id of [...this.podWarned]) if (mine(id)) this.podWarned.delete(id);
   }
 
   private readonly parentChecked = new Map<string, string>();

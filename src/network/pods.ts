@@ -11,7 +11,7 @@ import type { IpAddressObject, IpClaimObject } from '../ipam/objects.js';
 import { METAL3_IPAM_VERSION } from '../ipam/objects.js';
 import { nadName } from './nad.js';
 import { NETWORK_LABEL, type ProvisioningNetwork } from './network.js';
-import { requestsNetwork } from './network-status.js';
+import { NETWORKS_ANNOTATION, requestsNetwork } from './network-status.js';
 
 export interface PodContainerStatus {
   name?: string;
@@ -57,6 +57,47 @@ export function choosePod(network: ProvisioningNetwork, pods: readonly PodObject
   );
   candidates.sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
   return candidates[0];
+}
+
+/** A pod the network's selector picks on this node that ironet cannot (or will not) plumb, and what to do about it. */
+export interface IronicPodProblem {
+  readonly pod: PodObject;
+  readonly reason: 'IronicPodNotRequestingNetwork' | 'IronicPodHostNetwork' | 'SeveralIronicPods';
+  readonly message: string;
+}
+
+/**
+ * The bad input of the Ironic pods on this node, by the same reading as
+ * choosePod: a selected pod that does not ask Multus for the network's NAD,
+ * one on the host network, and a second (third, …) plumbable pod beside the
+ * one chosen (only one Ironic pod per node and network is plumbed). Pure.
+ */
+export function ironicPodProblems(network: ProvisioningNetwork, pods: readonly PodObject[], nodeName: string): IronicPodProblem[] {
+  const nad = `${network.namespace}/${nadName(network)}`;
+  const live = pods.filter(
+    (p) =>
+      p.spec?.nodeName === nodeName &&
+      p.metadata.namespace === network.namespace &&
+      !p.metadata.deletionTimestamp &&
+      p.status?.phase !== 'Succeeded' &&
+      p.status?.phase !== 'Failed' &&
+      selectorMatches(network.ironicPodSelector, p.metadata.labels),
+  );
+  const problems: IronicPodProblem[] = [];
+  const where = (p: PodObject): string => `pod ${p.metadata.name ?? '?'} on node ${nodeName}`;
+  for (const p of live) {
+    if (p.spec?.hostNetwork === true) {
+      problems.push({ pod: p, reason: 'IronicPodHostNetwork', message: `${where(p)} matches spec.ironicPodSelector but uses hostNetwork: ironet plumbs only pods without it. Remove hostNetwork (and its dnsmasq and keepalived containers) and add ${NETWORKS_ANNOTATION}: ${nad}, or narrow the selector` });
+    } else if (!requestsNetwork(p.metadata.annotations, network.namespace, network.namespace, nadName(network))) {
+      problems.push({ pod: p, reason: 'IronicPodNotRequestingNetwork', message: `${where(p)} matches spec.ironicPodSelector but does not ask Multus for ${nad}: add the annotation ${NETWORKS_ANNOTATION}: ${nad} to its template (or narrow the selector); until then it gets no provisioning interface and no VIP` });
+    }
+  }
+  const chosen = choosePod(network, pods, nodeName);
+  for (const p of live) {
+    if (!chosen || p === chosen || p.spec?.hostNetwork === true || !requestsNetwork(p.metadata.annotations, network.namespace, network.namespace, nadName(network))) continue;
+    problems.push({ pod: p, reason: 'SeveralIronicPods', message: `${where(p)} is a second Ironic pod of this network there: ironet plumbs only the oldest, ${chosen.metadata.name ?? '?'}; ${p.metadata.name ?? '?'} waits until it goes (as in a rollout). Run one Ironic pod per node (a hostPort or pod anti-affinity spreads them)` });
+  }
+  return problems;
 }
 
 /** Whether the pod reports Ready (its containers pass their readiness probes). */

@@ -145,6 +145,26 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     expect(w.log.filter((l) => l.startsWith('warn')), 'no second warning').to.have.length(1);
   });
 
+  it('warns once per pod of a selected pod without the Multus request, and of a second Ironic pod on the node from its second sighting; plumbs the oldest', async () => {
+    const first = pod('ironic-0', true);
+    const second = { ...pod('ironic-1', true), metadata: { ...pod('ironic-1', true).metadata, creationTimestamp: '2026-11-30T00:00:05Z' } };
+    const bare = pod('ironic-bare', true, {});
+    w.podList = [first, second, bare];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn IronicPodNotRequestingNetwork']);
+    await r.reconcile(KEY);
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn IronicPodNotRequestingNetwork', 'warn SeveralIronicPods']);
+    expect(w.log).to.include('start unit ironic-0 /proc/42/ns/net');
+    // mended, then broken again: said again
+    w.podList = [first];
+    await r.reconcile(KEY);
+    w.podList = [first, bare];
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l === 'warn IronicPodNotRequestingNetwork')).to.have.length(2);
+  });
+
   it('waits, with nothing started, until Multus wrote network-status, the sandbox is visible and IPAM allocated', async () => {
     w.podList = [pod('ironic-0', true, { 'k8s.v1.cni.cncf.io/networks': 'provisioning' })];
     expect((await r.reconcile(KEY)).kind).to.equal('requeueAfter');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatIp } from '../../src/core/ip.js';
 import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
-import { choosePod, claimedAddress, podClaim, podReady, podRun, slimPod, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodEnvVar, type PodObject } from '../../src/network/pods.js';
+import { choosePod, claimedAddress, ironicPodProblems, podClaim, podReady, podRun, slimPod, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodEnvVar, type PodObject } from '../../src/network/pods.js';
 import { networkObject } from './fixtures.js';
 
 const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
@@ -35,6 +35,23 @@ describe('network/pods: the agent\'s decisions about Ironic pods', () => {
     ];
     expect(choosePod(net(), skipped, 'n1')).to.equal(undefined);
     expect(choosePod(net(), [...skipped, pod('ok')], 'n1')?.metadata.name).to.equal('ok');
+  });
+
+  it('ironicPodProblems: a selected pod without the Multus request or on the host network, and a second pod beside the chosen one, each named with the fix', () => {
+    const problems = ironicPodProblems(net(), [
+      pod('no-request', { annotations: {} }),
+      pod('host-net', {}, { nodeName: 'n1', hostNetwork: true }),
+      pod('first', { creationTimestamp: '2026-11-30T00:00:01Z' }),
+      pod('second', { creationTimestamp: '2026-11-30T00:00:02Z' }),
+      pod('other-label', { labels: { app: 'dnsmasq' }, annotations: {} }),
+      pod('elsewhere', { annotations: {} }, { nodeName: 'n2' }),
+      pod('deleting', { deletionTimestamp: '2026-11-30T00:00:00Z', annotations: {} }),
+    ], 'n1');
+    expect(problems.map((p) => `${p.pod.metadata.name ?? ''} ${p.reason}`)).to.deep.equal(['no-request IronicPodNotRequestingNetwork', 'host-net IronicPodHostNetwork', 'second SeveralIronicPods']);
+    expect(problems[0]!.message).to.contain('pod no-request on node n1').and.contain('add the annotation k8s.v1.cni.cncf.io/networks: metal3/provisioning');
+    expect(problems[1]!.message).to.contain('uses hostNetwork').and.contain('Remove hostNetwork');
+    expect(problems[2]!.message).to.contain('plumbs only the oldest, first').and.contain('one Ironic pod per node');
+    expect(ironicPodProblems(net(), [pod('only')], 'n1')).to.deep.equal([]);
   });
 
   it('Ready only with a Ready=True condition', () => {
