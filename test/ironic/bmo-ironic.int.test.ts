@@ -91,8 +91,12 @@ describe('baremetal-operator with its ironic provisioner, against the real Ironi
     const info = node.driver_info as Record<string, string>;
     expect(info.redfish_address).to.equal(bmc!.url.replace(/\/$/, ''));
     expect(info.redfish_system_id).to.equal(bmc!.systemIds[0]!.replace(/\/$/, ''));
-    const ports = await getJson(`${ironic!.apiUrl}/v1/nodes/${String(node.uuid)}/ports`);
-    expect((ports.body.ports as { address: string }[]).map((p) => p.address)).to.deep.equal([MAC]);
+    // BMO creates the node, then its port (a moment later)
+    const ports = await eventually(async () => {
+      const list = (await getJson(`${ironic!.apiUrl}/v1/nodes/${String(node.uuid)}/ports`)).body.ports as { address: string }[] | undefined;
+      return list && list.length > 0 ? list : undefined;
+    }, `the port of node ${String(node.uuid)}`, 30_000);
+    expect(ports.map((p) => p.address)).to.deep.equal([MAC]);
   });
 
   it('inspects it: Ironic powers the system on through Redfish, network boot first, and writes the iPXE script for its MAC naming the deploy kernel', async () => {
