@@ -266,8 +266,9 @@ describe('Metal3 peers (real controllers from their pinned sources)', function (
       expect(address.spec?.address).to.equal('192.168.111.20');
       const ready = await eventually(async () => {
         const d = await admin.resource<KubeObject & { status?: { ready?: boolean; errorMessage?: string } }>(CAPM3.data).get({ namespace: ns, name: 'tpl-0' });
-        return d.status?.ready ? d : undefined;
-      }, `Metal3Data tpl-0 ready (${capm3().logFile})`, 60_000);
+        // CAPM3 may clear a transient errorMessage ("pool not found in cache") a reconcile after ready
+        return d.status?.ready && !d.status.errorMessage ? d : undefined;
+      }, `Metal3Data tpl-0 ready without an error (${capm3().logFile})`, 60_000);
       expect(ready.status?.errorMessage ?? '').to.equal('');
       const secret = await admin.resource<SecretObject>(RESOURCES.secret).get({ namespace: ns, name: 'm3m1-networkdata' });
       const rendered = parseYaml(Buffer.from(secret.data?.networkData ?? '', 'base64').toString('utf8')) as { networks: { ip_address: string; netmask: string; routes: { gateway: string }[] }[] };

@@ -224,10 +224,11 @@ for (const bmhNames of [false, true]) {
       expect(address.spec?.claim?.name, 'one address object, held by ironet\'s claim').to.equal('node-0-preprov-provisioning');
 
       // CAPM3 does not stall: the Metal3Data becomes ready and the instance's network data names the address IPA used
+      // (CAPM3 may first say "pool not found in cache", its own informer behind, and clear it a reconcile after ready)
       const ready = await eventually(async () => {
         const d = await admin.resource<Metal3DataObject>(CAPM3.data).get({ namespace: ns, name: 'common-0' });
-        return d.status?.ready ? d : undefined;
-      }, `Metal3Data common-0 ready (${capm3().logFile})`);
+        return d.status?.ready && !d.status.errorMessage ? d : undefined;
+      }, `Metal3Data common-0 ready without an error (${capm3().logFile})`);
       expect(ready.status?.errorMessage ?? '').to.equal('');
       expect(await capm3Address('m3m0')).to.equal(ipaAddress);
       expect(await preprovAddress('node-0')).to.equal(ipaAddress);
