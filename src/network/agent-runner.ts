@@ -126,8 +126,9 @@ export class AgentRunner {
       return { kind: 'done' };
     }
 
-    await this.checkPods(key, network);
-    const pod = choosePod(network, this.o.ports.pods(), this.o.nodeName);
+    const pods = this.o.ports.pods();
+    const pod = choosePod(network, pods, this.o.nodeName);
+    await this.checkPods(key, network, pods, pod);
     if (!pod) {
       await this.detach(key, 'no Ironic pod of this network runs on this node');
       return { kind: 'done' };
@@ -225,8 +226,8 @@ export class AgentRunner {
   private readonly podSightings = new Map<string, number>();
 
   /** The Ironic pods here ironet cannot plumb (no Multus request, hostNetwork) or will not (a second one): a Warning Event each, once. */
-  private async checkPods(key: string, network: ProvisioningNetwork): Promise<void> {
-    const problems = ironicPodProblems(network, this.o.ports.pods(), this.o.nodeName);
+  private async checkPods(key: string, network: ProvisioningNetwork, pods: readonly PodObject[], chosen: PodObject | undefined): Promise<void> {
+    const problems = ironicPodProblems(network, pods, this.o.nodeName, chosen);
     const seen = new Set<string>();
     for (const p of problems) {
       const id = `${key}|${p.pod.metadata.uid ?? ''}/${p.reason}`;

@@ -70,9 +70,10 @@ export interface IronicPodProblem {
  * The bad input of the Ironic pods on this node, by the same reading as
  * choosePod: a selected pod that does not ask Multus for the network's NAD,
  * one on the host network, and a second (third, …) plumbable pod beside the
- * one chosen (only one Ironic pod per node and network is plumbed). Pure.
+ * one chosen (only one Ironic pod per node and network is plumbed; the
+ * caller's choosePod, when it has it). Pure.
  */
-export function ironicPodProblems(network: ProvisioningNetwork, pods: readonly PodObject[], nodeName: string): IronicPodProblem[] {
+export function ironicPodProblems(network: ProvisioningNetwork, pods: readonly PodObject[], nodeName: string, chosen = choosePod(network, pods, nodeName)): IronicPodProblem[] {
   const nad = `${network.namespace}/${nadName(network)}`;
   const live = pods.filter(
     (p) =>
@@ -92,7 +93,6 @@ export function ironicPodProblems(network: ProvisioningNetwork, pods: readonly P
       problems.push({ pod: p, reason: 'IronicPodNotRequestingNetwork', message: `${where(p)} matches spec.ironicPodSelector but does not ask Multus for ${nad}: add the annotation ${NETWORKS_ANNOTATION}: ${nad} to its template (or narrow the selector); until then it gets no provisioning interface and no VIP` });
     }
   }
-  const chosen = choosePod(network, pods, nodeName);
   for (const p of live) {
     if (!chosen || p === chosen || p.spec?.hostNetwork === true || !requestsNetwork(p.metadata.annotations, network.namespace, network.namespace, nadName(network))) continue;
     problems.push({ pod: p, reason: 'SeveralIronicPods', message: `${where(p)} is a second Ironic pod of this network there: ironet plumbs only the oldest, ${chosen.metadata.name ?? '?'}; ${p.metadata.name ?? '?'} waits until it goes (as in a rollout). Run one Ironic pod per node (a hostPort or pod anti-affinity spreads them)` });

@@ -26,18 +26,14 @@ const IRONIC_START_TIMEOUT_MS = 120_000;
 
 export type IronicOutcome = Omit<IronicFacts, 'leftovers' | 'error' | 'vip'>;
 
-interface Boot {
-  outcome: IronicBootOutcome | undefined;
-}
-
 export async function runIronicScenario(world: LabWorld, setupMs: number, vip: string, print: (kind: EntryKind, text: string) => void): Promise<IronicOutcome> {
   const [a, b, c] = world.bmcHosts;
   if (!a || !b || !c) throw new Error('examples/lab/ironic-hosts.yaml must list at least three hosts with a Redfish BMC of the lab');
-  const boots = new Map<string, Boot>();
+  const boots: IronicBootOutcome[] = [];
   const first = world.holders()[0];
   if (first === undefined) throw new Error('nobody holds the VIP');
   await create(world, [a, b]);
-  for (const h of [a, b]) boots.set(h.name, { outcome: await kernelRequested(world, h, vip, print) });
+  for (const h of [a, b]) boots.push(await kernelRequested(world, h, vip, print));
 
   const killed = world.killHolderAgent();
   if (!killed) throw new Error('nobody held the VIP to be killed');
@@ -46,10 +42,10 @@ export async function runIronicScenario(world: LabWorld, setupMs: number, vip: s
   print('vip', `failover: ${world.ironic[next.node]?.name ?? '?'} took the VIP ${failoverMs.toFixed(0)} ms after the SIGKILL`);
   await world.until(`Ironic started in ${world.ironic[next.node]?.name ?? '?'}`, () => Promise.resolve(world.ironicRuntime?.started[next.node]), IRONIC_START_TIMEOUT_MS);
   await create(world, [c]);
-  boots.set(c.name, { outcome: await kernelRequested(world, c, vip, print) });
+  boots.push(await kernelRequested(world, c, vip, print));
   return {
     setupMs,
-    boots: [...boots.values()].flatMap((x) => (x.outcome ? [x.outcome] : [])),
+    boots,
     killedHolder: world.ironic[killed.node]?.name,
     newHolder: world.ironic[next.node]?.name,
     failoverMs,
