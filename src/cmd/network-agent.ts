@@ -11,6 +11,8 @@ import { describeError } from '../core/errors.js';
 import type { DhcpServiceConfig } from '../dhcp/types.js';
 import { formatIp } from '../core/ip.js';
 import { WorkQueue } from '../core/work-queue.js';
+import { defaultIpxeScriptUrl } from '../dhcp/server-config.js';
+import { getInNetns } from '../host/netns-http.js';
 import { findPodNetns } from '../host/pod-netns.js';
 import { interfaceExists, PodInterface } from '../host/pod-interface.js';
 import { EventRecorder, type EventObject } from '../kube/event-recorder.js';
@@ -20,6 +22,7 @@ import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
 import { AgentRunner, type AgentPorts } from '../network/agent-runner.js';
+import { bootScriptCheck } from '../network/boot-script-check.js';
 import { vipsOf, type ProvisioningNetwork } from '../network/network.js';
 import { vip6LeaseName, vipLeaseName } from '../network/pods.js';
 import { validateTimings } from '../election/election.js';
@@ -89,6 +92,20 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
       try {
         for (const [i, vip] of vipsOf(network).entries()) {
           const primary = i === 0;
+          const dhcp = primary ? dhcpConfigOf(network) : undefined;
+          // the script DHCP sends iPXE clients to, fetched from inside the pod while holding (BootScript condition)
+          const url = dhcp ? (dhcp.ipxeScriptUrl ?? defaultIpxeScriptUrl(vip)) : undefined;
+          const check = url
+            ? bootScriptCheck({
+                url,
+                pod: podName,
+                graceMs: config.bootScriptGraceSeconds * 1000,
+                clock,
+                logger: unitLog.child({ component: 'boot-script' }),
+                get: () => getInNetns({ netnsPath, url, timeoutMs: 5000, userAgent: `ironet-agent/${ctx.version} (boot script check)` }),
+                onVerdict: (verdict) => report({ kind: 'bootScript', verdict, pod: podName, agent: identity }),
+              })
+            : undefined;
           units.push(
             await openVipUnit({
               kube,
@@ -103,8 +120,9 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
               lease: { namespace: network.namespace, name: vip.family === 4 ? vipLeaseName(network) : vip6LeaseName(network), labels: { 'app.kubernetes.io/name': 'ironet', 'ironet.io/provisioning-network': network.name } },
               timings,
               garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
-              dhcp: primary ? dhcpConfigOf(network) : undefined,
+              dhcp,
               tftpRoot: primary && vip.family === 4 ? config.tftpRoot : undefined,
+              work: check ? [check] : [],
               ...(primary
                 ? {
                     onHolding: (holding: boolean) => report({ kind: 'holding', holding, pod: podName, agent: identity }),

@@ -38,6 +38,8 @@ export interface VipUnitOptions {
   readonly garp: { readonly burstCount: number; readonly burstIntervalMs: number; readonly refreshMs: number };
   readonly dhcp?: DhcpServiceConfig;
   readonly tftpRoot?: string;
+  /** More work of each term (after DHCP and TFTP), e.g. the boot-script check. */
+  readonly work?: readonly DependentWork[];
   /**
    * Told when this unit starts or stops holding the VIP (after the VIP is
    * installed / removed; a stop is awaited before the Lease is released, so
@@ -91,7 +93,7 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
   // a term's DHCP report follows its holding report (src/vip/holder.ts HolderReports)
   const reports = new HolderReports({ onHolding: o.onHolding, onDhcp: o.onDhcp });
   const dhcpWork = dhcp && reports.dhcp(dhcp.dependent);
-  const dependents = [dhcpWork, tftp].filter((d): d is DependentWork => d !== undefined);
+  const dependents = [dhcpWork, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
   const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents });
   const elector = new Elector({
     leases,

@@ -12,6 +12,11 @@ import type { PoolSpec } from '../ipam/pool-spec.js';
 import { DHCP_DEFAULTS, type DhcpServerConfig, type DhcpServiceConfig } from './types.js';
 
 /** The subnet the options describe: the configured one, else the pool's first subnet, else the VIP with the pool's prefix. */
+/** The iPXE script iPXE clients are sent to when spec.dhcp.ipxeScriptUrl (--ipxe-script-url) is not set: Ironic's HTTP root on the VIP. */
+export function defaultIpxeScriptUrl(vip: IpAddress): string {
+  return `http://${vip.family === 6 ? `[${formatIp(vip)}]` : formatIp(vip)}:6180/boot.ipxe`;
+}
+
 export function subnetFor(config: DhcpServiceConfig, spec: PoolSpec | undefined, vip: IpAddress): Cidr {
   if (config.subnet) return config.subnet;
   const entry = spec?.entries.find((e) => e.family === 4);
@@ -43,7 +48,7 @@ export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | u
       biosFile: config.biosFile,
       efiX64File: config.efiX64File,
       efiArm64File: config.efiArm64File,
-      ipxeScriptUrl: config.ipxeScriptUrl ?? `http://${formatIp(vip)}:6180/boot.ipxe`,
+      ipxeScriptUrl: config.ipxeScriptUrl ?? defaultIpxeScriptUrl(vip),
       httpBootUrl: config.httpBootUrl,
     },
   };

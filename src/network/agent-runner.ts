@@ -14,6 +14,7 @@ import { formatIp } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import { describeError } from '../core/errors.js';
 import type { WorkOutcome } from '../core/work-queue.js';
+import type { BootScriptVerdict } from './boot-script.js';
 import { nadName } from './nad.js';
 import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
@@ -35,7 +36,8 @@ export interface UnitHandle {
 /** What the VIP unit on a pod tells the network's status: holding (or not), and DHCP serving (or why not). */
 export type HolderReport =
   | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string; readonly urls?: UrlContract }
-  | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string };
+  | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string }
+  | { readonly kind: 'bootScript'; readonly verdict: BootScriptVerdict; readonly pod: string; readonly agent: string };
 
 export interface AgentPorts {
   network(key: string): ProvisioningNetworkObject | undefined;
@@ -178,7 +180,10 @@ export class AgentRunner {
       try {
         // the holder says on the status what its Ironic's URLs name (the IronicURLs condition)
         const urls = urlContract(pod, vipsOf(network));
-        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, (r) => this.o.ports.report(network, r.kind === 'holding' ? { ...r, urls } : r));
+        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, async (r) => {
+          await this.o.ports.report(network, r.kind === 'holding' ? { ...r, urls } : r);
+          await this.warnBootScript(key, network, r);
+        });
         current = { fingerprint, podName, namespace: network.namespace, unit };
         this.attached.set(key, current);
         log.info({ pod: podName, iface, netns: netns.path }, 'VIP candidate on the Ironic pod');
@@ -262,6 +267,22 @@ export class AgentRunner {
     if (contract.kind !== 'wrong') return;
     this.o.logger.warn({ provisioningNetwork: key, pod: pod.metadata.name, reason: contract.reason }, contract.message);
     await this.o.ports.warn(network, contract.reason, contract.message);
+  }
+
+  /** The boot-script problem last warned of per network, in this term (a new term, or the script served, forgets it). */
+  private readonly bootWarned = new Map<string, string>();
+
+  /** A bad boot-script verdict of the holder: a Warning Event when it first says so in a term. */
+  private async warnBootScript(key: string, network: ProvisioningNetwork, r: HolderReport): Promise<void> {
+    if (r.kind === 'holding') {
+      this.bootWarned.delete(key);
+      return;
+    }
+    if (r.kind !== 'bootScript') return;
+    if (r.verdict.status === 'True') this.bootWarned.delete(key);
+    if (r.verdict.status !== 'False' || this.bootWarned.get(key) === r.verdict.reason) return;
+    this.bootWarned.set(key, r.verdict.reason);
+    await this.o.ports.warn(network, r.verdict.reason, r.verdict.message);
   }
 
   /** Steps down on every network (SIGTERM): units stop in parallel, each in the safe order. */

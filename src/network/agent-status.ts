@@ -1,7 +1,7 @@
 /**
  * The VIP holder's part of a ProvisioningNetwork's status, decided without
  * I/O: what an agent has said so far (folded report by report), the
- * conditions it writes (VIPAssigned, DHCPServing) with their reasons, and
+ * conditions it writes (VIPAssigned, DHCPServing, IronicURLs, BootScript) with their reasons, and
  * when a write must not happen or must be said again. The store
  * (src/kube/agent-network-store.ts) keeps the said state per network and
  * applies the status (server-side apply, field manager `ironet-agent`).
@@ -9,7 +9,8 @@
  * Rules:
  * - a DHCP report from a term that ended (not holding any more, or another
  *   unit holds now) is late and says nothing;
- * - a new term starts its DHCP report again;
+ * - a new term starts its DHCP report and its boot-script verdict again;
+ * - a boot-script verdict equal to the one said is not written again;
  * - stepping down is written only while the status still names this unit,
  *   conditional on the version seen, so it never replaces the next holder's
  *   report;
@@ -18,6 +19,7 @@
 import type { Condition } from '../core/conditions.js';
 import type { HolderReport } from './agent-runner.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from './network.js';
+import type { BootScriptVerdict } from './boot-script.js';
 import type { UrlContract } from './pods.js';
 
 /** What an agent last said on one network's status (server-side apply replaces all of a manager's fields at once). */
@@ -30,11 +32,13 @@ export interface SaidState {
   readonly dhcp: { readonly serving: boolean; readonly message: string } | undefined;
   /** What the holder's Ironic puts in its URLs (from its container's env). */
   readonly urls?: UrlContract;
+  /** The term's last boot-script verdict (boot-script.ts), if any yet. */
+  readonly bootScript?: BootScriptVerdict;
   readonly conditions: ReadonlyMap<string, Condition>;
 }
 
 export type ReportPlan =
-  | { readonly kind: 'ignore'; readonly reason: 'lateReport' }
+  | { readonly kind: 'ignore'; readonly reason: 'lateReport' | 'unchanged' }
   /** Write `state`; `onlyIfNamed`: stepping down, only while the cached status names this unit (at its resourceVersion). */
   | { readonly kind: 'write'; readonly state: SaidState; readonly onlyIfNamed: boolean };
 
@@ -42,10 +46,15 @@ export type ReportPlan =
 export function planReport(said: SaidState | undefined, r: HolderReport, now: string): ReportPlan {
   const state = said ?? { holding: false, pod: r.pod, agent: r.agent, since: now, dhcp: undefined, conditions: new Map<string, Condition>() };
   if (r.kind === 'holding') {
-    const next: SaidState = { ...state, holding: r.holding, pod: r.pod, agent: r.agent, since: r.holding && !state.holding ? now : state.since, dhcp: undefined, urls: r.urls };
+    const next: SaidState = { ...state, holding: r.holding, pod: r.pod, agent: r.agent, since: r.holding && !state.holding ? now : state.since, dhcp: undefined, urls: r.urls, bootScript: undefined };
     return { kind: 'write', state: next, onlyIfNamed: !r.holding };
   }
   if (!state.holding || state.agent !== r.agent) return { kind: 'ignore', reason: 'lateReport' };
+  if (r.kind === 'bootScript') {
+    const b = state.bootScript;
+    if (b && b.status === r.verdict.status && b.reason === r.verdict.reason && b.message === r.verdict.message) return { kind: 'ignore', reason: 'unchanged' };
+    return { kind: 'write', state: { ...state, bootScript: r.verdict }, onlyIfNamed: false };
+  }
   return { kind: 'write', state: { ...state, dhcp: { serving: r.serving, message: r.message } }, onlyIfNamed: false };
 }
 
@@ -77,9 +86,11 @@ export function agentStatus(network: ProvisioningNetwork, state: SaidState, node
           ? cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
           : cond('DHCPServing', 'False', 'StartFailed', `DHCP could not start on ${where}: ${state.dhcp.message}`);
   const urls = ironicUrlsCondition(state, where);
+  // the boot script's verdict is the holder's: said while holding, gone with the term
+  const boot = state.holding && state.bootScript ? state.bootScript : undefined;
   const status: AgentStatus = {
     ...(state.holding ? { vipHolder: { node: nodeName, pod: state.pod, agent: state.agent, since: state.since } } : {}),
-    conditions: [vipAssigned, dhcp, ...(urls ? [cond('IronicURLs', urls.status, urls.reason, urls.message)] : [])],
+    conditions: [vipAssigned, dhcp, ...(urls ? [cond('IronicURLs', urls.status, urls.reason, urls.message)] : []), ...(boot ? [cond('BootScript', boot.status, boot.reason, boot.message)] : [])],
   };
   return { status, state: { ...state, conditions } };
 }

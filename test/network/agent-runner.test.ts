@@ -54,7 +54,10 @@ class World implements AgentPorts {
     this.log.push(`plumb ${iface} in ${netnsPath}`);
     return Promise.resolve('added' as const);
   }
-  startUnit(_n: unknown, p: PodObject, netnsPath: string) {
+  /** The last unit's report callback (what its VIP unit would call). */
+  unitReport: ((r: HolderReport) => Promise<void>) | undefined;
+  startUnit(_n: unknown, p: PodObject, netnsPath: string, _iface: string, report: (r: HolderReport) => Promise<void>) {
+    this.unitReport = report;
     this.log.push(`start unit ${p.metadata.name} ${netnsPath}`);
     return Promise.resolve({
       setCandidate: (c: boolean, p: boolean) => {
@@ -246,5 +249,26 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     await r.reconcile(KEY);
     await r.stopAll();
     expect(w.log.at(-1)).to.equal('stop unit ironic-0');
+  });
+
+  it('a bad boot-script verdict of the holder is a Warning Event once per term and problem; served, or a new term, forgets it', async () => {
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    const say = w.unitReport!;
+    const verdict = (status: 'True' | 'False' | 'Unknown', reason: string): HolderReport => ({ kind: 'bootScript', verdict: { status, reason: reason as 'Served', message: 'm' }, pod: 'ironic-0', agent: 'a' });
+    w.log = [];
+    await say({ kind: 'holding', holding: true, pod: 'ironic-0', agent: 'a' });
+    await say(verdict('Unknown', 'Checking'));
+    await say(verdict('False', 'BootScriptMissing'));
+    await say(verdict('False', 'BootScriptMissing'));
+    expect(w.log.filter((l) => l.startsWith('warn')), 'checking says nothing; the problem once').to.deep.equal(['warn BootScriptMissing']);
+    await say(verdict('False', 'BootScriptUnreachable'));
+    await say(verdict('True', 'Served'));
+    await say(verdict('False', 'BootScriptUnreachable'));
+    await say({ kind: 'holding', holding: true, pod: 'ironic-0', agent: 'a' });
+    await say(verdict('False', 'BootScriptUnreachable'));
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn BootScriptMissing', 'warn BootScriptUnreachable', 'warn BootScriptUnreachable', 'warn BootScriptUnreachable']);
+    expect(w.log.filter((l) => l === 'report bootScript'), 'every verdict reaches the status store (it writes changes only)').to.have.length(7);
   });
 });

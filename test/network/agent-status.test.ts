@@ -90,4 +90,22 @@ describe('network/agent-status: the VIP holder’s part of a ProvisioningNetwork
     expect(urlsOf(fold([{ ...holding('a', true), urls: { kind: 'unknown', reason: 'x' } }], [T0])), 'unknown: no condition').to.equal(undefined);
     expect(urlsOf(fold([{ ...holding('a', true), urls: wrong }, holding('a', false)], [T0, T1])), 'stepped down: not the holder\'s to say').to.equal(undefined);
   });
+
+  it('the holder says its boot-script verdict as the BootScript condition: once per change, gone with the term, started again by the next', () => {
+    const verdict = (status: 'True' | 'False' | 'Unknown', reason: string) => ({ kind: 'bootScript', verdict: { status, reason: reason as 'Served', message: `${reason} msg` }, pod: 'ironic-0', agent: 'a' }) as const;
+    const held = fold([holding('a', true)], [T0]);
+    expect(planReport(undefined, verdict('True', 'Served'), T1), 'nothing held yet').to.deep.equal({ kind: 'ignore', reason: 'lateReport' });
+    const checking = fold([holding('a', true), verdict('Unknown', 'Checking')], [T0, T1]);
+    expect(planReport(checking, verdict('Unknown', 'Checking'), T2), 'the same verdict again').to.deep.equal({ kind: 'ignore', reason: 'unchanged' });
+    const boot = (s: SaidState | undefined) => agentStatus(network(), s!, 'n1', T2).status.conditions.find((c) => c.type === 'BootScript');
+    expect(boot(held), 'no verdict yet: no condition').to.equal(undefined);
+    expect(boot(checking)).to.include({ status: 'Unknown', reason: 'Checking', message: 'Checking msg' });
+    const missing = fold([holding('a', true), verdict('Unknown', 'Checking'), verdict('False', 'BootScriptMissing')], [T0, T1, T2]);
+    expect(boot(missing)).to.include({ status: 'False', reason: 'BootScriptMissing' });
+    const ended = fold([holding('a', true), verdict('False', 'BootScriptMissing'), holding('a', false)], [T0, T1, T2]);
+    expect(boot(ended), 'stepped down: not the holder\'s to say').to.equal(undefined);
+    expect(planReport(ended, verdict('True', 'Served'), T2), 'a verdict of a term that ended').to.deep.equal({ kind: 'ignore', reason: 'lateReport' });
+    const next = fold([holding('a', true), verdict('False', 'BootScriptMissing'), holding('a', false), holding('a', true)], [T0, T1, T1, T2]);
+    expect(next?.bootScript, 'a new term judges again').to.equal(undefined);
+  });
 });

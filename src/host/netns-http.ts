@@ -1,0 +1,89 @@
+/**
+ * One bounded HTTP GET made from inside a network namespace (a pod's): the TCP
+ * socket is created there by the native addon (setns for the socket() call
+ * only), connected by Node, and the request written on it by hand (HTTP/1.0,
+ * Connection: close), so it takes the pod's routes and addresses (the VIP is
+ * local there) while the agent stays in its own namespace. Used for the boot-script check (src/network/boot-script.ts).
+ *
+ * Bounded: one deadline for connect, headers and body; at most `maxBytes` of
+ * the body are kept, the rest is not read. Never throws: an error is a result.
+ */
+import net from 'node:net';
+import { describeError } from '../core/errors.js';
+import type { ProbeResult } from '../network/boot-script.js';
+import * as native from './native.js';
+
+export interface NetnsGetOptions {
+  /** `/proc/<pid>/ns/net` or `/var/run/netns/<name>`; null: this process' namespace. */
+  readonly netnsPath: string | null;
+  readonly url: string;
+  readonly timeoutMs?: number;
+  readonly maxBytes?: number;
+  readonly userAgent?: string;
+}
+
+export function getInNetns(o: NetnsGetOptions): Promise<ProbeResult> {
+  let target: URL;
+  try {
+    target = new URL(o.url);
+  } catch {
+    return Promise.resolve({ kind: 'error', message: `not a URL: ${o.url}` });
+  }
+  if (target.protocol !== 'http:') return Promise.resolve({ kind: 'error', message: `only http: URLs are checked, not ${target.protocol}` });
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(target.port || 80);
+  const family = net.isIPv6(host) ? native.AF_INET6 : native.AF_INET;
+  if (!net.isIP(host)) return Promise.resolve({ kind: 'error', message: `the URL's host ${host} is not an address (no name lookup from the pod)` });
+  const maxBytes = o.maxBytes ?? 512;
+  const timeoutMs = o.timeoutMs ?? 5000;
+  return new Promise<ProbeResult>((resolve) => {
+    let settled = false;
+    let sock: net.Socket | undefined;
+    const done = (r: ProbeResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      sock?.destroy();
+      resolve(r);
+    };
+    const timer = setTimeout(() => done({ kind: 'error', message: `no answer within ${timeoutMs} ms` }), timeoutMs);
+    let fd: number;
+    try {
+      fd = native.openSocket(o.netnsPath, family, native.SOCK_STREAM, 0);
+      // manualStart: no read before the connect (reading an unconnected socket fails, and a destroyed net.Socket
+      // would connect with a new socket made here, in the agent's namespace)
+      sock = new net.Socket({ fd, manualStart: true } as net.SocketConstructorOpts);
+    } catch (err) {
+      done({ kind: 'error', message: describeError(err) });
+      return;
+    }
+    const s = sock;
+    // HTTP/1.0 by hand on that very socket (Node's HTTP client may make its own connection, in the wrong namespace)
+    let got = Buffer.alloc(0);
+    const answer = (): void => {
+      const text = got.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      const status = /^HTTP\/\d\.\d (\d{3})/.exec(text);
+      if (text === '') return done({ kind: 'error', message: 'the server closed the connection without an answer' });
+      if (!status) return done({ kind: 'error', message: `not an HTTP answer: ${JSON.stringify(text.slice(0, 40))}` });
+      done({ kind: 'response', status: Number(status[1]), bodyStart: end < 0 ? '' : text.slice(end + 4, end + 4 + maxBytes) });
+    };
+    s.on('error', (err) => done({ kind: 'error', message: describeError(err) }));
+    s.on('data', (chunk: Buffer) => {
+      got = Buffer.concat([got, chunk]);
+      const end = got.indexOf('\r\n\r\n');
+      if (end >= 0 && got.length >= end + 4 + maxBytes) answer();
+      else if (end < 0 && got.length > MAX_HEADER_BYTES) done({ kind: 'error', message: `no end of the headers in ${MAX_HEADER_BYTES} bytes` });
+    });
+    s.on('end', answer);
+    s.once('connect', () => {
+      // the connection must be the socket made in the namespace, never one Node made for itself
+      if ((s as unknown as { _handle?: { fd?: number } })._handle?.fd !== fd) return done({ kind: 'error', message: "the connection was not made from the pod's namespace" });
+      s.write(`GET ${target.pathname}${target.search} HTTP/1.0\r\nHost: ${target.host}\r\nUser-Agent: ${o.userAgent ?? 'ironet-agent'}\r\nConnection: close\r\n\r\n`);
+    });
+    s.connect(port, host);
+  });
+}
+
+/** Headers longer than this are not an answer worth reading. */
+const MAX_HEADER_BYTES = 16_384;

@@ -1,0 +1,69 @@
+/**
+ * The boot-script check as work of the VIP holder's term (the shape of
+ * src/vip/holder.ts' DependentWork; src/cmd hands it to the VIP unit):
+ * from a moment after the VIP is up until the term ends, GET the iPXE script
+ * URL from inside the pod (the port `get`), judge it (boot-script.ts) and tell
+ * each verdict (logged when it changes). Never throws.
+ */
+import type { Clock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { judgeBootScript, nextBootScriptStep, type BootScriptVerdict, type BootScriptWatch, type ProbeResult } from './boot-script.js';
+
+export interface BootScriptCheckOptions {
+  readonly url: string;
+  readonly pod: string;
+  readonly graceMs: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** One GET of `url` from inside the pod; never throws. */
+  readonly get: () => Promise<ProbeResult>;
+  /** Told each new verdict of the term; must not throw. */
+  readonly onVerdict: (v: BootScriptVerdict) => Promise<void>;
+  /** Before the first GET of a term (the VIP's routes settle; httpd may bind to it). */
+  readonly firstDelayMs?: number;
+}
+
+/** Work started for each term and stopped with it. */
+export interface TermWork {
+  start(): { readonly ready: Promise<void>; stop(reason?: unknown): Promise<void> };
+}
+
+export function bootScriptCheck(o: BootScriptCheckOptions): TermWork {
+  return {
+    start: () => {
+      const stop = new AbortController();
+      const loop = (async () => {
+        let watch: BootScriptWatch = { badSinceMs: undefined };
+        let said: string | undefined;
+        let delay = o.firstDelayMs ?? 1000;
+        while (!stop.signal.aborted) {
+          await o.clock.sleep(delay, stop.signal);
+          const result = await o.get();
+          if (stop.signal.aborted) return;
+          const step = nextBootScriptStep(watch, judgeBootScript(o.url, o.pod, result), o.clock.monotonicMs(), o.graceMs);
+          watch = step.watch;
+          delay = step.delayMs;
+          const key = `${step.verdict.status}|${step.verdict.reason}|${step.verdict.status === 'Unknown' ? '' : step.verdict.message}`;
+          if (key !== said) {
+            said = key;
+            if (step.verdict.status === 'False') o.logger.warn({ reason: step.verdict.reason, url: o.url }, step.verdict.message);
+            else o.logger.info({ reason: step.verdict.reason, url: o.url }, 'boot script check');
+          }
+          // every verdict is told (the status store writes only a change): one told before the term's holding report
+          // was written is said again by the next
+          await o.onVerdict(step.verdict);
+        }
+      })().catch((err: unknown) => {
+        if (!stop.signal.aborted) o.logger.warn({ err: describeError(err) }, 'boot script check stopped');
+      });
+      return {
+        ready: Promise.resolve(),
+        stop: async () => {
+          stop.abort(new Error('term ended'));
+          await loop;
+        },
+      };
+    },
+  };
+}
