@@ -2,8 +2,9 @@
  * Composition root of `ironet agent --node-name N` (ProvisioningNetwork mode):
  * the API connection, the store of ProvisioningNetworks and pods on this node,
  * the host's pod namespaces and interfaces, and one VIP unit per network on
- * its Ironic pod, driven by a work queue keyed by network. SIGTERM steps down
- * on every network (work, VIP, Lease) and exits 0.
+ * its Ironic pod, driven by a work queue keyed by network, and the node's
+ * heartbeat Lease. SIGTERM steps down on every network (work, VIP, Lease),
+ * gives the heartbeat up and exits 0.
  */
 import type { NetworkAgentConfig } from '../config/agent.js';
 import { systemClock } from '../core/clock.js';
@@ -18,6 +19,7 @@ import { interfaceExists, PodInterface } from '../host/pod-interface.js';
 import { EventRecorder, type EventObject } from '../kube/event-recorder.js';
 import { RESOURCES } from '../kube/resources.js';
 import { KubeAgentNetworkStore } from '../kube/agent-network-store.js';
+import { AgentHeartbeat } from '../kube/agent-heartbeat.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
@@ -170,7 +172,9 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     await informers.synced;
     synced = true;
     for (const key of store.networkKeys()) work.add(key);
-    await Promise.all([informers.done, work.run(signal)]);
+    // "an agent runs on this node", in each namespace with a network it serves (the controller's IronicPods condition)
+    const heartbeat = new AgentHeartbeat(kube, { nodeName: config.nodeName, namespaces: () => store.networkKeys().map((k) => k.slice(0, k.indexOf('/'))), clock, logger });
+    await Promise.all([informers.done, work.run(signal), heartbeat.run(signal)]);
   } catch (err) {
     if (!signal.aborted) throw err;
   } finally {

@@ -11,7 +11,10 @@ import { NetworkReconciler } from '../network/reconciler.js';
 import { untilAnswered } from './runtime.js';
 import { OFF, runQueued, type QueuedCapabilityOptions, type QueuedRuntime } from './queued.js';
 
-export type NetworksRuntimeOptions = QueuedCapabilityOptions;
+export interface NetworksRuntimeOptions extends QueuedCapabilityOptions {
+  /** An Ironic pod this old on a node without an agent is said (NoAgentOnNode). */
+  readonly noAgentGraceMs?: number;
+}
 
 export type NetworksRuntime = QueuedRuntime;
 
@@ -25,7 +28,7 @@ export async function startNetworks(options: NetworksRuntimeOptions, signal: Abo
   }
   let queue: WorkQueue | undefined = undefined;
   const store = new KubeNetworkStore(kube, { namespace: options.namespace, clock, logger, events: options.events, onChanged: (key) => queue?.add(key) });
-  const reconciler = new NetworkReconciler({ store, clock, logger });
+  const reconciler = new NetworkReconciler({ store, clock, logger, noAgentGraceMs: options.noAgentGraceMs });
   queue = new WorkQueue({ name: 'provisioning-networks', clock, logger, concurrency: 1, process: (key) => reconciler.reconcile(key) });
   const work = queue;
   return runQueued(

@@ -15,6 +15,8 @@ export interface ControllerConfig extends CommonConfig, KubeConnectionConfig {
   readonly ipamBatchSize: number;
   /** API writes in flight at once within an IPAM pass. */
   readonly ipamWriteConcurrency: number;
+  /** An Ironic pod this old on a node without an agent heartbeat makes IronicPods False (NoAgentOnNode). */
+  readonly noAgentGraceSeconds: number;
   /** One active controller among replicas, by a Lease (undefined: this one is always active). */
   readonly leaderElection?: ControllerLeaderElection;
 }
@@ -35,6 +37,7 @@ const FLAGS = {
   'pod-name': option({ arg: 'NAME', env: 'POD_NAME', help: 'reported on Events and Leases', defaultText: 'the host name', parse: text }),
   'ipam-batch-size': option({ arg: 'N', env: 'IRONET_IPAM_BATCH_SIZE', help: 'new addresses per pool per pass', default: 500, parse: positiveInt }),
   'ipam-write-concurrency': option({ arg: 'N', env: 'IRONET_IPAM_WRITE_CONCURRENCY', help: 'API writes in flight per pass', default: 32, parse: positiveInt }),
+  'no-agent-grace-seconds': option({ arg: 'N', help: 'an Ironic pod this old on a node where no agent runs is said (IronicPods condition, Warning Event NoAgentOnNode)', default: 60, parse: wholeNumber(1, 3600) }),
   'leader-elect': toggle({
     env: 'IRONET_LEADER_ELECT',
     section: 'Leader election',
@@ -82,6 +85,7 @@ export function parseController(args: readonly string[], ctx: ParseContext): Con
     podName: f.get('pod-name') ?? ctx.hostname,
     ipamBatchSize: f.get('ipam-batch-size'),
     ipamWriteConcurrency: f.get('ipam-write-concurrency'),
+    noAgentGraceSeconds: f.get('no-agent-grace-seconds'),
     ...(leaderElection ? { leaderElection } : {}),
   };
 }

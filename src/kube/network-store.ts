@@ -22,7 +22,8 @@ import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
 import type { LeaseObject } from './coordination-lease.js';
 import { RESOURCES } from './resources.js';
-import { vipLeaseName } from '../network/pods.js';
+import { vipLeaseName, type PodObject } from '../network/pods.js';
+import { AGENT_HEARTBEAT_LABEL, censusPod } from '../network/pod-census.js';
 import { objectKey } from './types.js';
 
 /** The field manager of the controller's part of a ProvisioningNetwork's status. */
@@ -48,6 +49,10 @@ export class KubeNetworkStore implements NetworkStore {
   private readonly claimInformer: Informer<IpClaimObject>;
   private readonly blockInformer: Informer<DhcpLeaseBlockObject>;
   private readonly leaseInformer: Informer<LeaseObject>;
+  private readonly podInformer: Informer<PodObject>;
+  private readonly heartbeatInformer: Informer<LeaseObject>;
+  /** When (monotonic) each agent heartbeat's renewTime was last seen to change. */
+  private readonly heartbeatSeen = new Map<string, { value: string; atMs: number }>();
   /** When (monotonic) each VIP Lease's holder/renewTime was last seen to change: a holder is alive while that is recent. */
   private readonly leaseSeen = new Map<string, { value: string; atMs: number }>();
 
@@ -106,6 +111,27 @@ export class KubeNetworkStore implements NetworkStore {
         if (network) o.onChanged(`${e.object.metadata.namespace ?? ''}/${network}`);
       },
     });
+    // the Ironic pods on every node (census: is there an agent where each runs?), kept slim; a pod change re-checks the networks of its namespace
+    this.podInformer = informerFor(kube.resource<PodObject>(RESOURCES.pod), {
+      ...common,
+      name: 'provisioning-ironic-pods',
+      transform: censusPod,
+      onEvent: (e) => {
+        for (const n of this.networkInformer.list()) if (n.metadata.namespace === e.object.metadata.namespace) o.onChanged(objectKey(n));
+      },
+    });
+    // the agents' heartbeats (one Lease per node and namespace), judged by this controller's own clock
+    this.heartbeatInformer = informerFor(kube.resource<LeaseObject>(RESOURCES.lease), {
+      ...common,
+      name: 'provisioning-agent-heartbeats',
+      selectors: { labelSelector: AGENT_HEARTBEAT_LABEL },
+      onEvent: (e) => {
+        const k = objectKey(e.object);
+        const value = `${e.object.spec?.holderIdentity ?? ''}|${e.object.spec?.renewTime ?? ''}`;
+        if (this.heartbeatSeen.get(k)?.value !== value) this.heartbeatSeen.set(k, { value, atMs: o.clock.monotonicMs() });
+        for (const n of this.networkInformer.list()) if (n.metadata.namespace === e.object.metadata.namespace) o.onChanged(objectKey(n));
+      },
+    });
     this.blockInformer = informerFor(kube.resource<DhcpLeaseBlockObject>(RESOURCES.dhcpLeaseBlock), {
       ...common,
       name: 'provisioning-lease-blocks',
@@ -117,7 +143,7 @@ export class KubeNetworkStore implements NetworkStore {
   }
 
   private informers(): Informer<KubeObject>[] {
-    return [this.networkInformer, this.nadInformer, this.poolInformer, this.claimInformer, this.blockInformer, this.leaseInformer] as Informer<KubeObject>[];
+    return [this.networkInformer, this.nadInformer, this.poolInformer, this.claimInformer, this.blockInformer, this.leaseInformer, this.podInformer, this.heartbeatInformer] as Informer<KubeObject>[];
   }
 
   run(signal: AbortSignal): { done: Promise<void>; synced: Promise<void> } {
@@ -158,7 +184,15 @@ export class KubeNetworkStore implements NetworkStore {
     const leaseDurationMs = lease?.spec?.leaseDurationSeconds ? lease.spec.leaseDurationSeconds * 1000 : undefined;
     const seen = this.leaseSeen.get(leaseKey);
     const holderAlive = vipHolderAlive(lease && { holder: lease.spec?.holderIdentity ?? undefined, durationMs: leaseDurationMs }, seen?.atMs, this.o.clock.monotonicMs());
-    return { object, pools, allPools, nad, others, counts: { attachedPods, leases }, holderAlive, leaseDurationMs };
+    const now = this.o.clock.monotonicMs();
+    const ironicPods = this.podInformer.list().filter((p) => p.metadata.namespace === ns);
+    const agentNodes = new Set<string>();
+    for (const h of this.heartbeatInformer.list()) {
+      if (h.metadata.namespace !== ns || !h.spec?.holderIdentity) continue;
+      const seen = this.heartbeatSeen.get(objectKey(h));
+      if (vipHolderAlive({ holder: h.spec.holderIdentity, durationMs: (h.spec.leaseDurationSeconds ?? 0) * 1000 }, seen?.atMs, now)) agentNodes.add(h.spec.holderIdentity);
+    }
+    return { object, pools, allPools, nad, others, counts: { attachedPods, leases }, holderAlive, leaseDurationMs, ironicPods, agentNodes };
   }
 
   async createNad(nad: NetworkAttachmentDefinitionObject): Promise<WriteOutcome> {

@@ -16,6 +16,8 @@ import { indexEntryAddresses, isReservationKey } from '../ipam/objects.js';
 import { inEntry, overlapsBetweenPools, parsePool, type PoolSpec } from '../ipam/pool-spec.js';
 import { desiredNad, isOwnedBy, nadName, nadPatch, type NetworkAttachmentDefinitionObject } from './nad.js';
 import { parseNetwork, vipsOf, type Problem, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
+import { podCensus, type PodCensus } from './pod-census.js';
+import type { PodObject } from './pods.js';
 
 export interface PlanInput {
   readonly object: ProvisioningNetworkObject;
@@ -34,6 +36,11 @@ export interface PlanInput {
   readonly holderAlive?: boolean;
   /** Ironic pods with an address (bound claims), DHCP leases held. */
   readonly counts: { readonly attachedPods: number; readonly leases: number };
+  /** The pods of the network's namespace and the nodes whose agent heartbeat is alive (the IronicPods condition); none: no census. */
+  readonly ironicPods?: readonly PodObject[];
+  readonly agentNodes?: ReadonlySet<string>;
+  /** How old such a pod must be before "no agent on its node" is said (default NO_AGENT_GRACE_MS). */
+  readonly noAgentGraceMs?: number;
   readonly nowIso: string;
 }
 
@@ -100,6 +107,8 @@ export interface Plan {
   readonly reservations: readonly Reservation[];
   readonly status: StatusPlan;
   readonly events: readonly EventPlan[];
+  /** The census of the network's Ironic pods (the IronicPods condition), when the network is valid. */
+  readonly census?: PodCensus;
 }
 
 /** The preAllocations key that reserves a network's VIP in a pool (ADR 0006). */
@@ -176,6 +185,9 @@ export function planNetwork(input: PlanInput): Plan {
     }
   }
   const releases = network ? ours.filter((r) => !keep.has(`${r.pool}\u0000${r.key}`)) : [];
+  const census = network && input.ironicPods ? podCensus(network, input.ironicPods, input.agentNodes ?? new Set(), Date.parse(input.nowIso), input.noAgentGraceMs) : undefined;
+  const generation = input.object.metadata.generation ?? 0;
+  const podsCondition = census ? keepTransition(input.object, { type: 'IronicPods', ...census.condition, lastTransitionTime: input.nowIso, observedGeneration: generation }) : undefined;
   for (const r of releases) events.push({ type: 'Normal', reason: 'VIPReleased', note: `released the stale VIP reservation spec.preAllocations.${r.key} in IPPool ${r.pool} (the network no longer reserves there)` });
   return {
     deleting: false,
@@ -186,12 +198,13 @@ export function planNetwork(input: PlanInput): Plan {
     nad,
     reservations,
     events,
+    ...(census ? { census } : {}),
     status: {
       observedGeneration: input.object.metadata.generation ?? 0,
       attachedPods: input.counts.attachedPods,
       leases: input.counts.leases,
       networkAttachmentDefinition: nadReady ? nadName(network) : undefined,
-      conditions: [readyCondition(input.object, problems, input.nowIso, input.holderAlive)],
+      conditions: [readyCondition(input.object, problems, input.nowIso, input.holderAlive), ...(podsCondition ? [podsCondition] : [])],
     },
   };
 }
@@ -345,4 +358,10 @@ function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Probl
   const previous = get('Ready');
   const lastTransitionTime = previous && previous.status === status ? previous.lastTransitionTime : nowIso;
   return { type: 'Ready', status, reason, message, lastTransitionTime, observedGeneration: obj.metadata.generation ?? 0 };
+}
+
+/** `c` with the transition time of the object's condition of its type while its status stays. */
+function keepTransition(obj: ProvisioningNetworkObject, c: Condition): Condition {
+  const previous = obj.status?.conditions?.find((x) => x.type === c.type);
+  return previous && previous.status === c.status ? { ...c, lastTransitionTime: previous.lastTransitionTime } : c;
 }

@@ -19,6 +19,8 @@ export interface NetworkReconcilerOptions {
   readonly logger: Logger;
   /** Counts alone (pods, leases) are written at most this often: a PXE burst must not become a status write per lease. */
   readonly countsEveryMs?: number;
+  /** An Ironic pod this old on a node without an agent is said (pod-census.ts; default NO_AGENT_GRACE_MS). */
+  readonly noAgentGraceMs?: number;
 }
 
 export class NetworkReconciler {
@@ -27,7 +29,7 @@ export class NetworkReconciler {
   async reconcile(key: string): Promise<WorkOutcome> {
     const snap = this.o.store.snapshot(key);
     if (!snap) return { kind: 'done' }; // deleted: its NAD goes with it (owner reference)
-    const plan = planNetwork({ ...snap, nowIso: new Date(this.o.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    const plan = planNetwork({ ...snap, nowIso: new Date(this.o.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z'), noAgentGraceMs: this.o.noAgentGraceMs });
     const log = this.o.logger.child({ provisioningNetwork: key });
     const { object } = snap;
     const ns = object.metadata.namespace ?? '';
@@ -82,6 +84,15 @@ export class NetworkReconciler {
     // warnings only when what Ready says changes (pools change on every allocation; the object must not fill with repeats)
     const readyChanged = before?.reason !== after?.reason || before?.message !== after?.message;
     for (const e of plan.events) if (e.type === 'Warning' && readyChanged) await this.o.store.recordEvent(object, e);
+    // an Ironic pod on a node without an agent: no agent can say it, so the controller does, when the census changes
+    const podsBefore = podsOf(object.status?.conditions);
+    const podsAfter = podsOf(plan.status.conditions);
+    if (podsBefore?.message !== podsAfter?.message) {
+      for (const p of plan.census?.problems ?? []) {
+        if (p.reason === 'NoAgentOnNode' && !(podsBefore?.message ?? '').includes(p.message)) await this.o.store.recordEvent(object, { type: 'Warning', reason: p.reason, note: p.message });
+      }
+      log.info({ status: podsAfter?.status, reason: podsAfter?.reason }, podsAfter?.message ?? 'no Ironic pod census');
+    }
     if (readyChanged) {
       if (plan.problems.length > 0) log.warn({ reason: after?.reason, problems: plan.problems.map((p) => p.message) }, 'provisioning network not usable');
       else log.info({ ready: after?.status, reason: after?.reason, nad: plan.status.networkAttachmentDefinition }, 'provisioning network status');
@@ -91,7 +102,7 @@ export class NetworkReconciler {
     // while an agent holds the VIP, look again after a Lease duration: a holder that dies sends no event
     const held = plan.status.conditions.some((c) => c.type === 'Ready' && (c.reason === 'Ready' || c.reason === 'WaitingForDHCP'));
     const recheck = held && snap.leaseDurationMs !== undefined ? snap.leaseDurationMs + HOLDER_SILENCE_SLACK_MS : undefined;
-    const next = [countsLater, recheck].filter((x): x is number => x !== undefined);
+    const next = [countsLater, recheck, plan.census?.recheckMs].filter((x): x is number => x !== undefined);
     return next.length > 0 ? { kind: 'requeueAfter', delayMs: Math.ceil(Math.min(...next)) } : { kind: 'done' };
   }
 
@@ -100,6 +111,10 @@ export class NetworkReconciler {
 
 function readyOf(conditions: readonly Condition[] | undefined): Condition | undefined {
   return conditions?.find((c) => c.type === 'Ready');
+}
+
+function podsOf(conditions: readonly Condition[] | undefined): Condition | undefined {
+  return conditions?.find((c) => c.type === 'IronicPods');
 }
 
 /** What differs between the status written and the plan's: something that matters, only the counts, or nothing. */
@@ -114,6 +129,8 @@ function statusChange(object: ProvisioningNetworkObject, plan: Plan): 'status' |
     a?.reason !== b?.reason ||
     a?.message !== b?.message ||
     a?.observedGeneration !== b?.observedGeneration;
-  if (changed) return 'status';
+  const p = podsOf(s.conditions);
+  const q = podsOf(plan.status.conditions);
+  if (changed || p?.status !== q?.status || p?.reason !== q?.reason || p?.message !== q?.message) return 'status';
   return s.attachedPods !== plan.status.attachedPods || s.leases !== plan.status.leases ? 'counts' : 'none';
 }

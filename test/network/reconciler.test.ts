@@ -3,6 +3,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import type { IpPoolObject } from '../../src/ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from '../../src/network/nad.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
+import type { PodObject } from '../../src/network/pods.js';
 import type { EventPlan, Reservation, StatusPlan } from '../../src/network/plan.js';
 import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../../src/network/ports.js';
 import { NetworkReconciler } from '../../src/network/reconciler.js';
@@ -18,12 +19,14 @@ class Store implements NetworkStore {
   writes: string[] = [];
   events: EventPlan[] = [];
   nextOutcome: WriteOutcome = 'ok';
+  ironicPods: PodObject[] = [];
+  agentNodes = new Set<string>();
 
   networkKeys() {
     return ['metal3/provisioning'];
   }
   snapshot(): NetworkSnapshot {
-    return { object: this.object, pools: this.poolMap, allPools: [...this.poolMap.values()].filter((p): p is IpPoolObject => p !== undefined), nad: this.nad, others: [], counts: this.counts, holderAlive: undefined, leaseDurationMs: undefined };
+    return { object: this.object, pools: this.poolMap, allPools: [...this.poolMap.values()].filter((p): p is IpPoolObject => p !== undefined), nad: this.nad, others: [], counts: this.counts, holderAlive: undefined, leaseDurationMs: undefined, ironicPods: this.ironicPods, agentNodes: this.agentNodes };
   }
   createNad(nad: NetworkAttachmentDefinitionObject) {
     this.writes.push('createNad');
@@ -103,6 +106,26 @@ describe('network/reconciler: applying the plan', () => {
     expect(store.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).to.deep.equal(['PoolNotFound']);
     await r.reconcile('metal3/provisioning');
     expect(store.events.filter((e) => e.type === 'Warning').map((e) => e.reason), 'not repeated').to.deep.equal(['PoolNotFound']);
+  });
+
+  it('an Ironic pod on a node without an agent: IronicPods False NoAgentOnNode and one Warning Event (the controller\'s alone); mended, True', async () => {
+    const store = new Store();
+    const clock = new FakeClock();
+    const r = new NetworkReconciler({ store, clock, logger: silentLogger });
+    const ironic: PodObject = { metadata: { name: 'ironic-0', namespace: 'metal3', uid: 'u0', labels: { app: 'ironic' }, annotations: { 'k8s.v1.cni.cncf.io/networks': 'provisioning' }, creationTimestamp: '2026-11-29T11:00:00Z' }, spec: { nodeName: 'cp-1' }, status: { phase: 'Running' } };
+    store.ironicPods = [ironic];
+    const first = await r.reconcile('metal3/provisioning');
+    const pods = () => store.object.status?.conditions?.find((c) => c.type === 'IronicPods');
+    expect(pods()).to.include({ status: 'False', reason: 'NoAgentOnNode' });
+    expect(store.events.filter((e) => e.reason === 'NoAgentOnNode')).to.have.length(1);
+    expect(first, 'looks again: a heartbeat may start or stop with no event about the network').to.deep.equal({ kind: 'requeueAfter', delayMs: 40_000 });
+    await r.reconcile('metal3/provisioning');
+    expect(store.events.filter((e) => e.reason === 'NoAgentOnNode'), 'not repeated').to.have.length(1);
+    store.agentNodes = new Set(['cp-1']);
+    store.writes = [];
+    await r.reconcile('metal3/provisioning');
+    expect(pods()).to.include({ status: 'True', reason: 'Attachable' });
+    expect(store.writes, 'the condition alone is a status write').to.deep.equal(['status pods=0 leases=0']);
   });
 
   it('a network being deleted releases its VIP reservations, then its finalizer; nothing else', async () => {

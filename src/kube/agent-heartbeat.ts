@@ -1,0 +1,76 @@
+/**
+ * The agent's heartbeat: a Lease `ironet-agent-<node>` in each namespace that
+ * holds a ProvisioningNetwork it serves (the namespaces its rules are bound
+ * in), holderIdentity the node's name, renewed every 10 s with a 40 s
+ * duration (kubelet's node Lease). The controller reads them to tell an
+ * Ironic pod on a node without an agent (src/network/pod-census.ts). On
+ * SIGTERM the agent gives them up (holderIdentity cleared), so a drained node
+ * is said at once. A failed write is logged and tried again next round; it
+ * never stops the agent.
+ */
+import type { Clock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { AGENT_HEARTBEAT_DURATION_SECONDS, AGENT_HEARTBEAT_LABEL, AGENT_HEARTBEAT_RENEW_MS, agentHeartbeatName } from '../network/pod-census.js';
+import type { LeaseObject } from './coordination-lease.js';
+import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import type { KubeClient } from './kube-client.js';
+import type { ResourceClient } from './resource-client.js';
+import { RESOURCES } from './resources.js';
+import { formatMicroTime } from './time.js';
+
+export interface AgentHeartbeatOptions {
+  readonly nodeName: string;
+  /** The namespaces to beat in now (those of the networks the agent sees). */
+  readonly namespaces: () => readonly string[];
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly renewMs?: number;
+}
+
+export class AgentHeartbeat {
+  private readonly leases: ResourceClient<LeaseObject>;
+  private readonly beating = new Set<string>();
+  private readonly failing = new Set<string>();
+
+  constructor(
+    kube: KubeClient,
+    private readonly o: AgentHeartbeatOptions,
+  ) {
+    this.leases = kube.resource<LeaseObject>(RESOURCES.lease);
+  }
+
+  /** Beats until `signal` aborts, then gives the heartbeats up (bounded). */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      for (const ns of new Set(this.o.namespaces())) await this.beat(ns, true);
+      await this.o.clock.sleep(this.o.renewMs ?? AGENT_HEARTBEAT_RENEW_MS, signal).catch(() => undefined);
+    }
+    await Promise.all([...this.beating].map((ns) => this.beat(ns, false)));
+  }
+
+  private async beat(namespace: string, alive: boolean): Promise<void> {
+    const name = agentHeartbeatName(this.o.nodeName);
+    const now = formatMicroTime(this.o.clock.wallMs());
+    const spec = { holderIdentity: alive ? this.o.nodeName : null, leaseDurationSeconds: AGENT_HEARTBEAT_DURATION_SECONDS, renewTime: now };
+    const signal = AbortSignal.timeout(5000);
+    try {
+      const current = await this.leases.tryGet({ namespace, name }, { signal });
+      if (!current) {
+        if (!alive) return;
+        await this.leases.create({ metadata: { name, namespace, labels: { 'app.kubernetes.io/name': 'ironet', [AGENT_HEARTBEAT_LABEL]: 'true' } }, spec: { ...spec, acquireTime: now } }, { signal });
+      } else {
+        await this.leases.replace({ ...current, spec: { ...current.spec, ...spec } }, { signal });
+      }
+      if (alive) this.beating.add(namespace);
+      else this.beating.delete(namespace);
+      if (this.failing.delete(namespace)) this.o.logger.info({ namespace, lease: name }, 'agent heartbeat renewed again');
+    } catch (err) {
+      if (isConflict(err) || isAlreadyExists(err) || isNotFound(err)) return; // raced with ourselves or a deletion: next round
+      if (!this.failing.has(namespace)) {
+        this.failing.add(namespace);
+        this.o.logger.warn({ namespace, lease: name, err: describeError(err) }, 'could not renew the agent heartbeat (the controller will say no agent runs on this node)');
+      }
+    }
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The controller's view of a ProvisioningNetwork's Ironic pods on every node,
+ * decided without I/O: the `IronicPods` condition (True when each selected
+ * pod can be plumbed by an agent on its node; else the first problem with its
+ * fix) and the problem only the controller can see — an Ironic pod on a node
+ * where no ironet agent runs (no agent there to say anything). The other
+ * problems (no Multus request, host network, a second pod on a node) are read
+ * as each node's agent reads them (pods.ts ironicPodProblems); their Events
+ * are that agent's, so the controller only shows them in the condition.
+ *
+ * Agents say they run on a node by renewing a heartbeat Lease
+ * (`ironet-agent-<node>` in the networks' namespace, holderIdentity = the
+ * node's name); the store judges by its own clock which are alive.
+ */
+import { createHash } from 'node:crypto';
+import type { Condition } from '../core/conditions.js';
+import { selectorMatches, selectorToQuery } from '../core/labels.js';
+import { nadName } from './nad.js';
+import type { ProvisioningNetwork } from './network.js';
+import { NETWORKS_ANNOTATION, requestsNetwork } from './network-status.js';
+import { ironicPodProblems, type PodObject } from './pods.js';
+
+/** The label on an agent's heartbeat Lease. */
+export const AGENT_HEARTBEAT_LABEL = 'ironet.io/agent-heartbeat';
+/** How long a heartbeat lasts, and how often an agent renews it (kubelet's node Lease: 40 s, every 10 s). */
+export const AGENT_HEARTBEAT_DURATION_SECONDS = 40;
+export const AGENT_HEARTBEAT_RENEW_MS = 10_000;
+/** A pod younger than this on a node without an agent is not a problem yet (the node's agent may still be starting). */
+export const NO_AGENT_GRACE_MS = 60_000;
+
+/** The heartbeat Lease of the agent on `node` (a Lease name is a DNS subdomain: at most 253 characters). */
+export function agentHeartbeatName(node: string): string {
+  const name = `ironet-agent-${node}`;
+  if (name.length <= 253) return name;
+  return `${name.slice(0, 244).replace(/[.-]+$/, '')}-${createHash('sha256').update(node).digest('hex').slice(0, 8)}`;
+}
+
+/** What the controller keeps of a pod: what the census reads, nothing else (env, status details and the rest stay out of its cache). */
+export function censusPod(p: PodObject): PodObject {
+  const networks = p.metadata.annotations?.[NETWORKS_ANNOTATION];
+  return {
+    metadata: {
+      name: p.metadata.name,
+      namespace: p.metadata.namespace,
+      uid: p.metadata.uid,
+      labels: p.metadata.labels,
+      ...(networks !== undefined ? { annotations: { [NETWORKS_ANNOTATION]: networks } } : {}),
+      creationTimestamp: p.metadata.creationTimestamp,
+      deletionTimestamp: p.metadata.deletionTimestamp,
+      resourceVersion: p.metadata.resourceVersion,
+    },
+    spec: { nodeName: p.spec?.nodeName, hostNetwork: p.spec?.hostNetwork },
+    status: { phase: p.status?.phase },
+  };
+}
+
+export interface PodCensusProblem {
+  readonly reason: 'NoAgentOnNode' | 'IronicPodNotRequestingNetwork' | 'IronicPodHostNetwork' | 'SeveralIronicPods';
+  readonly pod: string;
+  readonly node: string;
+  readonly message: string;
+}
+
+export interface PodCensus {
+  readonly condition: Pick<Condition, 'status' | 'reason' | 'message'>;
+  readonly problems: readonly PodCensusProblem[];
+  /** When to look again without an event (a pod's grace ends, a heartbeat may stop); undefined: no pods to watch. */
+  readonly recheckMs: number | undefined;
+}
+
+/**
+ * The census of the network's Ironic pods: those its selector picks in its
+ * namespace, scheduled, not finished or being deleted. `agentNodes`: the nodes
+ * whose agent heartbeat is alive. Pure.
+ */
+export function podCensus(network: ProvisioningNetwork, pods: readonly PodObject[], agentNodes: ReadonlySet<string>, nowMs: number, graceMs: number = NO_AGENT_GRACE_MS): PodCensus {
+  const selected = pods.filter(
+    (p) =>
+      p.metadata.namespace === network.namespace &&
+      !p.metadata.deletionTimestamp &&
+      p.status?.phase !== 'Succeeded' &&
+      p.status?.phase !== 'Failed' &&
+      (p.spec?.nodeName ?? '') !== '' &&
+      selectorMatches(network.ironicPodSelector, p.metadata.labels),
+  );
+  const nad = `${network.namespace}/${nadName(network)}`;
+  if (selected.length === 0) {
+    const selector = selectorToQuery(network.ironicPodSelector) || 'everything';
+    return {
+      condition: { status: 'False', reason: 'NoIronicPods', message: `no scheduled pod in namespace ${network.namespace} matches spec.ironicPodSelector (${selector}): start Ironic there with those labels (BMO's kustomize: name: ironic; ironic-standalone-operator: see docs/irso.md) and the annotation ${NETWORKS_ANNOTATION}: ${nad}, or fix the selector` },
+      problems: [],
+      recheckMs: undefined,
+    };
+  }
+  const problems: PodCensusProblem[] = [];
+  let recheckMs = AGENT_HEARTBEAT_DURATION_SECONDS * 1000;
+  const nodes = [...new Set(selected.map((p) => p.spec!.nodeName!))].sort();
+  for (const node of nodes) {
+    const here = selected.filter((p) => p.spec?.nodeName === node);
+    if (!agentNodes.has(node)) {
+      for (const p of here) {
+        if (p.spec?.hostNetwork === true || !requestsNetwork(p.metadata.annotations, network.namespace, network.namespace, nadName(network))) continue;
+        const age = nowMs - Date.parse(p.metadata.creationTimestamp ?? '');
+        if (Number.isFinite(age) && age < graceMs) {
+          recheckMs = Math.min(recheckMs, graceMs - age + 1000);
+          continue;
+        }
+        problems.push({
+          reason: 'NoAgentOnNode',
+          pod: p.metadata.name ?? '',
+          node,
+          message: `pod ${p.metadata.name ?? '?'} runs on node ${node}, where no ironet agent runs (no heartbeat Lease ${agentHeartbeatName(node)} renewed): nothing plumbs its provisioning interface or gives it the VIP. Let the agent DaemonSet run there (its nodeSelector and tolerations, e.g. for node-role.kubernetes.io/control-plane:NoSchedule, must cover every node Ironic runs on) or keep Ironic off that node`,
+        });
+      }
+    }
+    for (const p of ironicPodProblems(network, here, node)) problems.push({ reason: p.reason, pod: p.pod.metadata.name ?? '', node, message: p.message });
+  }
+  if (problems.length === 0) {
+    const list = selected.map((p) => `${p.metadata.name ?? '?'} on ${p.spec?.nodeName ?? '?'}`).join(', ');
+    return { condition: { status: 'True', reason: 'Attachable', message: `${selected.length} Ironic pod${selected.length === 1 ? '' : 's'}, each on a node with an ironet agent: ${list}` }, problems, recheckMs };
+  }
+  const shown = problems.slice(0, 3).map((p) => p.message);
+  const more = problems.length > 3 ? ` (and ${problems.length - 3} more)` : '';
+  return { condition: { status: 'False', reason: problems[0]!.reason, message: `${shown.join('; ')}${more}` }, problems, recheckMs };
+}
