@@ -92,7 +92,9 @@ export function podCensus(network: ProvisioningNetwork, pods: readonly PodObject
       recheckMs: undefined,
     };
   }
+  // what only the controller can see first (no agent is there to say it), then what each node's agent says too
   const problems: PodCensusProblem[] = [];
+  const seenByAgents: PodCensusProblem[] = [];
   let recheckMs = AGENT_HEARTBEAT_DURATION_SECONDS * 1000;
   const nodes = [...new Set(selected.map((p) => p.spec!.nodeName!))].sort();
   for (const node of nodes) {
@@ -113,8 +115,9 @@ export function podCensus(network: ProvisioningNetwork, pods: readonly PodObject
         });
       }
     }
-    for (const p of ironicPodProblems(network, here, node)) problems.push({ reason: p.reason, pod: p.pod.metadata.name ?? '', node, message: p.message });
+    for (const p of ironicPodProblems(network, here, node)) seenByAgents.push({ reason: p.reason, pod: p.pod.metadata.name ?? '', node, message: p.message });
   }
+  problems.push(...seenByAgents);
   if (problems.length === 0) {
     const list = selected.map((p) => `${p.metadata.name ?? '?'} on ${p.spec?.nodeName ?? '?'}`).join(', ');
     return { condition: { status: 'True', reason: 'Attachable', message: `${selected.length} Ironic pod${selected.length === 1 ? '' : 's'}, each on a node with an ironet agent: ${list}` }, problems, recheckMs };

@@ -6,7 +6,7 @@
  * it generates, real Multus attaching one pod per listed node, and the agents
  * in ProvisioningNetwork mode. What runs inside the pods is the test's.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -40,6 +40,10 @@ export interface IronicPodsLabOptions {
   readonly env: Readonly<Record<string, string>>;
   /** Extra agent flags (e.g. --tftp-root). */
   readonly agentArgs?: readonly string[];
+  /** The nodes that run an agent (default those with a pod). */
+  readonly agentNodes?: readonly number[];
+  /** Controller settings over the tests' defaults. */
+  readonly controller?: { readonly noAgentGraceSeconds?: number };
   /** A label for the files of this world (kubeconfigs). */
   readonly label: string;
 }
@@ -51,6 +55,7 @@ export class IronicPodsLab {
   private controllerKube: KubeClient | undefined;
   private readonly stopController = new AbortController();
   private controller: Promise<number> | undefined;
+  private multusKubeconfig: string | undefined;
 
   constructor(readonly o: IronicPodsLabOptions) {}
 
@@ -81,7 +86,7 @@ export class IronicPodsLab {
     } as KubeObject);
     const token = await requestServiceAccountToken(admin, { namespace: ns, name: 'controller' }, { expirationSeconds: 7200 });
     this.controllerKube = connectWithToken(this.lab.apiserver.server, token, this.lab.apiserver.caPem);
-    this.controller = runController({ ...controllerConfig(ns, 0), podName: 'controller-0' }, { version: 'test', env: {}, signal: this.stopController.signal, kube: this.controllerKube, logger: silentLogger });
+    this.controller = runController({ ...controllerConfig(ns, 0), podName: 'controller-0', ...this.o.controller }, { version: 'test', env: {}, signal: this.stopController.signal, kube: this.controllerKube, logger: silentLogger });
     await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
     await admin.resource(RESOURCES.provisioningNetwork).create({
       metadata: { name: 'provisioning', namespace: ns },
@@ -91,7 +96,7 @@ export class IronicPodsLab {
       },
     } as KubeObject);
     await eventually(() => admin.resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns, name: 'provisioning' }), 'the generated NAD', 30_000);
-    const kubeconfig = path.join(tmpdir(), `irn-${process.pid}-${this.o.label}-multus.kubeconfig`);
+    const kubeconfig = (this.multusKubeconfig = path.join(tmpdir(), `irn-${process.pid}-${this.o.label}-multus.kubeconfig`));
     await writeFile(kubeconfig, kubeconfigYaml(this.lab.apiserver.server, this.lab.apiserver.caPem, this.lab.apiserver.adminToken), { mode: 0o600 });
     this.pods = new IronicPods(this.lab.net, admin, ns, multusConfig({ kubeconfigPath: kubeconfig }), systemClock);
     const env = Object.entries(this.o.env).map(([name, value]) => ({ name, value }));
@@ -102,7 +107,7 @@ export class IronicPodsLab {
       this.lab.vip.observe(i, this.lab.net.path(pod.netns));
       await this.pods.attach(pod);
     }
-    for (const node of podNodes) this.lab.startAgent(node, [...(this.o.agentArgs ?? [])], 'networks');
+    for (const node of this.o.agentNodes ?? podNodes) this.lab.startAgent(node, [...(this.o.agentArgs ?? [])], 'networks');
   }
 
   async stop(): Promise<void> {
@@ -111,6 +116,7 @@ export class IronicPodsLab {
     this.controllerKube?.close();
     await this.pods?.stop();
     await this.lab?.stop();
+    if (this.multusKubeconfig) rmSync(this.multusKubeconfig, { force: true });
   }
 
   async network(): Promise<ProvisioningNetworkObject> {
@@ -120,6 +126,11 @@ export class IronicPodsLab {
   /** The network's IronicURLs condition (the holder's), once it shows. */
   async urlsCondition(): Promise<{ status: string; reason: string; message: string }> {
     return eventually(async () => (await this.network()).status?.conditions?.find((c) => c.type === 'IronicURLs'), 'the IronicURLs condition', 30_000);
+  }
+
+  /** The network's condition of `type`, once it shows. */
+  async condition(type: string): Promise<{ status: string; reason: string; message: string }> {
+    return eventually(async () => (await this.network()).status?.conditions?.find((c) => c.type === type), `the ${type} condition`, 30_000);
   }
 
   async events(reason: string): Promise<EventObject[]> {
