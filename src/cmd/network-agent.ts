@@ -156,7 +156,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     parentExists: (parent) => interfaceExists(config.nodeNetns, parent),
     warn: (network, reason, note) => store.warn(network, reason, note),
   };
-  const runner = new AgentRunner({ ports, nodeName: config.nodeName, logger, waitRetryMs: 1000, attachWarnAfterWaits: config.attachGraceSeconds });
+  const runner = new AgentRunner({ ports, nodeName: config.nodeName, logger, clock, waitRetryMs: 1000, attachWarnAfterWaits: config.attachGraceSeconds, unreadyHolderMs: config.unreadyHolderSeconds * 1000 });
   queue = new WorkQueue({ name: 'agent-networks', clock, logger, concurrency: 1, process: (key) => runner.reconcile(key) });
   const work = queue;
   const informers = store.run(signal);

@@ -61,6 +61,8 @@ export interface NetworkAgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly attachGraceSeconds: number;
   /** A boot script the VIP holder's Ironic does not serve this long gets the BootScript condition False and a Warning Event. */
   readonly bootScriptGraceSeconds: number;
+  /** A VIP holder whose pod has not become Ready this long yields the VIP once (a Ready pod elsewhere may take it). */
+  readonly unreadyHolderSeconds: number;
   readonly garpBurstCount: number;
   readonly garpBurstIntervalMs: number;
   readonly garpRefreshMs: number;
@@ -123,6 +125,7 @@ const FLAGS = {
     parse: (t) => (t === 'self' ? null : t),
   }),
   'attach-grace-seconds': option({ arg: 'N', help: "an Ironic pod without Multus' network-status this long gets a Warning Event", default: 30, parse: wholeNumber(1, 3600) }),
+  'unready-holder-seconds': option({ arg: 'N', help: 'a VIP holder whose Ironic pod is still not Ready this long yields the VIP once, so a Ready pod elsewhere can take it', default: 300, parse: wholeNumber(10, 86_400) }),
   'boot-script-grace-seconds': option({ arg: 'N', help: "the holder's Ironic not serving the iPXE script (spec.dhcp.ipxeScriptUrl) this long is said (BootScript condition, Warning Event)", default: 60, parse: wholeNumber(1, 3600) }),
   vip: option({ arg: 'ADDR[/PREFIX]', env: 'IRONET_VIP', section: 'VIP mode (one VIP on a configured interface; one Lease per VIP)', help: 'required; e.g. 172.22.0.2 (/32 by default) or fd00::2', parse: vipParse }),
   interface: option({ arg: 'NAME', env: 'IRONET_INTERFACE', help: 'required; the interface the VIP goes on', parse: text }),
@@ -188,6 +191,7 @@ function networkMode(f: AgentFlags, ctx: ParseContext, nodeName: string): Networ
     nodeNetns: f.get('node-netns'),
     attachGraceSeconds: f.get('attach-grace-seconds'),
     bootScriptGraceSeconds: f.get('boot-script-grace-seconds'),
+    unreadyHolderSeconds: f.get('unready-holder-seconds'),
     ...garpOf(f),
     tftpRoot: f.get('tftp-root'),
   };

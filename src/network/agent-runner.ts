@@ -9,6 +9,7 @@
  * error that stops other networks. When the pod goes, the unit steps down
  * (work, VIP, Lease) and the pod's claim is released.
  */
+import { systemClock, type Clock } from '../core/clock.js';
 import type { IpAddress } from '../core/ip.js';
 import { formatIp } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
@@ -18,7 +19,7 @@ import type { BootScriptVerdict } from './boot-script.js';
 import { nadName } from './nad.js';
 import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
-import { choosePod, ironicPodProblems, podRun, unitFingerprint, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
+import { choosePod, ironicPodProblems, podRun, unitFingerprint, UNREADY_HOLDER_MS, unreadyHolderYields, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
 
 export interface PodNetnsRef {
   readonly path: string;
@@ -69,6 +70,9 @@ export interface AgentRunnerOptions {
   readonly waitRetryMs?: number;
   /** Passes (waitRetryMs apart) without Multus' network-status on a pod before a Warning Event; default WARN_AFTER_WAITS. */
   readonly attachWarnAfterWaits?: number;
+  /** A holder whose pod is not Ready this long into its term yields the VIP once (unreadyHolderYields); default UNREADY_HOLDER_MS. */
+  readonly unreadyHolderMs?: number;
+  readonly clock?: Clock;
 }
 
 /** Passes (about a second apart) without Multus' network-status before the agent records a Warning Event. */
@@ -182,7 +186,7 @@ export class AgentRunner {
         const urls = urlContract(pod, vipsOf(network));
         const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, async (r) => {
           await this.o.ports.report(network, r.kind === 'holding' ? { ...r, urls } : r);
-          await this.warnBootScript(key, network, r);
+          await this.onReport(key, network, r);
         });
         current = { fingerprint, podName, namespace: network.namespace, unit };
         this.attached.set(key, current);
@@ -199,6 +203,24 @@ export class AgentRunner {
       this.lastCandidacy.set(key, candidacy.reason);
       log.info({ pod: pod.metadata.name, candidate: candidacy.candidate, ready: candidacy.ready, reason: candidacy.reason }, 'VIP candidacy');
     }
+    // a holder whose pod never became Ready steps aside for a moment: a Ready pod on another node takes the free Lease
+    const clock = this.o.clock ?? systemClock;
+    const since = this.holdingSince.get(key);
+    const yieldUntil = this.yieldUntil.get(key);
+    if (unreadyHolderYields(candidacy, since === undefined ? undefined : clock.monotonicMs() - since, this.o.unreadyHolderMs ?? UNREADY_HOLDER_MS)) {
+      const windowMs = 2 * network.election.retryPeriodMs + 1000;
+      this.yieldUntil.set(key, clock.monotonicMs() + windowMs);
+      this.holdingSince.delete(key);
+      log.warn({ pod: pod.metadata.name, heldForMs: Math.round(clock.monotonicMs() - since!) }, 'the VIP holder\'s pod is still not Ready: yielding the VIP once, so a Ready Ironic pod on another node can take it (this one takes it back if none does)');
+      await this.o.ports.warn(network, 'UnreadyHolderYields', `pod ${pod.metadata.name ?? '?'} on node ${this.o.nodeName} held the VIP ${Math.round((clock.monotonicMs() - since!) / 1000)}s without becoming Ready: it yields the VIP once so a Ready Ironic pod elsewhere can take it, and takes it back if none does. Look at its readiness probe and its Ironic's log`);
+      current.unit.setCandidate(false, false);
+      return { kind: 'requeueAfter', delayMs: windowMs };
+    }
+    if (yieldUntil !== undefined && clock.monotonicMs() < yieldUntil) {
+      current.unit.setCandidate(false, false);
+      return { kind: 'requeueAfter', delayMs: Math.ceil(yieldUntil - clock.monotonicMs()) };
+    }
+    this.yieldUntil.delete(key);
     current.unit.setCandidate(candidacy.candidate, candidacy.ready);
     await this.o.ports.reassert(network);
     return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
@@ -272,10 +294,17 @@ export class AgentRunner {
   /** The boot-script problem last warned of per network, in this term (a new term, or the script served, forgets it). */
   private readonly bootWarned = new Map<string, string>();
 
-  /** A bad boot-script verdict of the holder: a Warning Event when it first says so in a term. */
-  private async warnBootScript(key: string, network: ProvisioningNetwork, r: HolderReport): Promise<void> {
+  /** When (monotonic) this agent's unit started holding each network's VIP, this term. */
+  private readonly holdingSince = new Map<string, number>();
+  /** Until when a holder that yielded (unreadyHolderYields) stays out of the election. */
+  private readonly yieldUntil = new Map<string, number>();
+
+  /** A bad boot-script verdict of the holder: a Warning Event when it first says so in a term; holding reports start and end terms. */
+  private async onReport(key: string, network: ProvisioningNetwork, r: HolderReport): Promise<void> {
     if (r.kind === 'holding') {
       this.bootWarned.delete(key);
+      if (r.holding) this.holdingSince.set(key, (this.o.clock ?? systemClock).monotonicMs());
+      else this.holdingSince.delete(key);
       return;
     }
     if (r.kind !== 'bootScript') return;
@@ -292,6 +321,7 @@ export class AgentRunner {
 
   private async detach(key: string, reason: string, options: { keepClaim?: boolean } = {}): Promise<void> {
     const current = this.attached.get(key);
+    this.holdingSince.delete(key);
     if (current) {
       this.attached.delete(key);
       this.o.logger.info({ provisioningNetwork: key, pod: current.podName, reason }, 'leaving the Ironic pod: stepping down');

@@ -148,6 +148,23 @@ export function vipCandidacy(pod: PodObject, wasReady = false): Candidacy {
   return { candidate: true, ready, reason: 'every container runs (not Ready yet: Ironic may be waiting for the VIP)' };
 }
 
+/** How long a holder whose pod never became Ready keeps the VIP before it yields it once (a Ready pod elsewhere may take it). */
+export const UNREADY_HOLDER_MS = 300_000;
+
+/**
+ * Whether a holding candidate that is not Ready yields the VIP now: it has
+ * held it `heldForMs` (this term) for at least `graceMs` without its pod
+ * becoming Ready. The agent sees only its own node, so it cannot know
+ * whether a Ready pod waits elsewhere: it steps down for a moment (a Ready
+ * candidate takes a free Lease at once, ADR 0022) and, if nobody did, takes
+ * it back as a non-preferred candidate. With PROVISIONING_IP=<VIP> a pod is
+ * Ready only after it holds the VIP; the grace (default 5 minutes) covers
+ * Ironic's start. Pure.
+ */
+export function unreadyHolderYields(c: Candidacy, heldForMs: number | undefined, graceMs: number = UNREADY_HOLDER_MS): boolean {
+  return c.candidate && !c.ready && heldForMs !== undefined && heldForMs >= graceMs;
+}
+
 /**
  * The IPClaim a pod's provisioning address comes from: named after the pod (a
  * StatefulSet pod that comes back gets its address back), in the network's

@@ -99,6 +99,7 @@ describe('config: every command’s flag table agrees with its usage, environmen
       'node-netns': { base: NETWORKS, sample: 'self' },
       'attach-grace-seconds': { base: NETWORKS, sample: '5' },
       'boot-script-grace-seconds': { base: NETWORKS, sample: '5' },
+      'unready-holder-seconds': { base: NETWORKS, sample: '60' },
       vip: { base: ['--interface', 'prov0'], sample: '172.22.0.9/24' },
       interface: { base: ['--vip', '172.22.0.2'], sample: 'eth9' },
       netns: { base: VIP, sample: '/run/netns/prov' },

@@ -4,6 +4,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import { AgentRunner, notAccepted, type AgentPorts, type HolderReport } from '../../src/network/agent-runner.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import type { ClaimedAddress, PodObject } from '../../src/network/pods.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { networkObject } from './fixtures.js';
 
 const STATUS = JSON.stringify([{ name: 'metal3/provisioning', interface: 'net1', mac: '52:54:00:00:00:01', ips: [] }]);
@@ -270,5 +271,38 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     await say(verdict('False', 'BootScriptUnreachable'));
     expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn BootScriptMissing', 'warn BootScriptUnreachable', 'warn BootScriptUnreachable', 'warn BootScriptUnreachable']);
     expect(w.log.filter((l) => l === 'report bootScript'), 'every verdict reaches the status store (it writes changes only)').to.have.length(7);
+  });
+
+  it('a holder whose pod is still not Ready after its grace yields the VIP once (a Event says so), then is a candidate again', async () => {
+    const clock = new FakeClock();
+    r = new AgentRunner({ ports: w, nodeName: 'n1', logger: silentLogger, clock, unreadyHolderMs: 60_000 });
+    const running = pod('ironic-0', false);
+    running.status = { ...running.status, containerStatuses: [{ name: 'ironic', state: { running: {} }, started: true }] };
+    w.podList = [running];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    await w.unitReport!({ kind: 'holding', holding: true, pod: 'ironic-0', agent: 'a' });
+    await clock.advance(59_000);
+    await r.reconcile(KEY);
+    expect(w.candidate, 'within the grace: a candidate').to.deep.equal([true, true]);
+    await clock.advance(1000);
+    const out = await r.reconcile(KEY);
+    expect(w.candidate.at(-1), 'yields').to.equal(false);
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn UnreadyHolderYields']);
+    expect(out).to.deep.equal({ kind: 'requeueAfter', delayMs: 2 * 500 + 1000 });
+    await w.unitReport!({ kind: 'holding', holding: false, pod: 'ironic-0', agent: 'a' });
+    await r.reconcile(KEY);
+    expect(w.candidate.at(-1), 'still out within the window').to.equal(false);
+    await clock.advance(2000);
+    await r.reconcile(KEY);
+    expect(w.candidate.at(-1), 'a candidate again (non-preferred)').to.equal(true);
+    expect(w.preferred.at(-1)).to.equal(false);
+    // Ready pods never yield
+    await w.unitReport!({ kind: 'holding', holding: true, pod: 'ironic-0', agent: 'a' });
+    w.podList = [{ ...running, status: { ...running.status, conditions: [{ type: 'Ready', status: 'True' }] } }];
+    await clock.advance(120_000);
+    await r.reconcile(KEY);
+    expect(w.candidate.at(-1)).to.equal(true);
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.have.length(1);
   });
 });

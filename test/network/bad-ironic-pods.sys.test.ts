@@ -115,3 +115,32 @@ describe('bad Ironic pods and a missing boot script are said, nothing crashes (s
     expect(network.status?.vipHolder?.pod).to.equal('ironic-0');
   });
 });
+
+describe('a VIP holder whose Ironic never becomes Ready yields to a Ready pod on another node (system)', function () {
+  this.timeout(5 * 60_000);
+  const world = new IronicPodsLab({ env: { IRONIC_IP: VIP }, agentArgs: ['--unready-holder-seconds', '10'], label: 'unready' });
+
+  before(async function () {
+    this.timeout(240_000);
+    await world.start();
+    // both run, neither is Ready: one of them takes the VIP (a candidate while running, ADR 0022)
+    await world.pods.setContainer(world.ironic[0]!, true, false);
+    await world.pods.setContainer(world.ironic[1]!, true, false);
+  });
+  after(() => world.stop());
+
+  it('the not-Ready holder steps aside once its grace is over; the Ready pod takes the VIP and keeps it; never two holders', async () => {
+    const holder = (await eventually(async () => (world.holders().length === 1 ? world.holders() : undefined), 'one VIP holder', 30_000))[0]!;
+    const other = 1 - holder;
+    await world.pods.setContainer(world.ironic[other]!, true, true);
+    const moved = await eventually(async () => (world.holders()[0] === other ? true : undefined), 'the Ready pod holds the VIP', 60_000);
+    expect(moved).to.equal(true);
+    const events = await world.events('UnreadyHolderYields');
+    expect(events).to.have.length(1);
+    expect(events[0]!.note).to.match(new RegExp(`^pod ironic-${holder} on node node-${holder} held the VIP \\d+s without becoming Ready: it yields the VIP once`));
+    // the Ready holder renews; the not-Ready one, a candidate again, does not take it back
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    expect(world.holders()).to.deep.equal([other]);
+    expect(world.lab.vip.dualHolderMs(), 'never two holders').to.equal(0);
+  });
+});

@@ -129,7 +129,8 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
       const pn = await networks().get({ namespace: ns, name: 'prov' });
       return readyOf(pn)?.status === 'True' ? pn : undefined;
     }, 'Ready=True');
-    expect(got.status!.conditions!.map((c) => c.type).sort()).to.deep.equal(['DHCPServing', 'Ready', 'VIPAssigned']);
+    expect(got.status!.conditions!.map((c) => c.type).sort(), "the agents' conditions kept beside the controller's (Ready, IronicPods)").to.deep.equal(['DHCPServing', 'IronicPods', 'Ready', 'VIPAssigned']);
+    expect(got.status!.conditions!.find((c) => c.type === 'IronicPods'), 'no Ironic pod in this namespace').to.include({ status: 'False', reason: 'NoIronicPods' });
     expect(got.status!.vipHolder).to.deep.equal({ node: 'node-1', pod: 'ironic-abc' });
     const stale = await eventually(async () => {
       const r = readyOf(await networks().get({ namespace: ns, name: 'prov' }));
