@@ -104,9 +104,7 @@ export class KubeNetworkStore implements NetworkStore {
       name: 'provisioning-vip-leases',
       selectors: { labelSelector: NETWORK_LABEL },
       onEvent: (e) => {
-        const k = objectKey(e.object);
-        const value = `${e.object.spec?.holderIdentity ?? ''}|${e.object.spec?.renewTime ?? ''}`;
-        if (this.leaseSeen.get(k)?.value !== value) this.leaseSeen.set(k, { value, atMs: o.clock.monotonicMs() });
+        this.noteRenewal(this.leaseSeen, e.object);
         const network = e.object.metadata.labels?.[NETWORK_LABEL];
         if (network) o.onChanged(`${e.object.metadata.namespace ?? ''}/${network}`);
       },
@@ -116,9 +114,7 @@ export class KubeNetworkStore implements NetworkStore {
       ...common,
       name: 'provisioning-ironic-pods',
       transform: censusPod,
-      onEvent: (e) => {
-        for (const n of this.networkInformer.list()) if (n.metadata.namespace === e.object.metadata.namespace) o.onChanged(objectKey(n));
-      },
+      onEvent: (e) => this.changedIn(e.object.metadata.namespace),
     });
     // the agents' heartbeats (one Lease per node and namespace), judged by this controller's own clock
     this.heartbeatInformer = informerFor(kube.resource<LeaseObject>(RESOURCES.lease), {
@@ -126,10 +122,8 @@ export class KubeNetworkStore implements NetworkStore {
       name: 'provisioning-agent-heartbeats',
       selectors: { labelSelector: AGENT_HEARTBEAT_LABEL },
       onEvent: (e) => {
-        const k = objectKey(e.object);
-        const value = `${e.object.spec?.holderIdentity ?? ''}|${e.object.spec?.renewTime ?? ''}`;
-        if (this.heartbeatSeen.get(k)?.value !== value) this.heartbeatSeen.set(k, { value, atMs: o.clock.monotonicMs() });
-        for (const n of this.networkInformer.list()) if (n.metadata.namespace === e.object.metadata.namespace) o.onChanged(objectKey(n));
+        this.noteRenewal(this.heartbeatSeen, e.object);
+        this.changedIn(e.object.metadata.namespace);
       },
     });
     this.blockInformer = informerFor(kube.resource<DhcpLeaseBlockObject>(RESOURCES.dhcpLeaseBlock), {
@@ -140,6 +134,17 @@ export class KubeNetworkStore implements NetworkStore {
         for (const key of this.networksNaming(e.object.metadata.namespace ?? '', e.object.metadata.labels?.[BLOCK_POOL_LABEL] ?? '')) o.onChanged(key);
       },
     });
+  }
+
+  /** Remembers when (monotonic) a Lease's holder or renewTime was last seen to change: its holder is alive while that is recent. */
+  private noteRenewal(seen: Map<string, { value: string; atMs: number }>, lease: LeaseObject): void {
+    const value = `${lease.spec?.holderIdentity ?? ''}|${lease.spec?.renewTime ?? ''}`;
+    if (seen.get(objectKey(lease))?.value !== value) seen.set(objectKey(lease), { value, atMs: this.o.clock.monotonicMs() });
+  }
+
+  /** Every network of `namespace` is looked at again. */
+  private changedIn(namespace: string | undefined): void {
+    for (const n of this.networkInformer.list()) if (n.metadata.namespace === namespace) this.o.onChanged(objectKey(n));
   }
 
   private informers(): Informer<KubeObject>[] {
