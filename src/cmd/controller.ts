@@ -84,7 +84,7 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
       workSignal,
     );
     readiness.ipam = () => ipam.notReadyReason();
-    const networks = await startNetworks({ kube, events, clock, logger, namespace: config.namespace, noAgentGraceMs: config.noAgentGraceSeconds * 1000 }, workSignal);
+    const networks = await startNetworks({ kube, events, clock, logger, namespace: config.namespace, noAgentGraceMs: config.noAgentGraceSeconds * 1000, secondPodGraceMs: config.secondPodGraceSeconds * 1000 }, workSignal);
     readiness.networks = () => networks.notReadyReason();
     const netdata = await startNetdata({ kube, registry, events, clock, logger, namespace: config.namespace }, workSignal);
     readiness.netdata = () => netdata.notReadyReason();

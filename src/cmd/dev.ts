@@ -99,7 +99,7 @@ export async function runDev(config: DevConfig, ctx: RunContext): Promise<number
         metricsPort: config.metricsPort,
         podName: 'ironet-dev',
         ipamBatchSize: 500,
-        ipamWriteConcurrency: 32, noAgentGraceSeconds: 60,
+        ipamWriteConcurrency: 32, noAgentGraceSeconds: 60, secondPodGraceSeconds: 120,
       },
       {
         ...ctx,

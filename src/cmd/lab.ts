@@ -29,7 +29,7 @@ import { cacheDir, upstreamCrdOverride } from './runtime.js';
 /** The lab's controller: every namespace, metrics on a free loopback port. */
 const CONTROLLER_CONFIG: ControllerConfig = {
   command: 'controller', logLevel: 'info', logFormat: 'json', kubeconfig: undefined, context: undefined, namespace: undefined,
-  metricsHost: '127.0.0.1', metricsPort: 0, podName: 'ironet-controller-lab', ipamBatchSize: 500, ipamWriteConcurrency: 32, noAgentGraceSeconds: 60,
+  metricsHost: '127.0.0.1', metricsPort: 0, podName: 'ironet-controller-lab', ipamBatchSize: 500, ipamWriteConcurrency: 32, noAgentGraceSeconds: 60, secondPodGraceSeconds: 120,
 };
 
 const labController: RunController = ({ kube, signal, logger }) => runController(CONTROLLER_CONFIG, { version: 'lab', env: {}, signal, kube, logger });

@@ -4,7 +4,7 @@
  * the host's pod namespaces and interfaces, and one VIP unit per network on
  * its Ironic pod, driven by a work queue keyed by network, and the node's
  * heartbeat Lease. SIGTERM steps down on every network (work, VIP, Lease),
- * gives the heartbeat up and exits 0.
+ * then gives the heartbeat up, and exits 0.
  */
 import type { NetworkAgentConfig } from '../config/agent.js';
 import { systemClock } from '../core/clock.js';
@@ -13,7 +13,7 @@ import type { DhcpServiceConfig } from '../dhcp/types.js';
 import { formatIp } from '../core/ip.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { defaultIpxeScriptUrl } from '../dhcp/server-config.js';
-import { getInNetns } from '../host/netns-http.js';
+import { getInNetns, netnsIdOf } from '../host/netns-http.js';
 import { findPodNetns } from '../host/pod-netns.js';
 import { interfaceExists, PodInterface } from '../host/pod-interface.js';
 import { EventRecorder, type EventObject } from '../kube/event-recorder.js';
@@ -89,6 +89,8 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
       // one identity per unit (per pod): a unit that left its Lease to expire (a failed VIP removal) is never taken for the next one
       const identity = `${config.identity}/${pod.metadata.name ?? ''}@${(pod.metadata.uid ?? '').slice(0, 8)}`;
       const podName = pod.metadata.name ?? '';
+      // the pod's namespace as it is now: a later GET is made only while the path still names it
+      const netnsId = netnsPath === null ? undefined : netnsIdOf(netnsPath);
       // one elected VIP per family, each with its own Lease; the first (IPv4 when there is one) carries DHCP, TFTP and the status
       const units: VipUnit[] = [];
       try {
@@ -104,7 +106,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
                 graceMs: config.bootScriptGraceSeconds * 1000,
                 clock,
                 logger: unitLog.child({ component: 'boot-script' }),
-                get: () => getInNetns({ netnsPath, url, timeoutMs: 5000, userAgent: `ironet-agent/${ctx.version} (boot script check)` }),
+                get: () => getInNetns({ netnsPath, netnsId, url, timeoutMs: 5000, userAgent: `ironet-agent/${ctx.version} (boot script check)` }),
                 onVerdict: (verdict) => report({ kind: 'bootScript', verdict, pod: podName, agent: identity }),
               })
             : undefined;
@@ -156,7 +158,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     parentExists: (parent) => interfaceExists(config.nodeNetns, parent),
     warn: (network, reason, note) => store.warn(network, reason, note),
   };
-  const runner = new AgentRunner({ ports, nodeName: config.nodeName, logger, clock, waitRetryMs: 1000, attachWarnAfterWaits: config.attachGraceSeconds, unreadyHolderMs: config.unreadyHolderSeconds * 1000 });
+  const runner = new AgentRunner({ ports, nodeName: config.nodeName, logger, clock, waitRetryMs: 1000, attachWarnAfterWaits: config.attachGraceSeconds, unreadyHolderMs: config.unreadyHolderSeconds * 1000, secondPodGraceMs: config.secondPodGraceSeconds * 1000 });
   queue = new WorkQueue({ name: 'agent-networks', clock, logger, concurrency: 1, process: (key) => runner.reconcile(key) });
   const work = queue;
   const informers = store.run(signal);
@@ -173,8 +175,17 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     synced = true;
     for (const key of store.networkKeys()) work.add(key);
     // "an agent runs on this node", in each namespace with a network it serves (the controller's IronicPods condition)
+    // it outlives the units: given up only after every network stepped down
     const heartbeat = new AgentHeartbeat(kube, { nodeName: config.nodeName, namespaces: () => store.networkKeys().map((k) => k.slice(0, k.indexOf('/'))), clock, logger });
-    await Promise.all([informers.done, work.run(signal), heartbeat.run(signal)]);
+    const beating = new AbortController();
+    const beats = heartbeat.run(beating.signal);
+    try {
+      await Promise.all([informers.done, work.run(signal)]);
+    } finally {
+      await runner.stopAll();
+      beating.abort();
+      await beats;
+    }
   } catch (err) {
     if (!signal.aborted) throw err;
   } finally {

@@ -14,6 +14,7 @@ import { OFF, runQueued, type QueuedCapabilityOptions, type QueuedRuntime } from
 export interface NetworksRuntimeOptions extends QueuedCapabilityOptions {
   /** An Ironic pod this old on a node without an agent is said (NoAgentOnNode). */
   readonly noAgentGraceMs?: number;
+  readonly secondPodGraceMs?: number;
 }
 
 export type NetworksRuntime = QueuedRuntime;
@@ -28,7 +29,7 @@ export async function startNetworks(options: NetworksRuntimeOptions, signal: Abo
   }
   let queue: WorkQueue | undefined = undefined;
   const store = new KubeNetworkStore(kube, { namespace: options.namespace, clock, logger, events: options.events, onChanged: (key) => queue?.add(key) });
-  const reconciler = new NetworkReconciler({ store, clock, logger, noAgentGraceMs: options.noAgentGraceMs });
+  const reconciler = new NetworkReconciler({ store, clock, logger, noAgentGraceMs: options.noAgentGraceMs, secondPodGraceMs: options.secondPodGraceMs });
   queue = new WorkQueue({ name: 'provisioning-networks', clock, logger, concurrency: 1, process: (key) => reconciler.reconcile(key) });
   const work = queue;
   return runQueued(

@@ -12,7 +12,7 @@ import { parseCidr, type Cidr } from '../core/cidr.js';
 import { ConfigError, InvalidValueError } from '../core/errors.js';
 import { tryParseIp, type IpAddress } from '../core/ip.js';
 import type { DhcpServiceConfig } from '../dhcp/types.js';
-import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
+import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, SECOND_POD_FLAGS, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
 import { commaList, invalid, option, orUnset, readFlags, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
 
 export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
@@ -63,6 +63,8 @@ export interface NetworkAgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly bootScriptGraceSeconds: number;
   /** A VIP holder whose pod has not become Ready this long yields the VIP once (a Ready pod elsewhere may take it). */
   readonly unreadyHolderSeconds: number;
+  /** A second Ironic pod of a network beside the one plumbed this long gets a Warning Event (SeveralIronicPods). */
+  readonly secondPodGraceSeconds: number;
   readonly garpBurstCount: number;
   readonly garpBurstIntervalMs: number;
   readonly garpRefreshMs: number;
@@ -125,7 +127,8 @@ const FLAGS = {
     parse: (t) => (t === 'self' ? null : t),
   }),
   'attach-grace-seconds': option({ arg: 'N', help: "an Ironic pod without Multus' network-status this long gets a Warning Event", default: 30, parse: wholeNumber(1, 3600) }),
-  'unready-holder-seconds': option({ arg: 'N', help: 'a VIP holder whose Ironic pod is still not Ready this long yields the VIP once, so a Ready pod elsewhere can take it', default: 300, parse: wholeNumber(10, 86_400) }),
+  'unready-holder-seconds': option({ arg: 'N', help: 'a VIP holder whose Ironic pod is still not Ready this long yields the VIP once per run of its containers, so a Ready pod elsewhere can take it', default: 300, parse: wholeNumber(10, 86_400) }),
+  ...SECOND_POD_FLAGS,
   'boot-script-grace-seconds': option({ arg: 'N', help: "the holder's Ironic not serving the iPXE script (spec.dhcp.ipxeScriptUrl) this long is said (BootScript condition, Warning Event)", default: 60, parse: wholeNumber(1, 3600) }),
   vip: option({ arg: 'ADDR[/PREFIX]', env: 'IRONET_VIP', section: 'VIP mode (one VIP on a configured interface; one Lease per VIP)', help: 'required; e.g. 172.22.0.2 (/32 by default) or fd00::2', parse: vipParse }),
   interface: option({ arg: 'NAME', env: 'IRONET_INTERFACE', help: 'required; the interface the VIP goes on', parse: text }),
@@ -192,6 +195,7 @@ function networkMode(f: AgentFlags, ctx: ParseContext, nodeName: string): Networ
     attachGraceSeconds: f.get('attach-grace-seconds'),
     bootScriptGraceSeconds: f.get('boot-script-grace-seconds'),
     unreadyHolderSeconds: f.get('unready-holder-seconds'),
+    secondPodGraceSeconds: f.get('second-pod-grace-seconds'),
     ...garpOf(f),
     tftpRoot: f.get('tftp-root'),
   };

@@ -3,7 +3,7 @@
  * connection and the metrics endpoint, as table fragments each command's
  * table spreads in, and the typed config they read into.
  */
-import { oneOf, option, port, text, type Env, type FlagTable, type FlagValues } from './flags.js';
+import { oneOf, option, port, text, wholeNumber, type Env, type FlagTable, type FlagValues } from './flags.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFormat = 'json' | 'text';
@@ -36,6 +36,15 @@ export interface HelpCommand {
 export const LOG_FLAGS = {
   'log-level': option<LogLevel>({ arg: 'debug|info|warn|error', env: 'IRONET_LOG_LEVEL', help: '', default: 'info', parse: oneOf(['debug', 'info', 'warn', 'error'] as const) }),
   'log-format': option<LogFormat>({ arg: 'json|text', env: 'IRONET_LOG_FORMAT', help: '', defaultText: 'text on a terminal, json otherwise', parse: oneOf(['json', 'text'] as const) }),
+} as const satisfies FlagTable;
+
+/**
+ * How long a second Ironic pod of a network may run beside the first on one
+ * node (a rollout's surge pod) before it is said (SeveralIronicPods): one
+ * rule for the agent's Event and the controller's IronicPods condition.
+ */
+export const SECOND_POD_FLAGS = {
+  'second-pod-grace-seconds': option({ arg: 'N', help: "a second Ironic pod of a network beside the first on one node this long is said (SeveralIronicPods; a rollout's overlap is shorter)", default: 120, parse: wholeNumber(1, 86_400) }),
 } as const satisfies FlagTable;
 
 export const KUBE_FLAGS = {

@@ -1,7 +1,7 @@
 /** `ironet controller`: its flag table and its typed config. */
 import { CONTROLLER_LEASE_NAME } from '../election/election.js';
 import { ConfigError } from '../core/errors.js';
-import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
+import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, SECOND_POD_FLAGS, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
 import { option, positiveInt, readFlags, text, toggle, wholeNumber, type CommandSpec } from './flags.js';
 
 export interface ControllerConfig extends CommonConfig, KubeConnectionConfig {
@@ -17,6 +17,8 @@ export interface ControllerConfig extends CommonConfig, KubeConnectionConfig {
   readonly ipamWriteConcurrency: number;
   /** An Ironic pod this old on a node without an agent heartbeat makes IronicPods False (NoAgentOnNode). */
   readonly noAgentGraceSeconds: number;
+  /** A second Ironic pod of a network on one node this old makes IronicPods False (SeveralIronicPods). */
+  readonly secondPodGraceSeconds: number;
   /** One active controller among replicas, by a Lease (undefined: this one is always active). */
   readonly leaderElection?: ControllerLeaderElection;
 }
@@ -38,6 +40,7 @@ const FLAGS = {
   'ipam-batch-size': option({ arg: 'N', env: 'IRONET_IPAM_BATCH_SIZE', help: 'new addresses per pool per pass', default: 500, parse: positiveInt }),
   'ipam-write-concurrency': option({ arg: 'N', env: 'IRONET_IPAM_WRITE_CONCURRENCY', help: 'API writes in flight per pass', default: 32, parse: positiveInt }),
   'no-agent-grace-seconds': option({ arg: 'N', help: 'an Ironic pod this old on a node where no agent runs is said (IronicPods condition, Warning Event NoAgentOnNode)', default: 60, parse: wholeNumber(1, 3600) }),
+  ...SECOND_POD_FLAGS,
   'leader-elect': toggle({
     env: 'IRONET_LEADER_ELECT',
     section: 'Leader election',
@@ -86,6 +89,7 @@ export function parseController(args: readonly string[], ctx: ParseContext): Con
     ipamBatchSize: f.get('ipam-batch-size'),
     ipamWriteConcurrency: f.get('ipam-write-concurrency'),
     noAgentGraceSeconds: f.get('no-agent-grace-seconds'),
+    secondPodGraceSeconds: f.get('second-pod-grace-seconds'),
     ...(leaderElection ? { leaderElection } : {}),
   };
 }

@@ -8,6 +8,7 @@
  * Bounded: one deadline for connect, headers and body; at most `maxBytes` of
  * the body are kept, the rest is not read. Never throws: an error is a result.
  */
+import { readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { describeError } from '../core/errors.js';
 import type { ProbeResult } from '../network/boot-script.js';
@@ -16,6 +17,13 @@ import * as native from './native.js';
 export interface NetnsGetOptions {
   /** `/proc/<pid>/ns/net` or `/var/run/netns/<name>`; null: this process' namespace. */
   readonly netnsPath: string | null;
+  /**
+   * The namespace's identity (`net:[inode]`) when the term began: a path under
+   * /proc names whatever that PID is now, so a GET is made only while it still
+   * names the pod's namespace (the pod's process may have exited and its PID
+   * been reused).
+   */
+  readonly netnsId?: string;
   readonly url: string;
   readonly timeoutMs?: number;
   readonly maxBytes?: number;
@@ -34,6 +42,7 @@ export function getInNetns(o: NetnsGetOptions): Promise<ProbeResult> {
   const port = Number(target.port || 80);
   const family = net.isIPv6(host) ? native.AF_INET6 : native.AF_INET;
   if (!net.isIP(host)) return Promise.resolve({ kind: 'error', message: `the URL's host ${host} is not an address (no name lookup from the pod)` });
+  if (o.netnsPath !== null && o.netnsId !== undefined && netnsIdOf(o.netnsPath) !== o.netnsId) return Promise.resolve({ kind: 'error', message: `the pod's network namespace ${o.netnsId} is gone from ${o.netnsPath}` });
   const maxBytes = o.maxBytes ?? 512;
   const timeoutMs = o.timeoutMs ?? 5000;
   return new Promise<ProbeResult>((resolve) => {
@@ -50,10 +59,18 @@ export function getInNetns(o: NetnsGetOptions): Promise<ProbeResult> {
     let fd: number;
     try {
       fd = native.openSocket(o.netnsPath, family, native.SOCK_STREAM, 0);
+    } catch (err) {
+      done({ kind: 'error', message: describeError(err) });
+      return;
+    }
+    try {
+      // the namespace the socket was made in is still the pod's (checked on both sides of the open)
+      if (o.netnsPath !== null && o.netnsId !== undefined && netnsIdOf(o.netnsPath) !== o.netnsId) throw new Error(`the pod's network namespace ${o.netnsId} is gone from ${o.netnsPath}`);
       // manualStart: no read before the connect (reading an unconnected socket fails, and a destroyed net.Socket
       // would connect with a new socket made here, in the agent's namespace)
       sock = new net.Socket({ fd, manualStart: true } as net.SocketConstructorOpts);
     } catch (err) {
+      native.close(fd);
       done({ kind: 'error', message: describeError(err) });
       return;
     }
@@ -72,8 +89,14 @@ export function getInNetns(o: NetnsGetOptions): Promise<ProbeResult> {
     s.on('data', (chunk: Buffer) => {
       got = Buffer.concat([got, chunk]);
       const end = got.indexOf('\r\n\r\n');
-      if (end >= 0 && got.length >= end + 4 + maxBytes) answer();
-      else if (end < 0 && got.length > MAX_HEADER_BYTES) done({ kind: 'error', message: `no end of the headers in ${MAX_HEADER_BYTES} bytes` });
+      if (end < 0) {
+        if (got.length > MAX_HEADER_BYTES) done({ kind: 'error', message: `no end of the headers in ${MAX_HEADER_BYTES} bytes` });
+        return;
+      }
+      // enough of the body, or all of it (Content-Length): answered without waiting for the server to close
+      const length = /\r\ncontent-length:[ \t]*(\d+)/i.exec(got.subarray(0, end + 2).toString('latin1'));
+      const want = Math.min(maxBytes, length ? Number(length[1]) : maxBytes);
+      if (got.length >= end + 4 + want) answer();
     });
     s.on('end', answer);
     s.once('connect', () => {
@@ -83,6 +106,15 @@ export function getInNetns(o: NetnsGetOptions): Promise<ProbeResult> {
     });
     s.connect(port, host);
   });
+}
+
+/** The identity (`net:[inode]`) of the namespace at `netnsPath` now, or undefined when it is gone. */
+export function netnsIdOf(netnsPath: string): string | undefined {
+  try {
+    return readlinkSync(netnsPath);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Headers longer than this are not an answer worth reading. */

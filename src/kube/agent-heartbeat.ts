@@ -11,7 +11,7 @@
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { AGENT_HEARTBEAT_DURATION_SECONDS, AGENT_HEARTBEAT_LABEL, AGENT_HEARTBEAT_RENEW_MS, agentHeartbeatName } from '../network/pod-census.js';
+import { AGENT_HEARTBEAT_DURATION_SECONDS, AGENT_HEARTBEAT_LABEL, AGENT_HEARTBEAT_NODE_ANNOTATION, AGENT_HEARTBEAT_RENEW_MS, agentHeartbeatName } from '../network/pod-census.js';
 import type { LeaseObject } from './coordination-lease.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
@@ -40,32 +40,40 @@ export class AgentHeartbeat {
     this.leases = kube.resource<LeaseObject>(RESOURCES.lease);
   }
 
-  /** Beats until `signal` aborts, then gives the heartbeats up (bounded). */
+  /**
+   * Beats until `signal` aborts, then gives the heartbeats up (each bounded by
+   * 5 s). The agent aborts it only after its units stepped down, so the
+   * controller never reads "no agent here" while this node still holds a VIP.
+   */
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      for (const ns of new Set(this.o.namespaces())) await this.beat(ns, true);
+      await Promise.all([...new Set(this.o.namespaces())].map((ns) => this.beat(ns, true, signal)));
       await this.o.clock.sleep(this.o.renewMs ?? AGENT_HEARTBEAT_RENEW_MS, signal).catch(() => undefined);
     }
     await Promise.all([...this.beating].map((ns) => this.beat(ns, false)));
   }
 
-  private async beat(namespace: string, alive: boolean): Promise<void> {
+  private async beat(namespace: string, alive: boolean, stop?: AbortSignal): Promise<void> {
     const name = agentHeartbeatName(this.o.nodeName);
     const now = formatMicroTime(this.o.clock.wallMs());
     const spec = { holderIdentity: alive ? this.o.nodeName : null, leaseDurationSeconds: AGENT_HEARTBEAT_DURATION_SECONDS, renewTime: now };
-    const signal = AbortSignal.timeout(5000);
+    // the node's name stays readable when the holder is cleared (the controller counts its grace from then)
+    const meta = { labels: { 'app.kubernetes.io/name': 'ironet', [AGENT_HEARTBEAT_LABEL]: 'true' }, annotations: { [AGENT_HEARTBEAT_NODE_ANNOTATION]: this.o.nodeName } };
+    const signal = stop ? AbortSignal.any([stop, AbortSignal.timeout(5000)]) : AbortSignal.timeout(5000);
     try {
       const current = await this.leases.tryGet({ namespace, name }, { signal });
       if (!current) {
         if (!alive) return;
-        await this.leases.create({ metadata: { name, namespace, labels: { 'app.kubernetes.io/name': 'ironet', [AGENT_HEARTBEAT_LABEL]: 'true' } }, spec: { ...spec, acquireTime: now } }, { signal });
+        await this.leases.create({ metadata: { name, namespace, ...meta }, spec: { ...spec, acquireTime: now } }, { signal });
       } else {
-        await this.leases.replace({ ...current, spec: { ...current.spec, ...spec } }, { signal });
+        const metadata = { ...current.metadata, labels: { ...current.metadata.labels, ...meta.labels }, annotations: { ...current.metadata.annotations, ...meta.annotations } };
+        await this.leases.replace({ ...current, metadata, spec: { ...current.spec, ...spec } }, { signal });
       }
       if (alive) this.beating.add(namespace);
       else this.beating.delete(namespace);
       if (this.failing.delete(namespace)) this.o.logger.info({ namespace, lease: name }, 'agent heartbeat renewed again');
     } catch (err) {
+      if (stop?.aborted) return; // stopping: the give-up follows
       if (isConflict(err) || isAlreadyExists(err) || isNotFound(err)) return; // raced with ourselves or a deletion: next round
       if (!this.failing.has(namespace)) {
         this.failing.add(namespace);

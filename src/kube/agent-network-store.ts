@@ -119,16 +119,35 @@ export class KubeAgentNetworkStore {
 
   /** What this agent last said on each network's status (decided in src/network/agent-status.ts). */
   private readonly said = new Map<string, SaidState>();
+  /** The status writes of each network, one after another (a report never overtakes the one before it). */
+  private readonly writes = new Map<string, Promise<void>>();
 
-  async report(network: ProvisioningNetwork, r: HolderReport): Promise<void> {
-    const key = `${network.namespace}/${network.name}`;
-    const now = formatTime(this.o.clock.wallMs());
-    const plan = planReport(this.said.get(key), r, now);
-    if (plan.kind === 'ignore') return;
-    this.said.set(key, plan.state);
-    const cached = this.networkInformer.get(key);
-    if (plan.onlyIfNamed && !stillNamed(cached, r.agent)) return;
-    await this.apply(network, plan.state, now, plan.onlyIfNamed ? cached?.metadata.resourceVersion : undefined);
+  report(network: ProvisioningNetwork, r: HolderReport): Promise<void> {
+    return this.inTurn(network, async () => {
+      const key = `${network.namespace}/${network.name}`;
+      const now = formatTime(this.o.clock.wallMs());
+      const plan = planReport(this.said.get(key), r, now);
+      if (plan.kind === 'ignore') return;
+      this.said.set(key, plan.state);
+      if (!plan.onlyIfNamed) {
+        await this.apply(network, plan.state, now);
+        return;
+      }
+      // a step-down: said only while the status still names this agent, at the resourceVersion that showed it
+      let seen = this.networkInformer.get(key);
+      for (let attempt = 0; attempt < 3 && stillNamed(seen, r.agent); attempt++) {
+        if ((await this.apply(network, plan.state, now, seen?.metadata.resourceVersion)) !== 'conflict') return;
+        // the status changed meanwhile: another holder took over (nothing of ours to say), or only the controller wrote
+        // (a list by name: the agent's rules grant list and watch, not get)
+        seen = await this.networks
+          .list(network.namespace, { fieldSelector: `metadata.name=${network.name}` }, AbortSignal.timeout(2000))
+          .then((l) => l.items[0])
+          .catch((err: unknown) => {
+            this.o.logger.warn({ err: describeError(err) }, 'could not read the ProvisioningNetwork again to step down on its status');
+            return undefined;
+          });
+      }
+    });
   }
 
   /**
@@ -136,21 +155,36 @@ export class KubeAgentNetworkStore {
    * write that failed, or was replaced by a stepping-down agent's): called on
    * every pass over the network.
    */
-  async reassert(network: ProvisioningNetwork): Promise<void> {
-    const key = `${network.namespace}/${network.name}`;
-    const state = this.said.get(key);
-    if (!state || !needsReassert(network, state, this.networkInformer.get(key)?.status)) return;
-    await this.apply(network, state, formatTime(this.o.clock.wallMs()));
+  reassert(network: ProvisioningNetwork): Promise<void> {
+    return this.inTurn(network, async () => {
+      const key = `${network.namespace}/${network.name}`;
+      const state = this.said.get(key);
+      if (!state || !needsReassert(network, state, this.networkInformer.get(key)?.status)) return;
+      await this.apply(network, state, formatTime(this.o.clock.wallMs()));
+    });
   }
 
-  private async apply(network: ProvisioningNetwork, said: SaidState, now: string, resourceVersion?: string): Promise<void> {
+  private inTurn(network: ProvisioningNetwork, write: () => Promise<void>): Promise<void> {
+    const key = `${network.namespace}/${network.name}`;
+    const next = (this.writes.get(key) ?? Promise.resolve()).then(write);
+    const settled = next.catch(() => undefined);
+    this.writes.set(key, settled);
+    void settled.then(() => {
+      if (this.writes.get(key) === settled) this.writes.delete(key);
+    });
+    return next;
+  }
+
+  private async apply(network: ProvisioningNetwork, said: SaidState, now: string, resourceVersion?: string): Promise<'ok' | 'conflict' | 'failed'> {
     const { status, state } = agentStatus(network, said, this.o.nodeName, now);
     this.said.set(`${network.namespace}/${network.name}`, state);
     try {
       await this.networks.applyStatus({ namespace: network.namespace, name: network.name }, { status }, AGENT_FIELD_MANAGER, { signal: AbortSignal.timeout(2000), resourceVersion });
+      return 'ok';
     } catch (err) {
-      if (isConflict(err)) return; // the status changed meanwhile (another holder): nothing of ours to say
+      if (isConflict(err)) return 'conflict';
       this.o.logger.warn({ err: describeError(err), holding: state.holding }, 'could not report on the ProvisioningNetwork status');
+      return 'failed';
     }
   }
 }

@@ -13,7 +13,7 @@ import { leaseCensus, poolOfBlock } from '../dhcp/lease-census.js';
 import type { IpClaimObject, IpPoolObject } from '../ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from '../network/nad.js';
 import { NETWORK_LABEL, type ProvisioningNetworkObject } from '../network/network.js';
-import { NETWORK_FINALIZER, vipHolderAlive, type EventPlan, type Reservation, type StatusPlan } from '../network/plan.js';
+import { HOLDER_SILENCE_SLACK_MS, NETWORK_FINALIZER, vipHolderAlive, type EventPlan, type Reservation, type StatusPlan } from '../network/plan.js';
 import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../network/ports.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
@@ -23,7 +23,7 @@ import type { ResourceClient } from './resource-client.js';
 import type { LeaseObject } from './coordination-lease.js';
 import { RESOURCES } from './resources.js';
 import { vipLeaseName, type PodObject } from '../network/pods.js';
-import { AGENT_HEARTBEAT_LABEL, censusPod } from '../network/pod-census.js';
+import { AGENT_HEARTBEAT_LABEL, AGENT_HEARTBEAT_NODE_ANNOTATION, agentPresence, censusPod, type AgentPresence } from '../network/pod-census.js';
 import { objectKey } from './types.js';
 
 /** The field manager of the controller's part of a ProvisioningNetwork's status. */
@@ -191,13 +191,14 @@ export class KubeNetworkStore implements NetworkStore {
     const holderAlive = vipHolderAlive(lease && { holder: lease.spec?.holderIdentity ?? undefined, durationMs: leaseDurationMs }, seen?.atMs, this.o.clock.monotonicMs());
     const now = this.o.clock.monotonicMs();
     const ironicPods = this.podInformer.list().filter((p) => p.metadata.namespace === ns);
-    const agentNodes = new Set<string>();
+    const agents = new Map<string, AgentPresence>();
     for (const h of this.heartbeatInformer.list()) {
-      if (h.metadata.namespace !== ns || !h.spec?.holderIdentity) continue;
+      const node = h.metadata.annotations?.[AGENT_HEARTBEAT_NODE_ANNOTATION] ?? h.spec?.holderIdentity;
       const seen = this.heartbeatSeen.get(objectKey(h));
-      if (vipHolderAlive({ holder: h.spec.holderIdentity, durationMs: (h.spec.leaseDurationSeconds ?? 0) * 1000 }, seen?.atMs, now)) agentNodes.add(h.spec.holderIdentity);
+      if (h.metadata.namespace !== ns || !node || !seen) continue;
+      agents.set(node, agentPresence({ holder: h.spec?.holderIdentity ?? undefined, durationMs: (h.spec?.leaseDurationSeconds ?? 0) * 1000 }, seen.atMs, now, HOLDER_SILENCE_SLACK_MS));
     }
-    return { object, pools, allPools, nad, others, counts: { attachedPods, leases }, holderAlive, leaseDurationMs, ironicPods, agentNodes };
+    return { object, pools, allPools, nad, others, counts: { attachedPods, leases }, holderAlive, leaseDurationMs, ironicPods, agents };
   }
 
   async createNad(nad: NetworkAttachmentDefinitionObject): Promise<WriteOutcome> {

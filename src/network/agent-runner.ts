@@ -72,6 +72,8 @@ export interface AgentRunnerOptions {
   readonly attachWarnAfterWaits?: number;
   /** A holder whose pod is not Ready this long into its term yields the VIP once (unreadyHolderYields); default UNREADY_HOLDER_MS. */
   readonly unreadyHolderMs?: number;
+  /** A second Ironic pod beside the chosen one this old gets a Warning Event (default SECOND_POD_GRACE_MS). */
+  readonly secondPodGraceMs?: number;
   readonly clock?: Clock;
 }
 
@@ -205,14 +207,19 @@ export class AgentRunner {
     }
     // a holder whose pod never became Ready steps aside for a moment: a Ready pod on another node takes the free Lease
     const clock = this.o.clock ?? systemClock;
-    const since = this.holdingSince.get(key);
+    // held since the term began, or since this run of the pod's containers began, whichever is later
+    const held = this.holdingSince.get(key);
+    if (held && held.run !== run) this.holdingSince.set(key, { atMs: held.run === undefined ? held.atMs : clock.monotonicMs(), run });
+    const since = this.holdingSince.get(key)?.atMs;
     const yieldUntil = this.yieldUntil.get(key);
-    if (unreadyHolderYields(candidacy, since === undefined ? undefined : clock.monotonicMs() - since, this.o.unreadyHolderMs ?? UNREADY_HOLDER_MS)) {
+    // once per run of the pod's containers: a lone never-Ready replica that took the VIP back keeps it (no churn every grace)
+    if (this.yieldedRun.get(key) !== run && unreadyHolderYields(candidacy, since === undefined ? undefined : clock.monotonicMs() - since, this.o.unreadyHolderMs ?? UNREADY_HOLDER_MS)) {
       const windowMs = 2 * network.election.retryPeriodMs + 1000;
+      this.yieldedRun.set(key, run);
       this.yieldUntil.set(key, clock.monotonicMs() + windowMs);
       this.holdingSince.delete(key);
-      log.warn({ pod: pod.metadata.name, heldForMs: Math.round(clock.monotonicMs() - since!) }, 'the VIP holder\'s pod is still not Ready: yielding the VIP once, so a Ready Ironic pod on another node can take it (this one takes it back if none does)');
-      await this.o.ports.warn(network, 'UnreadyHolderYields', `pod ${pod.metadata.name ?? '?'} on node ${this.o.nodeName} held the VIP ${Math.round((clock.monotonicMs() - since!) / 1000)}s without becoming Ready: it yields the VIP once so a Ready Ironic pod elsewhere can take it, and takes it back if none does. Look at its readiness probe and its Ironic's log`);
+      log.warn({ pod: pod.metadata.name, heldForMs: Math.round(clock.monotonicMs() - since!) }, 'the VIP holder\'s pod is still not Ready: yielding the VIP once in this run of its containers, so a Ready Ironic pod on another node can take it (this one takes it back if none does)');
+      await this.o.ports.warn(network, 'UnreadyHolderYields', `pod ${pod.metadata.name ?? '?'} on node ${this.o.nodeName} held the VIP ${Math.round((clock.monotonicMs() - since!) / 1000)}s without becoming Ready: it yields the VIP once (in this run of its containers) so a Ready Ironic pod elsewhere can take it, and takes it back and keeps it if none does. Look at its readiness probe and its Ironic's log`);
       current.unit.setCandidate(false, false);
       return { kind: 'requeueAfter', delayMs: windowMs };
     }
@@ -248,31 +255,23 @@ export class AgentRunner {
     await this.o.ports.warn(network, 'ParentInterfaceMissing', note);
   }
 
-  /** `<network>|<pod uid>/<reason>` already warned of; sightings of a second pod (warned on the second look, so a rollout's overlap of a moment says nothing). */
+  /** `<network>|<pod uid>/<reason>` already warned of. */
   private readonly podWarned = new Set<string>();
-  private readonly podSightings = new Map<string, number>();
 
-  /** The Ironic pods here ironet cannot plumb (no Multus request, hostNetwork) or will not (a second one): a Warning Event each, once. */
+  /** The Ironic pods here ironet cannot plumb (no Multus request, hostNetwork) or will not (a second one, past a rollout's overlap): a Warning Event each, once. */
   private async checkPods(key: string, network: ProvisioningNetwork, pods: readonly PodObject[], chosen: PodObject | undefined): Promise<void> {
-    const problems = ironicPodProblems(network, pods, this.o.nodeName, chosen);
+    const problems = ironicPodProblems(network, pods, this.o.nodeName, (this.o.clock ?? systemClock).wallMs(), chosen, this.o.secondPodGraceMs);
     const seen = new Set<string>();
     for (const p of problems) {
       const id = `${key}|${p.pod.metadata.uid ?? ''}/${p.reason}`;
       seen.add(id);
       if (this.podWarned.has(id)) continue;
-      if (p.reason === 'SeveralIronicPods') {
-        const n = (this.podSightings.get(id) ?? 0) + 1;
-        this.podSightings.set(id, n);
-        if (n < 2) continue;
-      }
       this.podWarned.add(id);
       this.o.logger.warn({ provisioningNetwork: key, pod: p.pod.metadata.name, reason: p.reason }, p.message);
       await this.o.ports.warn(network, p.reason, p.message);
     }
     // a pod mended (or gone) is forgotten: if it goes wrong again later, it is said again then
-    const mine = (id: string): boolean => id.startsWith(`${key}|`) && !seen.has(id);
-    for (const id of [...this.podSightings.keys()]) if (mine(id)) this.podSightings.delete(id);
-    for (const id of [...this.podWarned]) if (mine(id)) this.podWarned.delete(id);
+    for (const id of [...this.podWarned]) if (id.startsWith(`${key}|`) && !seen.has(id)) this.podWarned.delete(id);
   }
 
   private readonly parentChecked = new Map<string, string>();
@@ -294,16 +293,17 @@ export class AgentRunner {
   /** The boot-script problem last warned of per network, in this term (a new term, or the script served, forgets it). */
   private readonly bootWarned = new Map<string, string>();
 
-  /** When (monotonic) this agent's unit started holding each network's VIP, this term. */
-  private readonly holdingSince = new Map<string, number>();
-  /** Until when a holder that yielded (unreadyHolderYields) stays out of the election. */
+  /** When (monotonic) this agent's unit started holding each network's VIP, this term and run of the pod's containers (undefined until a pass sees it). */
+  private readonly holdingSince = new Map<string, { readonly atMs: number; readonly run: string | undefined }>();
+  /** Until when a holder that yielded (unreadyHolderYields) stays out of the election, and the pod run that yielded. */
   private readonly yieldUntil = new Map<string, number>();
+  private readonly yieldedRun = new Map<string, string>();
 
   /** A bad boot-script verdict of the holder: a Warning Event when it first says so in a term; holding reports start and end terms. */
   private async onReport(key: string, network: ProvisioningNetwork, r: HolderReport): Promise<void> {
     if (r.kind === 'holding') {
       this.bootWarned.delete(key);
-      if (r.holding) this.holdingSince.set(key, (this.o.clock ?? systemClock).monotonicMs());
+      if (r.holding) this.holdingSince.set(key, { atMs: (this.o.clock ?? systemClock).monotonicMs(), run: undefined });
       else this.holdingSince.delete(key);
       return;
     }

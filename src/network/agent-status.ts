@@ -114,13 +114,16 @@ export interface AgentStatus {
 
 /**
  * Whether the holder must say again what it said: it holds, and the status
- * shown no longer names it, or no longer shows its VIP held or its DHCP
- * state (a write that failed, or one a stepping-down agent replaced).
+ * shown no longer names it, or no longer shows its VIP held, its DHCP state
+ * or its boot-script verdict (a write that failed, or one a stepping-down
+ * agent replaced).
  */
 export function needsReassert(network: ProvisioningNetwork, state: SaidState | undefined, shown: Pick<NonNullable<ProvisioningNetworkObject['status']>, 'vipHolder'> & { readonly conditions?: readonly Condition[] } | undefined): boolean {
   if (!state?.holding) return false;
   const vip = shown?.conditions?.find((c) => c.type === 'VIPAssigned');
   const dhcpShown = shown?.conditions?.find((c) => c.type === 'DHCPServing')?.status;
   const dhcpSaid = network.dhcp.enabled && state.dhcp?.serving ? 'True' : 'False';
-  return !(shown?.vipHolder?.agent === state.agent && vip?.status === 'True' && dhcpShown === dhcpSaid);
+  const boot = shown?.conditions?.find((c) => c.type === 'BootScript');
+  const bootShown = !state.bootScript || (boot?.status === state.bootScript.status && boot.reason === state.bootScript.reason);
+  return !(shown?.vipHolder?.agent === state.agent && vip?.status === 'True' && dhcpShown === dhcpSaid && bootShown);
 }

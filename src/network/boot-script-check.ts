@@ -3,12 +3,13 @@
  * src/vip/holder.ts' DependentWork; src/cmd hands it to the VIP unit):
  * from a moment after the VIP is up until the term ends, GET the iPXE script
  * URL from inside the pod (the port `get`), judge it (boot-script.ts) and tell
- * each verdict (logged when it changes). Never throws.
+ * each verdict (logged when it changes). A URL it cannot fetch (https, a host
+ * name) is said `NotChecked` once. Never throws.
  */
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { judgeBootScript, nextBootScriptStep, type BootScriptVerdict, type BootScriptWatch, type ProbeResult } from './boot-script.js';
+import { BOOT_SCRIPT_RETRY_MS, judgeBootScript, nextBootScriptStep, uncheckableBootScript, type BootScriptVerdict, type BootScriptWatch, type ProbeResult } from './boot-script.js';
 
 export interface BootScriptCheckOptions {
   readonly url: string;
@@ -34,29 +35,41 @@ export function bootScriptCheck(o: BootScriptCheckOptions): TermWork {
     start: () => {
       const stop = new AbortController();
       const loop = (async () => {
+        const uncheckable = uncheckableBootScript(o.url, o.pod);
+        if (uncheckable) {
+          // said once for the term; nothing to look at again
+          o.logger.info({ reason: uncheckable.reason, url: o.url }, uncheckable.message);
+          await o.onVerdict(uncheckable).catch(() => undefined);
+          return;
+        }
         let watch: BootScriptWatch = { badSinceMs: undefined };
         let said: string | undefined;
         let delay = o.firstDelayMs ?? 1000;
         while (!stop.signal.aborted) {
-          await o.clock.sleep(delay, stop.signal);
-          const result = await o.get();
+          await o.clock.sleep(delay, stop.signal).catch(() => undefined);
           if (stop.signal.aborted) return;
-          const step = nextBootScriptStep(watch, judgeBootScript(o.url, o.pod, result), o.clock.monotonicMs(), o.graceMs);
-          watch = step.watch;
-          delay = step.delayMs;
-          const key = `${step.verdict.status}|${step.verdict.reason}|${step.verdict.status === 'Unknown' ? '' : step.verdict.message}`;
-          if (key !== said) {
-            said = key;
-            if (step.verdict.status === 'False') o.logger.warn({ reason: step.verdict.reason, url: o.url }, step.verdict.message);
-            else o.logger.info({ reason: step.verdict.reason, url: o.url }, 'boot script check');
+          delay = BOOT_SCRIPT_RETRY_MS;
+          try {
+            const result = await o.get();
+            if (stop.signal.aborted) return;
+            const step = nextBootScriptStep(watch, judgeBootScript(o.url, o.pod, result), o.clock.monotonicMs(), o.graceMs);
+            watch = step.watch;
+            delay = step.delayMs;
+            const key = `${step.verdict.status}|${step.verdict.reason}|${step.verdict.message}`;
+            if (key !== said) {
+              said = key;
+              if (step.verdict.status === 'False') o.logger.warn({ reason: step.verdict.reason, url: o.url }, step.verdict.message);
+              else o.logger.info({ reason: step.verdict.reason, url: o.url }, 'boot script check');
+            }
+            // every verdict is told (the status store writes only a change): one told before the term's holding report
+            // was written is said again by the next
+            await o.onVerdict(step.verdict);
+          } catch (err) {
+            // one round that went wrong (a port that should not throw did): logged, and the next round is made
+            o.logger.warn({ err: describeError(err) }, 'boot script check round failed');
           }
-          // every verdict is told (the status store writes only a change): one told before the term's holding report
-          // was written is said again by the next
-          await o.onVerdict(step.verdict);
         }
-      })().catch((err: unknown) => {
-        if (!stop.signal.aborted) o.logger.warn({ err: describeError(err) }, 'boot script check stopped');
-      });
+      })();
       return {
         ready: Promise.resolve(),
         stop: async () => {

@@ -18,9 +18,9 @@ export type ProbeResult =
   | { readonly kind: 'response'; readonly status: number; readonly bodyStart: string }
   | { readonly kind: 'error'; readonly message: string };
 
-export type BootScriptReason = 'Served' | 'Checking' | 'BootScriptMissing' | 'BootScriptNotIPXE' | 'BootScriptHTTPError' | 'BootScriptUnreachable';
+export type BootScriptReason = 'Served' | 'Checking' | 'NotChecked' | 'BootScriptMissing' | 'BootScriptNotIPXE' | 'BootScriptHTTPError' | 'BootScriptUnreachable';
 
-/** What the holder says about its boot script: `ok` (True), `checking` (Unknown, within the grace), or bad (False, with the fix). */
+/** What the holder says about its boot script: served (True), checking or not checked (Unknown), or bad (False, with the fix). */
 export interface BootScriptVerdict {
   readonly status: 'True' | 'False' | 'Unknown';
   readonly reason: BootScriptReason;
@@ -32,6 +32,32 @@ export const BOOT_SCRIPT_GRACE_MS = 60_000;
 /** Between GETs while the script is not served, and once it is. */
 export const BOOT_SCRIPT_RETRY_MS = 5_000;
 export const BOOT_SCRIPT_RECHECK_MS = 30_000;
+
+/**
+ * Why `url` cannot be checked from inside the pod, or undefined when it can:
+ * the check speaks plain HTTP to an address (the pod has no resolver of the
+ * agent's to use, and TLS would need Ironic's CA). Such a URL is said
+ * `NotChecked` (Unknown, no Event): not knowing is not a fault. Pure.
+ */
+export function uncheckableBootScript(url: string, pod: string): BootScriptVerdict | undefined {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return { status: 'Unknown', reason: 'NotChecked', message: `${JSON.stringify(url)} is not a URL: fix spec.dhcp.ipxeScriptUrl (iPXE clients cannot fetch it either)` };
+  }
+  const why =
+    target.protocol !== 'http:'
+      ? `a ${target.protocol.replace(/:$/, '')} URL (only plain http is checked; iPXE needs its TLS support and Ironic's CA for https)`
+      : !isIpLiteral(target.hostname.replace(/^\[|\]$/g, ''))
+        ? `its host ${target.hostname} is a name, not an address (the check makes no name lookup from the pod; iPXE needs the DHCP DNS servers to resolve it)`
+        : undefined;
+  return why ? { status: 'Unknown', reason: 'NotChecked', message: `GET ${url} from pod ${pod} is not made: ${why}` } : undefined;
+}
+
+function isIpLiteral(host: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || (host.includes(':') && /^[0-9a-fA-F:.]+$/.test(host));
+}
 
 /** What a GET of `url` from pod `pod` means, with the fix for each bad finding. Pure. */
 export function judgeBootScript(url: string, pod: string, result: ProbeResult): BootScriptVerdict {
@@ -74,9 +100,9 @@ export function nextBootScriptStep(watch: BootScriptWatch, found: BootScriptVerd
   if (found.status === 'True') return { verdict: found, watch: { badSinceMs: undefined }, delayMs: BOOT_SCRIPT_RECHECK_MS };
   const badSinceMs = watch.badSinceMs ?? nowMs;
   if (nowMs - badSinceMs >= graceMs) return { verdict: found, watch: { badSinceMs }, delayMs: BOOT_SCRIPT_RETRY_MS };
-  const left = Math.ceil((graceMs - (nowMs - badSinceMs)) / 1000);
+  // the same text for the whole grace: a countdown would be a status write per GET
   return {
-    verdict: { status: 'Unknown', reason: 'Checking', message: `not served yet (${found.reason}), said in ${left}s if it lasts (Ironic writes boot.ipxe when its conductor starts): ${found.message}` },
+    verdict: { status: 'Unknown', reason: 'Checking', message: `not served yet (${found.reason}); said after ${Math.round(graceMs / 1000)} s if it lasts (Ironic writes boot.ipxe when its conductor starts): ${found.message}` },
     watch: { badSinceMs },
     delayMs: Math.min(BOOT_SCRIPT_RETRY_MS, Math.max(0, graceMs - (nowMs - badSinceMs))),
   };

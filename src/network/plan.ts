@@ -16,7 +16,7 @@ import { indexEntryAddresses, isReservationKey } from '../ipam/objects.js';
 import { inEntry, overlapsBetweenPools, parsePool, type PoolSpec } from '../ipam/pool-spec.js';
 import { desiredNad, isOwnedBy, nadName, nadPatch, type NetworkAttachmentDefinitionObject } from './nad.js';
 import { parseNetwork, vipsOf, type Problem, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
-import { podCensus, type PodCensus } from './pod-census.js';
+import { podCensus, type AgentPresence, type PodCensus } from './pod-census.js';
 import type { PodObject } from './pods.js';
 
 export interface PlanInput {
@@ -36,11 +36,13 @@ export interface PlanInput {
   readonly holderAlive?: boolean;
   /** Ironic pods with an address (bound claims), DHCP leases held. */
   readonly counts: { readonly attachedPods: number; readonly leases: number };
-  /** The pods of the network's namespace and the nodes whose agent heartbeat is alive (the IronicPods condition); none: no census. */
+  /** The pods of the network's namespace and what is known of each node's agent heartbeat (the IronicPods condition); none: no census. */
   readonly ironicPods?: readonly PodObject[];
-  readonly agentNodes?: ReadonlySet<string>;
+  readonly agents?: ReadonlyMap<string, AgentPresence>;
   /** How old such a pod must be before "no agent on its node" is said (default NO_AGENT_GRACE_MS). */
   readonly noAgentGraceMs?: number;
+  /** How long a second Ironic pod on a node may run before it is said (default SECOND_POD_GRACE_MS). */
+  readonly secondPodGraceMs?: number;
   readonly nowIso: string;
 }
 
@@ -185,7 +187,7 @@ export function planNetwork(input: PlanInput): Plan {
     }
   }
   const releases = network ? ours.filter((r) => !keep.has(`${r.pool}\u0000${r.key}`)) : [];
-  const census = network && input.ironicPods ? podCensus(network, input.ironicPods, input.agentNodes ?? new Set(), Date.parse(input.nowIso), input.noAgentGraceMs) : undefined;
+  const census = network && input.ironicPods ? podCensus(network, input.ironicPods, input.agents ?? new Map(), Date.parse(input.nowIso), { noAgentMs: input.noAgentGraceMs, secondPodMs: input.secondPodGraceMs }) : undefined;
   const generation = input.object.metadata.generation ?? 0;
   const podsCondition = census ? keepTransition(input.object, { type: 'IronicPods', ...census.condition, lastTransitionTime: input.nowIso, observedGeneration: generation }) : undefined;
   for (const r of releases) events.push({ type: 'Normal', reason: 'VIPReleased', note: `released the stale VIP reservation spec.preAllocations.${r.key} in IPPool ${r.pool} (the network no longer reserves there)` });

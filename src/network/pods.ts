@@ -38,26 +38,45 @@ export interface PodObject extends KubeObject {
 export const POD_LABEL = 'ironet.io/pod';
 
 /**
- * The Ironic pod of `network` on this node that the agent plumbs: selected by
- * the network's pod selector, asking Multus for its NAD, in its namespace (the
- * NAD's), not host-networked, not finished or being deleted; the oldest if
- * there are several (a rollout's old pod keeps the VIP until it goes).
+ * The network's Ironic pods: those its selector picks in its namespace (the
+ * NAD's), scheduled (to `nodeName` when given), not finished or being
+ * deleted. The one reading of "selected" for the agent's choice, its
+ * problems and the controller's census.
  */
-export function choosePod(network: ProvisioningNetwork, pods: readonly PodObject[], nodeName: string): PodObject | undefined {
-  const candidates = pods.filter(
+export function selectedIronicPods(network: ProvisioningNetwork, pods: readonly PodObject[], nodeName?: string): PodObject[] {
+  return pods.filter(
     (p) =>
-      p.spec?.nodeName === nodeName &&
       p.metadata.namespace === network.namespace &&
+      (nodeName === undefined ? (p.spec?.nodeName ?? '') !== '' : p.spec?.nodeName === nodeName) &&
       !p.metadata.deletionTimestamp &&
-      p.spec?.hostNetwork !== true &&
       p.status?.phase !== 'Succeeded' &&
       p.status?.phase !== 'Failed' &&
-      selectorMatches(network.ironicPodSelector, p.metadata.labels) &&
-      requestsNetwork(p.metadata.annotations, network.namespace, network.namespace, nadName(network)),
+      selectorMatches(network.ironicPodSelector, p.metadata.labels),
   );
+}
+
+/** Whether ironet plumbs a selected pod at all: it asks Multus for the network's NAD and is not on the host network. */
+export function plumbable(network: ProvisioningNetwork, p: PodObject): boolean {
+  return p.spec?.hostNetwork !== true && requestsNetwork(p.metadata.annotations, network.namespace, network.namespace, nadName(network));
+}
+
+/**
+ * The Ironic pod of `network` on this node that the agent plumbs: selected
+ * and plumbable; the oldest if there are several (a rollout's old pod keeps
+ * the VIP until it goes).
+ */
+export function choosePod(network: ProvisioningNetwork, pods: readonly PodObject[], nodeName: string): PodObject | undefined {
+  const candidates = selectedIronicPods(network, pods, nodeName).filter((p) => plumbable(network, p));
   candidates.sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
   return candidates[0];
 }
+
+/**
+ * A second plumbable pod younger than this beside the chosen one is a
+ * rollout's overlap, not a problem yet (a Deployment's surge pod runs beside
+ * the old one until it is Ready or the old one goes).
+ */
+export const SECOND_POD_GRACE_MS = 120_000;
 
 /** A pod the network's selector picks on this node that ironet cannot (or will not) plumb, and what to do about it. */
 export interface IronicPodProblem {
@@ -70,32 +89,27 @@ export interface IronicPodProblem {
  * The bad input of the Ironic pods on this node, by the same reading as
  * choosePod: a selected pod that does not ask Multus for the network's NAD,
  * one on the host network, and a second (third, …) plumbable pod beside the
- * one chosen (only one Ironic pod per node and network is plumbed; the
- * caller's choosePod, when it has it). Pure.
+ * one chosen once it is older than `secondPodGraceMs` (only one Ironic pod
+ * per node and network is plumbed; the caller's choosePod, when it has it).
+ * `nowMs`: wall-clock time, for the pods' ages. Pure.
  */
-export function ironicPodProblems(network: ProvisioningNetwork, pods: readonly PodObject[], nodeName: string, chosen = choosePod(network, pods, nodeName)): IronicPodProblem[] {
+export function ironicPodProblems(network: ProvisioningNetwork, pods: readonly PodObject[], nodeName: string, nowMs: number, chosen = choosePod(network, pods, nodeName), secondPodGraceMs: number = SECOND_POD_GRACE_MS): IronicPodProblem[] {
   const nad = `${network.namespace}/${nadName(network)}`;
-  const live = pods.filter(
-    (p) =>
-      p.spec?.nodeName === nodeName &&
-      p.metadata.namespace === network.namespace &&
-      !p.metadata.deletionTimestamp &&
-      p.status?.phase !== 'Succeeded' &&
-      p.status?.phase !== 'Failed' &&
-      selectorMatches(network.ironicPodSelector, p.metadata.labels),
-  );
+  const live = selectedIronicPods(network, pods, nodeName);
   const problems: IronicPodProblem[] = [];
   const where = (p: PodObject): string => `pod ${p.metadata.name ?? '?'} on node ${nodeName}`;
   for (const p of live) {
     if (p.spec?.hostNetwork === true) {
       problems.push({ pod: p, reason: 'IronicPodHostNetwork', message: `${where(p)} matches spec.ironicPodSelector but uses hostNetwork: ironet plumbs only pods without it. Remove hostNetwork (and its dnsmasq and keepalived containers) and add ${NETWORKS_ANNOTATION}: ${nad}, or narrow the selector` });
-    } else if (!requestsNetwork(p.metadata.annotations, network.namespace, network.namespace, nadName(network))) {
+    } else if (!plumbable(network, p)) {
       problems.push({ pod: p, reason: 'IronicPodNotRequestingNetwork', message: `${where(p)} matches spec.ironicPodSelector but does not ask Multus for ${nad}: add the annotation ${NETWORKS_ANNOTATION}: ${nad} to its template (or narrow the selector); until then it gets no provisioning interface and no VIP` });
     }
   }
   for (const p of live) {
-    if (!chosen || p === chosen || p.spec?.hostNetwork === true || !requestsNetwork(p.metadata.annotations, network.namespace, network.namespace, nadName(network))) continue;
-    problems.push({ pod: p, reason: 'SeveralIronicPods', message: `${where(p)} is a second Ironic pod of this network there: ironet plumbs only the oldest, ${chosen.metadata.name ?? '?'}; ${p.metadata.name ?? '?'} waits until it goes (as in a rollout). Run one Ironic pod per node (a hostPort or pod anti-affinity spreads them)` });
+    if (!chosen || p === chosen || !plumbable(network, p)) continue;
+    const age = nowMs - Date.parse(p.metadata.creationTimestamp ?? '');
+    if (Number.isFinite(age) && age < secondPodGraceMs) continue;
+    problems.push({ pod: p, reason: 'SeveralIronicPods', message: `${where(p)} is a second Ironic pod of this network there: ironet plumbs only the oldest, ${chosen.metadata.name ?? '?'}; ${p.metadata.name ?? '?'} waits until it goes (a rollout that waits for it to become Ready never ends). Run one Ironic pod per node (pod anti-affinity, or the Deployment strategy Recreate)` });
   }
   return problems;
 }

@@ -6,6 +6,7 @@
 import type { IpPoolObject } from '../ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from './nad.js';
 import type { PodObject } from './pods.js';
+import type { AgentPresence } from './pod-census.js';
 import type { ProvisioningNetworkObject } from './network.js';
 import type { EventPlan, Reservation, StatusPlan } from './plan.js';
 
@@ -21,9 +22,9 @@ export interface NetworkSnapshot {
   /** Whether the VIP Lease's holder renews it (undefined: no Lease), and the Lease's duration. */
   readonly holderAlive: boolean | undefined;
   readonly leaseDurationMs: number | undefined;
-  /** The pods of the network's namespace (slim: pod-census.ts censusPod), and the nodes whose agent heartbeat is alive. */
+  /** The pods of the network's namespace (slim: pod-census.ts censusPod), and what is known of each node's agent heartbeat. */
   readonly ironicPods: readonly PodObject[];
-  readonly agentNodes: ReadonlySet<string>;
+  readonly agents: ReadonlyMap<string, AgentPresence>;
 }
 
 export type WriteOutcome = 'ok' | 'conflict' | 'notFound';

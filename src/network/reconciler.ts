@@ -21,6 +21,8 @@ export interface NetworkReconcilerOptions {
   readonly countsEveryMs?: number;
   /** An Ironic pod this old on a node without an agent is said (pod-census.ts; default NO_AGENT_GRACE_MS). */
   readonly noAgentGraceMs?: number;
+  /** How long a second Ironic pod on a node may run before SeveralIronicPods (default SECOND_POD_GRACE_MS). */
+  readonly secondPodGraceMs?: number;
 }
 
 export class NetworkReconciler {
@@ -29,7 +31,7 @@ export class NetworkReconciler {
   async reconcile(key: string): Promise<WorkOutcome> {
     const snap = this.o.store.snapshot(key);
     if (!snap) return { kind: 'done' }; // deleted: its NAD goes with it (owner reference)
-    const plan = planNetwork({ ...snap, nowIso: new Date(this.o.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z'), noAgentGraceMs: this.o.noAgentGraceMs });
+    const plan = planNetwork({ ...snap, nowIso: new Date(this.o.clock.wallMs()).toISOString().replace(/\.\d{3}Z$/, 'Z'), noAgentGraceMs: this.o.noAgentGraceMs, secondPodGraceMs: this.o.secondPodGraceMs });
     const log = this.o.logger.child({ provisioningNetwork: key });
     const { object } = snap;
     const ns = object.metadata.namespace ?? '';

@@ -15,7 +15,7 @@ describe('config/controller', () => {
       metricsPort: 8080,
       podName: 'node-1',
       ipamBatchSize: 500,
-      ipamWriteConcurrency: 32, noAgentGraceSeconds: 60,
+      ipamWriteConcurrency: 32, noAgentGraceSeconds: 60, secondPodGraceSeconds: 120,
     });
   });
 

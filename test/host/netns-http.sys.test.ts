@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { silentLogger } from '../../src/core/logger.js';
 import { systemClock } from '../../src/core/clock.js';
-import { getInNetns } from '../../src/host/netns-http.js';
+import { getInNetns, netnsIdOf } from '../../src/host/netns-http.js';
 import { requireRoot } from '../../src/lab/rig/netns-set.js';
 import { judgeBootScript, type BootScriptVerdict } from '../../src/network/boot-script.js';
 import { bootScriptCheck } from '../../src/network/boot-script-check.js';
@@ -24,6 +24,7 @@ http.createServer((req, res) => {
   if (req.url === '/index.html') return res.writeHead(200).end('<html>It works!</html>');
   if (req.url === '/big') return res.writeHead(200).end('#!ipxe\\n' + 'x'.repeat(10_000_000));
   if (req.url === '/slow') return;
+  if (req.url === '/open') { res.writeHead(200, { 'Content-Length': 7 }); res.write('#!ipxe\\n'); return; }
   res.writeHead(404).end();
 }).listen(6180, '${ADDR}', () => process.stdout.write('up\\n'));
 `;
@@ -82,6 +83,22 @@ describe('getInNetns: a GET from inside a pod\'s network namespace (system)', fu
     expect(await getInNetns({ netnsPath: netns, url: 'https://127.0.0.1/boot.ipxe' })).to.include({ kind: 'error' });
     expect(await getInNetns({ netnsPath: netns, url: 'http://ironic.example/boot.ipxe' })).to.include({ kind: 'error' });
     expect(await getInNetns({ netnsPath: '/var/run/netns/irn-no-such-ns', url: url('/boot.ipxe') })).to.include({ kind: 'error' });
+    const t1 = Date.now();
+    const open = await getInNetns({ netnsPath: netns, url: url('/open'), timeoutMs: 4000 });
+    expect(open, 'a body of its Content-Length is the whole answer, even on a connection left open').to.deep.equal({ kind: 'response', status: 200, bodyStart: '#!ipxe\n' });
+    expect(Date.now() - t1).to.be.below(2000);
+  });
+
+  it('makes no GET once the path no longer names the namespace the term began with (a PID reused by another process)', async () => {
+    const pid = server!.pid!;
+    const path = `/proc/${pid}/ns/net`;
+    await systemClock.sleep(200); // ip netns exec has exec'd node by now: the server's own namespace
+    const id = netnsIdOf(path);
+    expect(id).to.match(/^net:\[\d+\]$/);
+    expect(await getInNetns({ netnsPath: path, netnsId: id, url: url('/boot.ipxe') })).to.deep.include({ kind: 'response', status: 200 });
+    const other = await getInNetns({ netnsPath: path, netnsId: 'net:[1]', url: url('/boot.ipxe') });
+    expect(other).to.deep.equal({ kind: 'error', message: `the pod's network namespace net:[1] is gone from ${path}` });
+    expect(netnsIdOf('/proc/999999999/ns/net'), 'gone').to.equal(undefined);
   });
 
   it('the check loop of a term says Served, then the problem once the grace is over, and stops with the term', async () => {

@@ -3,7 +3,7 @@ import { parseIp } from '../../src/core/ip.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { AgentRunner, notAccepted, type AgentPorts, type HolderReport } from '../../src/network/agent-runner.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
-import type { ClaimedAddress, PodObject } from '../../src/network/pods.js';
+import { SECOND_POD_GRACE_MS, type ClaimedAddress, type PodObject } from '../../src/network/pods.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { networkObject } from './fixtures.js';
 
@@ -149,7 +149,9 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     expect(w.log.filter((l) => l.startsWith('warn')), 'no second warning').to.have.length(1);
   });
 
-  it('warns once per pod of a selected pod without the Multus request, and of a second Ironic pod on the node from its second sighting; plumbs the oldest', async () => {
+  it('warns once per pod of a selected pod without the Multus request, and of a second Ironic pod on the node once past a rollout\'s overlap; plumbs the oldest', async () => {
+    const clock = new FakeClock(Date.parse('2026-11-30T00:00:05Z'));
+    r = new AgentRunner({ ports: w, nodeName: 'n1', logger: silentLogger, clock });
     const first = pod('ironic-0', true);
     const second = { ...pod('ironic-1', true), metadata: { ...pod('ironic-1', true).metadata, creationTimestamp: '2026-11-30T00:00:05Z' } };
     const bare = pod('ironic-bare', true, {});
@@ -157,6 +159,10 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
     await r.reconcile(KEY);
     expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn IronicPodNotRequestingNetwork']);
+    await clock.advance(SECOND_POD_GRACE_MS - 1000);
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('warn')), 'a surge pod within the overlap').to.deep.equal(['warn IronicPodNotRequestingNetwork']);
+    await clock.advance(1000);
     await r.reconcile(KEY);
     await r.reconcile(KEY);
     expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn IronicPodNotRequestingNetwork', 'warn SeveralIronicPods']);
@@ -297,12 +303,29 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     await r.reconcile(KEY);
     expect(w.candidate.at(-1), 'a candidate again (non-preferred)').to.equal(true);
     expect(w.preferred.at(-1)).to.equal(false);
+    // it took the VIP back (no Ready pod elsewhere): in the same run of its containers it never yields again
+    await w.unitReport!({ kind: 'holding', holding: true, pod: 'ironic-0', agent: 'a' });
+    await clock.advance(600_000);
+    await r.reconcile(KEY);
+    expect(w.candidate.at(-1), 'keeps it').to.equal(true);
+    expect(w.log.filter((l) => l.startsWith('warn')), 'one Event for the run').to.have.length(1);
+    // a restart of its containers is a new run: it may yield once more, after its grace
+    const restarted = { ...running, status: { ...running.status, containerStatuses: [{ name: 'ironic', state: { running: {} }, started: true, restartCount: 1 }] } };
+    w.podList = [restarted];
+    await r.reconcile(KEY);
+    await clock.advance(60_000);
+    await r.reconcile(KEY);
+    expect(w.candidate.at(-1), 'the new run yields').to.equal(false);
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.have.length(2);
+    await w.unitReport!({ kind: 'holding', holding: false, pod: 'ironic-0', agent: 'a' });
+    await clock.advance(2000);
+    await r.reconcile(KEY);
     // Ready pods never yield
     await w.unitReport!({ kind: 'holding', holding: true, pod: 'ironic-0', agent: 'a' });
     w.podList = [{ ...running, status: { ...running.status, conditions: [{ type: 'Ready', status: 'True' }] } }];
     await clock.advance(120_000);
     await r.reconcile(KEY);
     expect(w.candidate.at(-1)).to.equal(true);
-    expect(w.log.filter((l) => l.startsWith('warn'))).to.have.length(1);
+    expect(w.log.filter((l) => l.startsWith('warn'))).to.have.length(2);
   });
 });

@@ -80,6 +80,10 @@ describe('network/agent-status: the VIP holder’s part of a ProvisioningNetwork
     expect(needsReassert(n, state, { conditions: [] }), 'a write that failed').to.equal(true);
     expect(needsReassert(n, { ...state, holding: false }, undefined), 'not holding: nothing to say').to.equal(false);
     expect(needsReassert(n, undefined, undefined)).to.equal(false);
+    const checked = { ...state, bootScript: { status: 'False', reason: 'BootScriptMissing', message: 'm' } } as const;
+    const withBoot = agentStatus(n, checked, 'cp-1', T1).status;
+    expect(needsReassert(n, checked, withBoot), 'the verdict shown').to.equal(false);
+    expect(needsReassert(n, checked, { ...withBoot, conditions: withBoot.conditions.filter((c) => c.type !== 'BootScript') }), 'the verdict lost').to.equal(true);
   });
 
   it('the holder says what its Ironic\'s URLs name: IronicURLs True for the VIP, False with the fix for PROVISIONING_INTERFACE alone, absent when unknown or not holding', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BOOT_SCRIPT_RECHECK_MS, BOOT_SCRIPT_RETRY_MS, judgeBootScript, nextBootScriptStep, type BootScriptVerdict } from '../../src/network/boot-script.js';
+import { BOOT_SCRIPT_RECHECK_MS, BOOT_SCRIPT_RETRY_MS, judgeBootScript, nextBootScriptStep, uncheckableBootScript, type BootScriptVerdict } from '../../src/network/boot-script.js';
 
 const URL = 'http://172.22.0.2:6180/boot.ipxe';
 const judge = (r: Parameters<typeof judgeBootScript>[2]): BootScriptVerdict => judgeBootScript(URL, 'ironic-0', r);
@@ -28,10 +28,11 @@ describe('network/boot-script: whether the holder\'s Ironic serves the iPXE scri
     const ok = judge({ kind: 'response', status: 200, bodyStart: '#!ipxe' });
     let step = nextBootScriptStep({ badSinceMs: undefined }, bad, 1000, 60_000);
     expect(step.verdict).to.include({ status: 'Unknown', reason: 'Checking' });
-    expect(step.verdict.message).to.match(/^not served yet \(BootScriptMissing\), said in 60s if it lasts/);
+    expect(step.verdict.message).to.match(/^not served yet \(BootScriptMissing\); said after 60 s if it lasts/);
     expect(step.delayMs).to.equal(BOOT_SCRIPT_RETRY_MS);
+    const first = step.verdict;
     step = nextBootScriptStep(step.watch, bad, 58_000, 60_000);
-    expect(step.verdict.reason).to.equal('Checking');
+    expect(step.verdict, 'the same words all through the grace (no status write per GET)').to.deep.equal(first);
     expect(step.delayMs, 'the next look lands on the end of the grace').to.equal(3000);
     step = nextBootScriptStep(step.watch, bad, 61_000, 60_000);
     expect(step.verdict).to.deep.equal(bad);
@@ -47,5 +48,17 @@ describe('network/boot-script: whether the holder\'s Ironic serves the iPXE scri
     const a = nextBootScriptStep({ badSinceMs: undefined }, down, 0, 10_000);
     const b = nextBootScriptStep(a.watch, missing, 10_000, 10_000);
     expect(b.verdict).to.deep.equal(missing);
+  });
+
+  it('a URL the check cannot fetch (https, a host name, not a URL) is NotChecked (Unknown, no Event), saying why; an address over http is checked', () => {
+    const tls = uncheckableBootScript('https://172.22.0.2:6183/boot.ipxe', 'ironic-0');
+    expect(tls).to.include({ status: 'Unknown', reason: 'NotChecked' });
+    expect(tls!.message).to.contain('GET https://172.22.0.2:6183/boot.ipxe from pod ironic-0 is not made').and.contain('https');
+    const named = uncheckableBootScript('http://ironic.metal3.svc:6180/boot.ipxe', 'ironic-0');
+    expect(named).to.include({ status: 'Unknown', reason: 'NotChecked' });
+    expect(named!.message).to.contain('ironic.metal3.svc is a name');
+    expect(uncheckableBootScript('::nonsense', 'ironic-0')!.message).to.contain('spec.dhcp.ipxeScriptUrl');
+    expect(uncheckableBootScript(URL, 'ironic-0')).to.equal(undefined);
+    expect(uncheckableBootScript('http://[fd00:1::2]:6180/boot.ipxe', 'ironic-0'), 'an IPv6 address').to.equal(undefined);
   });
 });

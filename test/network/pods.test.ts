@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import { formatIp } from '../../src/core/ip.js';
 import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
-import { choosePod, claimedAddress, ironicPodProblems, podClaim, podReady, podRun, slimPod, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodEnvVar, type PodObject } from '../../src/network/pods.js';
+import { choosePod, claimedAddress, ironicPodProblems, SECOND_POD_GRACE_MS, podClaim, podReady, podRun, slimPod, unitFingerprint, urlContract, vipCandidacy, vipLeaseName, type PodEnvVar, type PodObject } from '../../src/network/pods.js';
 import { networkObject } from './fixtures.js';
 
 const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
+const NOW = Date.parse('2026-12-01T00:00:00Z');
 
 function pod(name: string, over: Partial<PodObject['metadata']> = {}, spec: PodObject['spec'] = { nodeName: 'n1' }, status: PodObject['status'] = { phase: 'Running' }): PodObject {
   return {
@@ -46,12 +47,15 @@ describe('network/pods: the agent\'s decisions about Ironic pods', () => {
       pod('other-label', { labels: { app: 'dnsmasq' }, annotations: {} }),
       pod('elsewhere', { annotations: {} }, { nodeName: 'n2' }),
       pod('deleting', { deletionTimestamp: '2026-11-30T00:00:00Z', annotations: {} }),
-    ], 'n1');
+    ], 'n1', NOW);
     expect(problems.map((p) => `${p.pod.metadata.name ?? ''} ${p.reason}`)).to.deep.equal(['no-request IronicPodNotRequestingNetwork', 'host-net IronicPodHostNetwork', 'second SeveralIronicPods']);
     expect(problems[0]!.message).to.contain('pod no-request on node n1').and.contain('add the annotation k8s.v1.cni.cncf.io/networks: metal3/provisioning');
     expect(problems[1]!.message).to.contain('uses hostNetwork').and.contain('Remove hostNetwork');
     expect(problems[2]!.message).to.contain('plumbs only the oldest, first').and.contain('one Ironic pod per node');
-    expect(ironicPodProblems(net(), [pod('only')], 'n1')).to.deep.equal([]);
+    expect(ironicPodProblems(net(), [pod('only')], 'n1', NOW)).to.deep.equal([]);
+    const surge = pod('surge', { creationTimestamp: new Date(NOW - SECOND_POD_GRACE_MS + 1000).toISOString() });
+    expect(ironicPodProblems(net(), [pod('first'), surge], 'n1', NOW), "a rollout's surge pod, within its overlap").to.deep.equal([]);
+    expect(ironicPodProblems(net(), [pod('first'), surge], 'n1', NOW + 1000).map((p) => p.reason), 'still there when the overlap ends').to.deep.equal(['SeveralIronicPods']);
   });
 
   it('Ready only with a Ready=True condition', () => {

@@ -4,6 +4,7 @@ import type { IpPoolObject } from '../../src/ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from '../../src/network/nad.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import type { PodObject } from '../../src/network/pods.js';
+import type { AgentPresence } from '../../src/network/pod-census.js';
 import type { EventPlan, Reservation, StatusPlan } from '../../src/network/plan.js';
 import type { NetworkSnapshot, NetworkStore, WriteOutcome } from '../../src/network/ports.js';
 import { NetworkReconciler } from '../../src/network/reconciler.js';
@@ -20,13 +21,13 @@ class Store implements NetworkStore {
   events: EventPlan[] = [];
   nextOutcome: WriteOutcome = 'ok';
   ironicPods: PodObject[] = [];
-  agentNodes = new Set<string>();
+  agents = new Map<string, AgentPresence>();
 
   networkKeys() {
     return ['metal3/provisioning'];
   }
   snapshot(): NetworkSnapshot {
-    return { object: this.object, pools: this.poolMap, allPools: [...this.poolMap.values()].filter((p): p is IpPoolObject => p !== undefined), nad: this.nad, others: [], counts: this.counts, holderAlive: undefined, leaseDurationMs: undefined, ironicPods: this.ironicPods, agentNodes: this.agentNodes };
+    return { object: this.object, pools: this.poolMap, allPools: [...this.poolMap.values()].filter((p): p is IpPoolObject => p !== undefined), nad: this.nad, others: [], counts: this.counts, holderAlive: undefined, leaseDurationMs: undefined, ironicPods: this.ironicPods, agents: this.agents };
   }
   createNad(nad: NetworkAttachmentDefinitionObject) {
     this.writes.push('createNad');
@@ -118,14 +119,15 @@ describe('network/reconciler: applying the plan', () => {
     const pods = () => store.object.status?.conditions?.find((c) => c.type === 'IronicPods');
     expect(pods()).to.include({ status: 'False', reason: 'NoAgentOnNode' });
     expect(store.events.filter((e) => e.reason === 'NoAgentOnNode')).to.have.length(1);
-    expect(first, 'looks again: a heartbeat may start or stop with no event about the network').to.deep.equal({ kind: 'requeueAfter', delayMs: 40_000 });
+    expect(first, 'settled: a heartbeat that starts is an event about the network').to.deep.equal({ kind: 'done' });
     await r.reconcile('metal3/provisioning');
     expect(store.events.filter((e) => e.reason === 'NoAgentOnNode'), 'not repeated').to.have.length(1);
-    store.agentNodes = new Set(['cp-1']);
+    store.agents = new Map([['cp-1', { alive: true, expiresInMs: 40_000 }]]);
     store.writes = [];
     await r.reconcile('metal3/provisioning');
     expect(pods()).to.include({ status: 'True', reason: 'Attachable' });
     expect(store.writes, 'the condition alone is a status write').to.deep.equal(['status pods=0 leases=0']);
+    expect(await r.reconcile('metal3/provisioning'), 'looks again when that heartbeat would expire unrenewed').to.deep.equal({ kind: 'requeueAfter', delayMs: 41_000 });
   });
 
   it('a network being deleted releases its VIP reservations, then its finalizer; nothing else', async () => {

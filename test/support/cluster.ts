@@ -187,6 +187,6 @@ export function controllerConfig(namespace: string, port: number): ControllerCon
     metricsPort: port,
     podName: 'test',
     ipamBatchSize: 500,
-    ipamWriteConcurrency: 32, noAgentGraceSeconds: 60,
+    ipamWriteConcurrency: 32, noAgentGraceSeconds: 60, secondPodGraceSeconds: 120,
   };
 }

@@ -43,7 +43,7 @@ export interface IronicPodsLabOptions {
   /** The nodes that run an agent (default those with a pod). */
   readonly agentNodes?: readonly number[];
   /** Controller settings over the tests' defaults. */
-  readonly controller?: { readonly noAgentGraceSeconds?: number };
+  readonly controller?: { readonly noAgentGraceSeconds?: number; readonly secondPodGraceSeconds?: number };
   /** A label for the files of this world (kubeconfigs). */
   readonly label: string;
 }

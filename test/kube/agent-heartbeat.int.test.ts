@@ -1,0 +1,86 @@
+/**
+ * The agent's writes that the controller's census and the holder's status
+ * rest on, against the real API server with exactly the chart's agent RBAC:
+ * the heartbeat Lease (labels and node kept, given up on stop), and a
+ * stepping-down holder whose cached resourceVersion is stale (the controller
+ * wrote meanwhile) still says it stepped down while the status names it.
+ */
+import { expect } from 'chai';
+import { systemClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { AgentHeartbeat } from '../../src/kube/agent-heartbeat.js';
+import { KubeAgentNetworkStore } from '../../src/kube/agent-network-store.js';
+import type { LeaseObject } from '../../src/kube/coordination-lease.js';
+import { EventRecorder, type EventObject } from '../../src/kube/event-recorder.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import { parseNetwork, type ProvisioningNetworkObject } from '../../src/network/network.js';
+import { AGENT_HEARTBEAT_LABEL, AGENT_HEARTBEAT_NODE_ANNOTATION } from '../../src/network/pod-census.js';
+import { clientWithToken, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
+import { eventually } from '../support/ipam-fixture.js';
+import { provisioningSpec } from '../network/fixtures.js';
+
+describe('agent heartbeat and holder status (integration, chart agent RBAC)', function () {
+  this.timeout(60_000);
+  let ns: string;
+  let admin: KubeClient;
+  let kube: KubeClient;
+
+  beforeEach(async () => {
+    ns = await freshNamespace('hb');
+    admin = testCluster().admin;
+    kube = clientWithToken(await tokenWithChartRole(ns, 'ironet-agent', 'agent'));
+  });
+
+  afterEach(() => kube.close());
+
+  it('beats with its labels and node, restores a removed label, and gives the heartbeat up on stop (node still named)', async () => {
+    const leases = admin.resource<LeaseObject>(RESOURCES.lease);
+    const heartbeat = new AgentHeartbeat(kube, { nodeName: 'worker-0', namespaces: () => [ns, ns], clock: systemClock, logger: silentLogger, renewMs: 200 });
+    const stop = new AbortController();
+    const running = heartbeat.run(stop.signal);
+    const id = { namespace: ns, name: 'ironet-agent-worker-0' };
+    const first = await eventually(() => leases.tryGet(id), 'the heartbeat Lease');
+    expect(first.spec).to.include({ holderIdentity: 'worker-0', leaseDurationSeconds: 40 });
+    expect(first.metadata.labels).to.include({ [AGENT_HEARTBEAT_LABEL]: 'true' });
+    expect(first.metadata.annotations).to.include({ [AGENT_HEARTBEAT_NODE_ANNOTATION]: 'worker-0' });
+
+    // someone strips the label the controller's informer selects on: the next beat puts it back
+    await leases.mergePatch(id, { metadata: { labels: { [AGENT_HEARTBEAT_LABEL]: null } } });
+    await eventually(async () => ((await leases.get(id)).metadata.labels?.[AGENT_HEARTBEAT_LABEL] === 'true' ? true : undefined), 'the label restored');
+    const renewed = await eventually(async () => {
+      const l = await leases.get(id);
+      return l.spec?.renewTime !== first.spec?.renewTime ? l : undefined;
+    }, 'a renewal');
+    expect(renewed.spec?.holderIdentity).to.equal('worker-0');
+
+    stop.abort();
+    await running;
+    const given = await leases.get(id);
+    expect(given.spec?.holderIdentity ?? null, 'given up').to.equal(null);
+    expect(given.metadata.annotations, 'the controller still knows whose heartbeat stopped').to.include({ [AGENT_HEARTBEAT_NODE_ANNOTATION]: 'worker-0' });
+  });
+
+  it('a step-down meeting a Conflict (the controller wrote since the cache saw it) reads again and is said while the status names it', async () => {
+    const networks = admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);
+    const object = await networks.create({ metadata: { name: 'provisioning', namespace: ns }, spec: provisioningSpec() });
+    const network = parseNetwork(object).network!;
+    const events = new EventRecorder(kube.resource<EventObject>(RESOURCES.event), { controller: 'ironet.io/agent', instance: 'test', clock: systemClock, logger: silentLogger });
+    const store = new KubeAgentNetworkStore(kube, { events, namespace: ns, nodeName: 'worker-0', identity: 'agent-a', clock: systemClock, logger: silentLogger, onChanged: () => undefined });
+    const watching = new AbortController();
+    const informers = store.run(watching.signal);
+    await informers.synced;
+    await store.report(network, { kind: 'holding', holding: true, pod: 'ironic-0', agent: 'agent-a/ironic-0@1' });
+    await eventually(async () => (store.network(`${ns}/provisioning`)?.status?.vipHolder?.agent === 'agent-a/ironic-0@1' ? true : undefined), 'the cache shows the holder');
+    // the cache stops here; the controller writes its condition: the resourceVersion the agent holds is stale
+    watching.abort();
+    await informers.done.catch(() => undefined);
+    await networks.applyStatus({ namespace: ns, name: 'provisioning' }, { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'test', lastTransitionTime: new Date().toISOString() }] } }, 'ironet-controller');
+
+    await store.report(network, { kind: 'holding', holding: false, pod: 'ironic-0', agent: 'agent-a/ironic-0@1' });
+    const after = await networks.get({ namespace: ns, name: 'provisioning' });
+    expect(after.status?.vipHolder, 'the step-down was said').to.equal(undefined);
+    expect(after.status?.conditions?.find((c) => c.type === 'VIPAssigned')).to.include({ status: 'False' });
+    expect(after.status?.conditions?.find((c) => c.type === 'Ready'), "the controller's condition kept").to.include({ status: 'True' });
+  });
+});
