@@ -106,7 +106,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
                 graceMs: config.bootScriptGraceSeconds * 1000,
                 clock,
                 logger: unitLog.child({ component: 'boot-script' }),
-                get: () => getInNetns({ netnsPath, netnsId, url, timeoutMs: 5000, userAgent: `ironet-agent/${ctx.version} (boot script check)` }),
+                get: (signal) => getInNetns({ netnsPath, netnsId, url, signal, timeoutMs: 5000, userAgent: `ironet-agent/${ctx.version} (boot script check)` }),
                 onVerdict: (verdict) => report({ kind: 'bootScript', verdict, pod: podName, agent: identity }),
               })
             : undefined;

@@ -28,6 +28,8 @@ export interface NetnsGetOptions {
   readonly timeoutMs?: number;
   readonly maxBytes?: number;
   readonly userAgent?: string;
+  /** Ends the GET at once (an error result): the term ended. */
+  readonly signal?: AbortSignal;
 }
 
 export function getInNetns(o: NetnsGetOptions): Promise<ProbeResult> {
@@ -52,10 +54,14 @@ export function getInNetns(o: NetnsGetOptions): Promise<ProbeResult> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
       sock?.destroy();
       resolve(r);
     };
     const timer = setTimeout(() => done({ kind: 'error', message: `no answer within ${timeoutMs} ms` }), timeoutMs);
+    const onAbort = (): void => done({ kind: 'error', message: 'stopped' });
+    if (o.signal?.aborted) return onAbort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
     let fd: number;
     try {
       fd = native.openSocket(o.netnsPath, family, native.SOCK_STREAM, 0);

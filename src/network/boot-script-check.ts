@@ -17,8 +17,8 @@ export interface BootScriptCheckOptions {
   readonly graceMs: number;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** One GET of `url` from inside the pod; never throws. */
-  readonly get: () => Promise<ProbeResult>;
+  /** One GET of `url` from inside the pod, ended early when `signal` aborts (the term ended); never throws. */
+  readonly get: (signal: AbortSignal) => Promise<ProbeResult>;
   /** Told each new verdict of the term; must not throw. */
   readonly onVerdict: (v: BootScriptVerdict) => Promise<void>;
   /** Before the first GET of a term (the VIP's routes settle; httpd may bind to it). */
@@ -50,7 +50,7 @@ export function bootScriptCheck(o: BootScriptCheckOptions): TermWork {
           if (stop.signal.aborted) return;
           delay = BOOT_SCRIPT_RETRY_MS;
           try {
-            const result = await o.get();
+            const result = await o.get(stop.signal);
             if (stop.signal.aborted) return;
             const step = nextBootScriptStep(watch, judgeBootScript(o.url, o.pod, result), o.clock.monotonicMs(), o.graceMs);
             watch = step.watch;

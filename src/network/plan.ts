@@ -111,6 +111,12 @@ export interface Plan {
   readonly events: readonly EventPlan[];
   /** The census of the network's Ironic pods (the IronicPods condition), when the network is valid. */
   readonly census?: PodCensus;
+  /**
+   * Warnings only the controller can give, recorded whatever Ready does: an
+   * Ironic pod on a node without an agent that the IronicPods condition did
+   * not name before (no agent is there to say it).
+   */
+  readonly censusEvents: readonly EventPlan[];
 }
 
 /** The preAllocations key that reserves a network's VIP in a pool (ADR 0006). */
@@ -136,6 +142,7 @@ export function planNetwork(input: PlanInput): Plan {
       problems: [],
       nad: { kind: 'none' },
       reservations: [],
+      censusEvents: [],
       events: ours.map((r) => ({ type: 'Normal' as const, reason: 'VIPReleased', note: `released the VIP reservation spec.preAllocations.${r.key} in IPPool ${r.pool} (the network is being deleted)` })),
       status: { observedGeneration: input.object.metadata.generation ?? 0, attachedPods: 0, leases: 0, networkAttachmentDefinition: undefined, conditions: [] },
     };
@@ -190,6 +197,8 @@ export function planNetwork(input: PlanInput): Plan {
   const census = network && input.ironicPods ? podCensus(network, input.ironicPods, input.agents ?? new Map(), Date.parse(input.nowIso), { noAgentMs: input.noAgentGraceMs, secondPodMs: input.secondPodGraceMs }) : undefined;
   const generation = input.object.metadata.generation ?? 0;
   const podsCondition = census ? keepTransition(input.object, { type: 'IronicPods', ...census.condition, lastTransitionTime: input.nowIso, observedGeneration: generation }) : undefined;
+  const shownBefore = input.object.status?.conditions?.find((c) => c.type === 'IronicPods')?.message ?? '';
+  const censusEvents: EventPlan[] = (census?.problems ?? []).filter((p) => p.reason === 'NoAgentOnNode' && !shownBefore.includes(p.message)).map((p) => ({ type: 'Warning', reason: p.reason, note: p.message }));
   for (const r of releases) events.push({ type: 'Normal', reason: 'VIPReleased', note: `released the stale VIP reservation spec.preAllocations.${r.key} in IPPool ${r.pool} (the network no longer reserves there)` });
   return {
     deleting: false,
@@ -201,6 +210,7 @@ export function planNetwork(input: PlanInput): Plan {
     reservations,
     events,
     ...(census ? { census } : {}),
+    censusEvents,
     status: {
       observedGeneration: input.object.metadata.generation ?? 0,
       attachedPods: input.counts.attachedPods,
@@ -357,9 +367,7 @@ function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Probl
     reason = 'Ready';
     message = dhcpEnabled ? 'the VIP is held and DHCP is serving' : 'the VIP is held';
   }
-  const previous = get('Ready');
-  const lastTransitionTime = previous && previous.status === status ? previous.lastTransitionTime : nowIso;
-  return { type: 'Ready', status, reason, message, lastTransitionTime, observedGeneration: obj.metadata.generation ?? 0 };
+  return keepTransition(obj, { type: 'Ready', status, reason, message, lastTransitionTime: nowIso, observedGeneration: obj.metadata.generation ?? 0 });
 }
 
 /** `c` with the transition time of the object's condition of its type while its status stays. */

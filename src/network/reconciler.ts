@@ -68,8 +68,8 @@ export class NetworkReconciler {
       if (check(`reserve the VIP in IPPool ${r.pool}`, await this.o.store.reserve(ns, r))) await normal((e) => e.reason === 'VIPReserved' && e.note.includes(`IPPool ${r.pool} `));
     }
 
-    const before = readyOf(object.status?.conditions);
-    const after = readyOf(plan.status.conditions);
+    const before = conditionOf(object.status?.conditions, 'Ready');
+    const after = conditionOf(plan.status.conditions, 'Ready');
     let countsLater: number | undefined;
     const change = statusChange(object, plan);
     if (change === 'counts') {
@@ -86,15 +86,11 @@ export class NetworkReconciler {
     // warnings only when what Ready says changes (pools change on every allocation; the object must not fill with repeats)
     const readyChanged = before?.reason !== after?.reason || before?.message !== after?.message;
     for (const e of plan.events) if (e.type === 'Warning' && readyChanged) await this.o.store.recordEvent(object, e);
-    // an Ironic pod on a node without an agent: no agent can say it, so the controller does, when the census changes
-    const podsBefore = podsOf(object.status?.conditions);
-    const podsAfter = podsOf(plan.status.conditions);
-    if (podsBefore?.message !== podsAfter?.message) {
-      for (const p of plan.census?.problems ?? []) {
-        if (p.reason === 'NoAgentOnNode' && !(podsBefore?.message ?? '').includes(p.message)) await this.o.store.recordEvent(object, { type: 'Warning', reason: p.reason, note: p.message });
-      }
-      log.info({ status: podsAfter?.status, reason: podsAfter?.reason }, podsAfter?.message ?? 'no Ironic pod census');
-    }
+    // what only the controller can say (an Ironic pod on a node without an agent), whatever Ready does
+    for (const e of plan.censusEvents) await this.o.store.recordEvent(object, e);
+    const podsBefore = conditionOf(object.status?.conditions, 'IronicPods');
+    const podsAfter = conditionOf(plan.status.conditions, 'IronicPods');
+    if (podsBefore?.message !== podsAfter?.message) log.info({ status: podsAfter?.status, reason: podsAfter?.reason }, podsAfter?.message ?? 'no Ironic pod census');
     if (readyChanged) {
       if (plan.problems.length > 0) log.warn({ reason: after?.reason, problems: plan.problems.map((p) => p.message) }, 'provisioning network not usable');
       else log.info({ ready: after?.status, reason: after?.reason, nad: plan.status.networkAttachmentDefinition }, 'provisioning network status');
@@ -111,28 +107,23 @@ export class NetworkReconciler {
   private readonly countsWritten = new Map<string, number>();
 }
 
-function readyOf(conditions: readonly Condition[] | undefined): Condition | undefined {
-  return conditions?.find((c) => c.type === 'Ready');
+function conditionOf(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
 }
 
-function podsOf(conditions: readonly Condition[] | undefined): Condition | undefined {
-  return conditions?.find((c) => c.type === 'IronicPods');
+/** Whether two conditions say the same (their transition times aside). */
+function sameCondition(a: Condition | undefined, b: Condition | undefined): boolean {
+  return a?.status === b?.status && a?.reason === b?.reason && a?.message === b?.message && a?.observedGeneration === b?.observedGeneration;
 }
 
 /** What differs between the status written and the plan's: something that matters, only the counts, or nothing. */
 function statusChange(object: ProvisioningNetworkObject, plan: Plan): 'status' | 'counts' | 'none' {
   const s = object.status ?? {};
-  const a = readyOf(s.conditions);
-  const b = readyOf(plan.status.conditions);
   const changed =
     s.observedGeneration !== plan.status.observedGeneration ||
     s.networkAttachmentDefinition !== plan.status.networkAttachmentDefinition ||
-    a?.status !== b?.status ||
-    a?.reason !== b?.reason ||
-    a?.message !== b?.message ||
-    a?.observedGeneration !== b?.observedGeneration;
-  const p = podsOf(s.conditions);
-  const q = podsOf(plan.status.conditions);
-  if (changed || p?.status !== q?.status || p?.reason !== q?.reason || p?.message !== q?.message) return 'status';
+    !sameCondition(conditionOf(s.conditions, 'Ready'), conditionOf(plan.status.conditions, 'Ready')) ||
+    !sameCondition(conditionOf(s.conditions, 'IronicPods'), conditionOf(plan.status.conditions, 'IronicPods'));
+  if (changed) return 'status';
   return s.attachedPods !== plan.status.attachedPods || s.leases !== plan.status.leases ? 'counts' : 'none';
 }

@@ -87,6 +87,12 @@ describe('getInNetns: a GET from inside a pod\'s network namespace (system)', fu
     const open = await getInNetns({ netnsPath: netns, url: url('/open'), timeoutMs: 4000 });
     expect(open, 'a body of its Content-Length is the whole answer, even on a connection left open').to.deep.equal({ kind: 'response', status: 200, bodyStart: '#!ipxe\n' });
     expect(Date.now() - t1).to.be.below(2000);
+    const stop = new AbortController();
+    const t2 = Date.now();
+    const pending = getInNetns({ netnsPath: netns, url: url('/slow'), timeoutMs: 4000, signal: stop.signal });
+    setTimeout(() => stop.abort(), 100);
+    expect(await pending, 'the term ended: the GET ends with it').to.deep.equal({ kind: 'error', message: 'stopped' });
+    expect(Date.now() - t2).to.be.below(1000);
   });
 
   it('makes no GET once the path no longer names the namespace the term began with (a PID reused by another process)', async () => {

@@ -151,4 +151,15 @@ describe('network/plan: the controller decision for a ProvisioningNetwork', () =
     expect(vipHolderAlive({ holder: 'a', durationMs: 3000 }, 10_000 - 3000 - HOLDER_SILENCE_SLACK_MS, 10_000)).to.equal(false);
     expect(vipHolderAlive({ holder: 'a', durationMs: 3000 }, undefined, 10_000), 'never seen changing').to.equal(false);
   });
+
+  it('an Ironic pod on a node without an agent is a census Event the first time the IronicPods condition names it, whatever Ready does', () => {
+    const ironic = { metadata: { name: 'ironic-0', namespace: 'metal3', uid: 'u0', labels: { app: 'ironic' }, annotations: { 'k8s.v1.cni.cncf.io/networks': 'provisioning' }, creationTimestamp: '2026-11-29T00:00:00Z' }, spec: { nodeName: 'cp-1' }, status: { phase: 'Running' } };
+    const first = planNetwork(input({ ironicPods: [ironic], agents: new Map() }));
+    expect(first.censusEvents.map((e) => `${e.type} ${e.reason}`)).to.deep.equal(['Warning NoAgentOnNode']);
+    expect(first.censusEvents[0]!.note).to.contain('pod ironic-0 runs on node cp-1');
+    const pods = first.status.conditions.find((c) => c.type === 'IronicPods')!;
+    const again = planNetwork(input({ object: { ...networkObject(), status: { conditions: [pods] } }, ironicPods: [ironic], agents: new Map() }));
+    expect(again.censusEvents, 'already named: not said again').to.deep.equal([]);
+    expect(planNetwork(input({ ironicPods: [ironic], agents: new Map([['cp-1', { alive: true, expiresInMs: 40_000 }]]) })).censusEvents).to.deep.equal([]);
+  });
 });
