@@ -13,7 +13,7 @@ import type { DhcpServiceConfig } from '../dhcp/types.js';
 import { formatIp } from '../core/ip.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { defaultIpxeScriptUrl } from '../dhcp/server-config.js';
-import { getInNetns, netnsIdOf } from '../host/netns-http.js';
+import { getInNetns } from '../host/netns-http.js';
 import { findPodNetns } from '../host/pod-netns.js';
 import { interfaceExists, PodInterface } from '../host/pod-interface.js';
 import { EventRecorder, type EventObject } from '../kube/event-recorder.js';
@@ -83,14 +83,13 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
         pi.close();
       }
     },
-    startUnit: async (network, pod, netnsPath, iface, report) => {
+    startUnit: async (network, pod, netns, iface, report) => {
+      const netnsPath = netns.path;
       const timings = validateTimings(network.election, `ProvisioningNetwork ${network.namespace}/${network.name} spec.election`);
       const unitLog = logger.child({ provisioningNetwork: `${network.namespace}/${network.name}`, pod: pod.metadata.name });
       // one identity per unit (per pod): a unit that left its Lease to expire (a failed VIP removal) is never taken for the next one
       const identity = `${config.identity}/${pod.metadata.name ?? ''}@${(pod.metadata.uid ?? '').slice(0, 8)}`;
       const podName = pod.metadata.name ?? '';
-      // the pod's namespace as it is now: a later GET is made only while the path still names it
-      const netnsId = netnsPath === null ? undefined : netnsIdOf(netnsPath);
       // one elected VIP per family, each with its own Lease; the first (IPv4 when there is one) carries DHCP, TFTP and the status
       const units: VipUnit[] = [];
       try {
@@ -106,7 +105,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
                 graceMs: config.bootScriptGraceSeconds * 1000,
                 clock,
                 logger: unitLog.child({ component: 'boot-script' }),
-                get: (signal) => getInNetns({ netnsPath, netnsId, url, signal, timeoutMs: 5000, userAgent: `ironet-agent/${ctx.version} (boot script check)` }),
+                get: (signal) => getInNetns({ netnsPath, netnsId: netns.id, url, signal, timeoutMs: 5000, userAgent: `ironet-agent/${ctx.version} (boot script check)` }),
                 onVerdict: (verdict) => report({ kind: 'bootScript', verdict, pod: podName, agent: identity }),
               })
             : undefined;
@@ -179,12 +178,23 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     const heartbeat = new AgentHeartbeat(kube, { nodeName: config.nodeName, namespaces: () => store.networkKeys().map((k) => k.slice(0, k.indexOf('/'))), clock, logger });
     const beating = new AbortController();
     const beats = heartbeat.run(beating.signal);
+    // the work stops with the signal, or when the informers fail: its last pass ends before the units step down
+    const working = new AbortController();
+    const stopWork = (): void => working.abort(signal.reason);
+    signal.addEventListener('abort', stopWork, { once: true });
+    const worked = work.run(working.signal);
     try {
-      await Promise.all([informers.done, work.run(signal)]);
+      await informers.done;
     } finally {
-      await runner.stopAll();
-      beating.abort();
-      await beats;
+      working.abort();
+      signal.removeEventListener('abort', stopWork);
+      await worked.catch(() => undefined);
+      try {
+        await runner.stopAll();
+      } finally {
+        beating.abort();
+        await beats;
+      }
     }
   } catch (err) {
     if (!signal.aborted) throw err;

@@ -10,8 +10,12 @@
  *   until its window closes); another server's → silence (the client chose it).
  * - REQUEST, INIT-REBOOT (requested address, no ciaddr) and RENEWING /
  *   REBINDING (ciaddr): our lease → ACK; an address outside our subnet, or
- *   another client's → authoritative NAK; a free address in the pool with no
- *   record (e.g. after both our leaders lost it) → ACK and commit it.
+ *   another client's → authoritative NAK. INIT-REBOOT from a client we have
+ *   no record of (no lease, no offer) for a free address → silence (RFC 2131
+ *   §4.3.2 MUST: another server on the wire may hold its lease; a pivot moves
+ *   the leases with the lease blocks, so ours has them); RENEWING/REBINDING
+ *   with no record for a free pool address (a configured client using it)
+ *   → ACK and commit it.
  * - DECLINE of the client's own lease → the address is quarantined, the lease
  *   dropped (RFC 2131 §4.3.3); any other DECLINE is dropped, so a client can
  *   never take an address away from another.
@@ -123,8 +127,10 @@ function request(req: DhcpMessage, mac: Mac, ctx: HandlerContext): Decision {
   const ours = (lease && ipEquals(lease.ip, wanted)) || (offered && ipEquals(offered, wanted));
   if (!ours) {
     if (selecting) return nak('notOffered');
-    // INIT-REBOOT / RENEWING / REBINDING with no record of this client: we are authoritative for the pool
+    // another client's address: the client's notion is wrong, whoever's record it is
     if (!allocator.isFreeFor(wanted, mac, nowMs)) return nak('addressTaken');
+    // INIT-REBOOT with no record of this client at all: MUST remain silent (peaceful coexistence of servers on one wire)
+    if (!ciaddr && !lease && !offered) return { kind: 'drop', reason: 'initRebootNoRecord' };
   }
   const expiresAtMs = nowMs + config.leaseSeconds * 1000;
   const stored = lease && ipEquals(lease.ip, wanted) ? lease.storedExpiresAtMs : 0;

@@ -103,6 +103,8 @@ export type DropReason =
   | 'poolExhausted'
   | 'otherServer'
   | 'noRecord'
+  /** INIT-REBOOT from a client with no lease or offer here (RFC 2131 §4.3.2: silence). */
+  | 'initRebootNoRecord'
   | 'unsupportedType'
   | 'httpBootDisabled'
   | 'notOurLease';

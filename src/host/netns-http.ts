@@ -11,6 +11,7 @@
 import { readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { describeError } from '../core/errors.js';
+import { tryParseIp } from '../core/ip.js';
 import type { ProbeResult } from '../network/boot-script.js';
 import * as native from './native.js';
 
@@ -42,8 +43,10 @@ export function getInNetns(o: NetnsGetOptions): Promise<ProbeResult> {
   if (target.protocol !== 'http:') return Promise.resolve({ kind: 'error', message: `only http: URLs are checked, not ${target.protocol}` });
   const host = target.hostname.replace(/^\[|\]$/g, '');
   const port = Number(target.port || 80);
-  const family = net.isIPv6(host) ? native.AF_INET6 : native.AF_INET;
-  if (!net.isIP(host)) return Promise.resolve({ kind: 'error', message: `the URL's host ${host} is not an address (no name lookup from the pod)` });
+  // the one reading of "an address" (boot-script.ts uncheckableBootScript says NotChecked for the rest)
+  const address = tryParseIp(host);
+  if (!address) return Promise.resolve({ kind: 'error', message: `the URL's host ${host} is not an address (no name lookup from the pod)` });
+  const family = address.family === 6 ? native.AF_INET6 : native.AF_INET;
   if (o.netnsPath !== null && o.netnsId !== undefined && netnsIdOf(o.netnsPath) !== o.netnsId) return Promise.resolve({ kind: 'error', message: `the pod's network namespace ${o.netnsId} is gone from ${o.netnsPath}` });
   const maxBytes = o.maxBytes ?? 512;
   const timeoutMs = o.timeoutMs ?? 5000;

@@ -47,23 +47,30 @@ export class AgentHeartbeat {
    */
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      await Promise.all([...new Set(this.o.namespaces())].map((ns) => this.beat(ns, true, signal)));
+      // a beat in flight is not cut short by the stop (a write the server applied would make the give-up conflict)
+      await Promise.all([...new Set(this.o.namespaces())].map((ns) => this.beat(ns, true)));
       await this.o.clock.sleep(this.o.renewMs ?? AGENT_HEARTBEAT_RENEW_MS, signal).catch(() => undefined);
     }
-    await Promise.all([...this.beating].map((ns) => this.beat(ns, false)));
+    // every namespace it may have beaten in (a create the server applied after a timeout is not in `beating`); once more on a Conflict
+    const all = new Set([...this.beating, ...this.o.namespaces()]);
+    await Promise.all(
+      [...all].map(async (ns) => {
+        if ((await this.beat(ns, false)) === 'conflict') await this.beat(ns, false);
+      }),
+    );
   }
 
-  private async beat(namespace: string, alive: boolean, stop?: AbortSignal): Promise<void> {
+  private async beat(namespace: string, alive: boolean): Promise<'ok' | 'conflict' | 'failed'> {
     const name = agentHeartbeatName(this.o.nodeName);
     const now = formatMicroTime(this.o.clock.wallMs());
     const spec = { holderIdentity: alive ? this.o.nodeName : null, leaseDurationSeconds: AGENT_HEARTBEAT_DURATION_SECONDS, renewTime: now };
     // the node's name stays readable when the holder is cleared (the controller counts its grace from then)
     const meta = { labels: { 'app.kubernetes.io/name': 'ironet', [AGENT_HEARTBEAT_LABEL]: 'true' }, annotations: { [AGENT_HEARTBEAT_NODE_ANNOTATION]: this.o.nodeName } };
-    const signal = stop ? AbortSignal.any([stop, AbortSignal.timeout(5000)]) : AbortSignal.timeout(5000);
+    const signal = AbortSignal.timeout(5000);
     try {
       const current = await this.leases.tryGet({ namespace, name }, { signal });
       if (!current) {
-        if (!alive) return;
+        if (!alive) return 'ok';
         await this.leases.create({ metadata: { name, namespace, ...meta }, spec: { ...spec, acquireTime: now } }, { signal });
       } else {
         const metadata = { ...current.metadata, labels: { ...current.metadata.labels, ...meta.labels }, annotations: { ...current.metadata.annotations, ...meta.annotations } };
@@ -72,13 +79,15 @@ export class AgentHeartbeat {
       if (alive) this.beating.add(namespace);
       else this.beating.delete(namespace);
       if (this.failing.delete(namespace)) this.o.logger.info({ namespace, lease: name }, 'agent heartbeat renewed again');
+      return 'ok';
     } catch (err) {
-      if (stop?.aborted) return; // stopping: the give-up follows
-      if (isConflict(err) || isAlreadyExists(err) || isNotFound(err)) return; // raced with ourselves or a deletion: next round
+      if (isConflict(err) || isAlreadyExists(err)) return 'conflict'; // raced with ourselves: next round (or once more, giving up)
+      if (isNotFound(err)) return 'ok'; // deleted meanwhile: nothing to give up; a beat creates it again
       if (!this.failing.has(namespace)) {
         this.failing.add(namespace);
-        this.o.logger.warn({ namespace, lease: name, err: describeError(err) }, 'could not renew the agent heartbeat (the controller will say no agent runs on this node)');
+        this.o.logger.warn({ namespace, lease: name, err: describeError(err), alive }, alive ? 'could not renew the agent heartbeat (the controller will say no agent runs on this node)' : 'could not give the agent heartbeat up (the controller says so once it expires)');
       }
+      return 'failed';
     }
   }
 }

@@ -135,7 +135,11 @@ export class KubeAgentNetworkStore {
       }
       // a step-down: said only while the status still names this agent, at the resourceVersion that showed it
       let seen = this.networkInformer.get(key);
-      for (let attempt = 0; attempt < 3 && stillNamed(seen, r.agent); attempt++) {
+      for (let attempt = 0; stillNamed(seen, r.agent); attempt++) {
+        if (attempt === 3) {
+          this.o.logger.warn({ provisioningNetwork: key }, 'could not say on the ProvisioningNetwork status that this agent stepped down (it changed under every try); the next holder replaces it');
+          return;
+        }
         if ((await this.apply(network, plan.state, now, seen?.metadata.resourceVersion)) !== 'conflict') return;
         // the status changed meanwhile: another holder took over (nothing of ours to say), or only the controller wrote
         // (a list by name: the agent's rules grant list and watch, not get)

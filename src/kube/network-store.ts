@@ -23,7 +23,7 @@ import type { ResourceClient } from './resource-client.js';
 import type { LeaseObject } from './coordination-lease.js';
 import { RESOURCES } from './resources.js';
 import { vipLeaseName, type PodObject } from '../network/pods.js';
-import { AGENT_HEARTBEAT_LABEL, AGENT_HEARTBEAT_NODE_ANNOTATION, agentPresence, censusPod, type AgentPresence } from '../network/pod-census.js';
+import { AGENT_HEARTBEAT_LABEL, AGENT_HEARTBEAT_NODE_ANNOTATION, agentHeartbeatName, agentPresence, censusPod, type AgentPresence } from '../network/pod-census.js';
 import { objectKey } from './types.js';
 
 /** The field manager of the controller's part of a ProvisioningNetwork's status. */
@@ -193,7 +193,7 @@ export class KubeNetworkStore implements NetworkStore {
     const ironicPods = this.podInformer.list().filter((p) => p.metadata.namespace === ns);
     const agents = new Map<string, AgentPresence>();
     for (const h of this.heartbeatInformer.list()) {
-      const node = h.metadata.annotations?.[AGENT_HEARTBEAT_NODE_ANNOTATION] ?? h.spec?.holderIdentity;
+      const node = heartbeatNode(h);
       const seen = this.heartbeatSeen.get(objectKey(h));
       if (h.metadata.namespace !== ns || !node || !seen) continue;
       agents.set(node, agentPresence({ holder: h.spec?.holderIdentity ?? undefined, durationMs: (h.spec?.leaseDurationSeconds ?? 0) * 1000 }, seen.atMs, now, HOLDER_SILENCE_SLACK_MS));
@@ -277,4 +277,17 @@ async function outcomeOf<T extends KubeObject>(write: Promise<T>, cache: Informe
     if (isConflict(err)) return 'conflict';
     throw err;
   }
+}
+
+/**
+ * Whose heartbeat a Lease is: its annotation; else (written by an agent
+ * before the annotation, or edited) its holder; else its name, when that is
+ * the node's unhashed heartbeat name.
+ */
+function heartbeatNode(h: LeaseObject): string | undefined {
+  const named = h.metadata.annotations?.[AGENT_HEARTBEAT_NODE_ANNOTATION] ?? h.spec?.holderIdentity ?? undefined;
+  if (named) return named;
+  const name = h.metadata.name ?? '';
+  const node = name.startsWith('ironet-agent-') ? name.slice('ironet-agent-'.length) : '';
+  return node !== '' && agentHeartbeatName(node) === name ? node : undefined;
 }

@@ -49,7 +49,7 @@ export interface AgentPorts {
   releaseClaim(namespace: string, name: string): Promise<void>;
   /** Brings the interface up with the address (in the pod's namespace), removing any other but the VIPs, and adds the network's routes. */
   plumb(netnsPath: string, iface: string, ip: IpAddress, prefix: number, vips: readonly IpAddress[], routes: ProvisioningNetwork['routes']): Promise<'added' | 'present'>;
-  startUnit(network: ProvisioningNetwork, pod: PodObject, netnsPath: string, iface: string, report: (r: HolderReport) => Promise<void>): Promise<UnitHandle>;
+  startUnit(network: ProvisioningNetwork, pod: PodObject, netns: { readonly path: string; readonly id: string }, iface: string, report: (r: HolderReport) => Promise<void>): Promise<UnitHandle>;
   /** The holder's part of the network's status; bounded, never throws. */
   report(network: ProvisioningNetwork, report: HolderReport): Promise<void>;
   /** Says again what the holder said if the status no longer shows it; never throws. */
@@ -186,7 +186,7 @@ export class AgentRunner {
       try {
         // the holder says on the status what its Ironic's URLs name (the IronicURLs condition)
         const urls = urlContract(pod, vipsOf(network));
-        const unit = await this.o.ports.startUnit(network, pod, netns.path, iface, async (r) => {
+        const unit = await this.o.ports.startUnit(network, pod, netns, iface, async (r) => {
           await this.o.ports.report(network, r.kind === 'holding' ? { ...r, urls } : r);
           await this.onReport(key, network, r);
         });

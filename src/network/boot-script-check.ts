@@ -9,7 +9,7 @@
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { BOOT_SCRIPT_RETRY_MS, judgeBootScript, nextBootScriptStep, uncheckableBootScript, type BootScriptVerdict, type BootScriptWatch, type ProbeResult } from './boot-script.js';
+import { BOOT_SCRIPT_RECHECK_MS, BOOT_SCRIPT_RETRY_MS, judgeBootScript, nextBootScriptStep, uncheckableBootScript, type BootScriptVerdict, type BootScriptWatch, type ProbeResult } from './boot-script.js';
 
 export interface BootScriptCheckOptions {
   readonly url: string;
@@ -37,9 +37,15 @@ export function bootScriptCheck(o: BootScriptCheckOptions): TermWork {
       const loop = (async () => {
         const uncheckable = uncheckableBootScript(o.url, o.pod);
         if (uncheckable) {
-          // said once for the term; nothing to look at again
+          // nothing to look at; told again now and then (a verdict told before the term's holding report is dropped as late)
           o.logger.info({ reason: uncheckable.reason, url: o.url }, uncheckable.message);
-          await o.onVerdict(uncheckable).catch(() => undefined);
+          let wait = o.firstDelayMs ?? 1000;
+          for (;;) {
+            await o.clock.sleep(wait, stop.signal).catch(() => undefined);
+            if (stop.signal.aborted) return;
+            await o.onVerdict(uncheckable).catch(() => undefined);
+            wait = BOOT_SCRIPT_RECHECK_MS;
+          }
           return;
         }
         let watch: BootScriptWatch = { badSinceMs: undefined };
@@ -69,7 +75,10 @@ export function bootScriptCheck(o: BootScriptCheckOptions): TermWork {
             o.logger.warn({ err: describeError(err) }, 'boot script check round failed');
           }
         }
-      })();
+      })().catch((err: unknown) => {
+        // never thrown to the process: logged, and the term goes on without its check
+        if (!stop.signal.aborted) o.logger.warn({ err: describeError(err) }, 'boot script check stopped');
+      });
       return {
         ready: Promise.resolve(),
         stop: async () => {

@@ -13,6 +13,8 @@
  * once it has lasted the grace; until then the verdict is `checking`.
  */
 
+import { tryParseIp } from '../core/ip.js';
+
 /** What one GET got: a response (its status and the first bytes of its body), or an error (refused, timed out, reset). */
 export type ProbeResult =
   | { readonly kind: 'response'; readonly status: number; readonly bodyStart: string }
@@ -49,14 +51,10 @@ export function uncheckableBootScript(url: string, pod: string): BootScriptVerdi
   const why =
     target.protocol !== 'http:'
       ? `a ${target.protocol.replace(/:$/, '')} URL (only plain http is checked; iPXE needs its TLS support and Ironic's CA for https)`
-      : !isIpLiteral(target.hostname.replace(/^\[|\]$/g, ''))
+      : tryParseIp(target.hostname.replace(/^\[|\]$/g, '')) === undefined
         ? `its host ${target.hostname} is a name, not an address (the check makes no name lookup from the pod; iPXE needs the DHCP DNS servers to resolve it)`
         : undefined;
   return why ? { status: 'Unknown', reason: 'NotChecked', message: `GET ${url} from pod ${pod} is not made: ${why}` } : undefined;
-}
-
-function isIpLiteral(host: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || (host.includes(':') && /^[0-9a-fA-F:.]+$/.test(host));
 }
 
 /** What a GET of `url` from pod `pod` means, with the fix for each bad finding. Pure. */

@@ -86,8 +86,19 @@ export class NetworkReconciler {
     // warnings only when what Ready says changes (pools change on every allocation; the object must not fill with repeats)
     const readyChanged = before?.reason !== after?.reason || before?.message !== after?.message;
     for (const e of plan.events) if (e.type === 'Warning' && readyChanged) await this.o.store.recordEvent(object, e);
-    // what only the controller can say (an Ironic pod on a node without an agent), whatever Ready does
-    for (const e of plan.censusEvents) await this.o.store.recordEvent(object, e);
+    // what only the controller can say (an Ironic pod on a node without an agent), whatever Ready does: once per problem
+    // while it lasts (the condition shows three; a fourth must not be said on every pass)
+    const warned = this.censusWarned.get(key) ?? new Set<string>();
+    for (const e of plan.censusEvents) {
+      const id = `${e.reason}|${e.note}`;
+      if (warned.has(id)) continue;
+      await this.o.store.recordEvent(object, e);
+      warned.add(id);
+    }
+    const lasting = new Set((plan.census?.problems ?? []).map((p) => `${p.reason}|${p.message}`));
+    for (const id of warned) if (!lasting.has(id)) warned.delete(id);
+    if (warned.size > 0) this.censusWarned.set(key, warned);
+    else this.censusWarned.delete(key);
     const podsBefore = conditionOf(object.status?.conditions, 'IronicPods');
     const podsAfter = conditionOf(plan.status.conditions, 'IronicPods');
     if (podsBefore?.message !== podsAfter?.message) log.info({ status: podsAfter?.status, reason: podsAfter?.reason }, podsAfter?.message ?? 'no Ironic pod census');
@@ -105,6 +116,8 @@ export class NetworkReconciler {
   }
 
   private readonly countsWritten = new Map<string, number>();
+  /** The census problems (reason|message) this controller has said per network, while they last. */
+  private readonly censusWarned = new Map<string, Set<string>>();
 }
 
 function conditionOf(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {

@@ -258,8 +258,15 @@ describe('dhcp/decide', () => {
       expect(summary(w.decide(selecting(A, ip('10.0.0.5'))))).to.equal('nak notOurSubnet');
     });
 
-    it('a free pool address with no record (both leaders lost it): ACK and persist', () => {
-      expect(summary(world().decide(initReboot(A, ip('172.22.0.15'))))).to.equal('ack 172.22.0.15 persist');
+    it('INIT-REBOOT for a free address from a client with no record here: silence (RFC 2131 §4.3.2), never a NAK', () => {
+      expect(summary(world().decide(initReboot(A, ip('172.22.0.15'))))).to.equal('drop initRebootNoRecord');
+      const w = world();
+      w.allocator.bind(leaseOf(A, ip('172.22.0.12')));
+      expect(summary(w.decide(initReboot(A, ip('172.22.0.15')))), 'a client we know, moving to a free address').to.equal('ack 172.22.0.15 persist');
+    });
+
+    it('RENEWING/REBINDING a free pool address with no record (both leaders lost it): ACK and persist', () => {
+      expect(summary(world().decide(renewing(A, ip('172.22.0.15'))))).to.equal('ack 172.22.0.15 persist');
     });
 
     it('neither ciaddr nor requested address nor server id: dropped (noRecord)', () => {

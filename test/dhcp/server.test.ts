@@ -269,7 +269,7 @@ describe('dhcp/server DhcpServer', () => {
       await h.bindLease(C); // .10: the next write must wait for a commit in flight
       await h.send({ type: MSG.release, mac: C, ciaddr: ip('172.22.0.10') });
       expect(h.ledger.inFlight).to.have.length(1);
-      await h.send(initReboot(A, ip('172.22.0.11'))); // queued for the next batch
+      await h.send(renewing(A, ip('172.22.0.11'))); // queued for the next batch
       await h.send(discover(B));
       expect(h.transport.take().filter((r) => r.startsWith('offer')), 'B is not offered A’s pending .11').to.not.include('offer 172.22.0.11');
       h.ledger.answer(h.ledger.commits.length - 1);
@@ -282,8 +282,8 @@ describe('dhcp/server DhcpServer', () => {
       const h = await started();
       await h.bindLease(C);
       await h.send({ type: MSG.release, mac: C, ciaddr: ip('172.22.0.10') });
-      await h.send(initReboot(A, ip('172.22.0.11')));
-      await h.send(initReboot(A, ip('172.22.0.12'))); // changed its mind while .11 was queued
+      await h.send(renewing(A, ip('172.22.0.11')));
+      await h.send(renewing(A, ip('172.22.0.12'))); // changed its mind while .11 was queued
       answerInFlight(h);
       await flushMicrotasks();
       answerInFlight(h);

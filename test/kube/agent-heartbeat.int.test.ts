@@ -83,4 +83,27 @@ describe('agent heartbeat and holder status (integration, chart agent RBAC)', fu
     expect(after.status?.conditions?.find((c) => c.type === 'VIPAssigned')).to.include({ status: 'False' });
     expect(after.status?.conditions?.find((c) => c.type === 'Ready'), "the controller's condition kept").to.include({ status: 'True' });
   });
+
+  it('a step-down meeting a Conflict because another agent took over writes nothing: the next holder\'s status stays', async () => {
+    const networks = admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);
+    const object = await networks.create({ metadata: { name: 'provisioning', namespace: ns }, spec: provisioningSpec() });
+    const network = parseNetwork(object).network!;
+    const events = new EventRecorder(kube.resource<EventObject>(RESOURCES.event), { controller: 'ironet.io/agent', instance: 'test', clock: systemClock, logger: silentLogger });
+    const store = new KubeAgentNetworkStore(kube, { events, namespace: ns, nodeName: 'worker-0', identity: 'agent-a', clock: systemClock, logger: silentLogger, onChanged: () => undefined });
+    const watching = new AbortController();
+    const informers = store.run(watching.signal);
+    await informers.synced;
+    await store.report(network, { kind: 'holding', holding: true, pod: 'ironic-0', agent: 'agent-a/ironic-0@1' });
+    await eventually(async () => (store.network(`${ns}/provisioning`)?.status?.vipHolder?.agent === 'agent-a/ironic-0@1' ? true : undefined), 'the cache shows the holder');
+    watching.abort();
+    await informers.done.catch(() => undefined);
+    // the next holder (another node's agent, the same field manager) says it holds
+    const since = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await networks.applyStatus({ namespace: ns, name: 'provisioning' }, { status: { vipHolder: { node: 'worker-1', pod: 'ironic-1', agent: 'agent-b/ironic-1@2', since }, conditions: [{ type: 'VIPAssigned', status: 'True', reason: 'Held', message: 'b', lastTransitionTime: since }] } }, 'ironet-agent');
+
+    await store.report(network, { kind: 'holding', holding: false, pod: 'ironic-0', agent: 'agent-a/ironic-0@1' });
+    const after = await networks.get({ namespace: ns, name: 'provisioning' });
+    expect(after.status?.vipHolder?.agent, "the next holder's report is not replaced").to.equal('agent-b/ironic-1@2');
+    expect(after.status?.conditions?.find((c) => c.type === 'VIPAssigned')).to.include({ status: 'True', message: 'b' });
+  });
 });

@@ -57,7 +57,8 @@ class World implements AgentPorts {
   }
   /** The last unit's report callback (what its VIP unit would call). */
   unitReport: ((r: HolderReport) => Promise<void>) | undefined;
-  startUnit(_n: unknown, p: PodObject, netnsPath: string, _iface: string, report: (r: HolderReport) => Promise<void>) {
+  startUnit(_n: unknown, p: PodObject, netns: { path: string; id: string }, _iface: string, report: (r: HolderReport) => Promise<void>) {
+    const netnsPath = netns.path;
     this.unitReport = report;
     this.log.push(`start unit ${p.metadata.name} ${netnsPath}`);
     return Promise.resolve({

@@ -130,6 +130,22 @@ describe('network/reconciler: applying the plan', () => {
     expect(await r.reconcile('metal3/provisioning'), 'looks again when that heartbeat would expire unrenewed').to.deep.equal({ kind: 'requeueAfter', delayMs: 41_000 });
   });
 
+  it('more than three pods without an agent: each NoAgentOnNode Event once, not again on the next passes (the condition names only three)', async () => {
+    const store = new Store();
+    const r = new NetworkReconciler({ store, clock: new FakeClock(), logger: silentLogger });
+    store.ironicPods = [1, 2, 3, 4, 5].map((i) => ({ metadata: { name: `ironic-${i}`, namespace: 'metal3', uid: `u${i}`, labels: { app: 'ironic' }, annotations: { 'k8s.v1.cni.cncf.io/networks': 'provisioning' }, creationTimestamp: '2026-11-29T11:00:00Z' }, spec: { nodeName: `cp-${i}` }, status: { phase: 'Running' } }));
+    await r.reconcile('metal3/provisioning');
+    await r.reconcile('metal3/provisioning');
+    await r.reconcile('metal3/provisioning');
+    expect(store.events.filter((e) => e.reason === 'NoAgentOnNode')).to.have.length(5);
+    // one mended, then broken again: said again
+    store.ironicPods = store.ironicPods.slice(1);
+    await r.reconcile('metal3/provisioning');
+    store.ironicPods = [{ ...store.ironicPods[0]!, metadata: { ...store.ironicPods[0]!.metadata, name: 'ironic-1', uid: 'u1' }, spec: { nodeName: 'cp-1' } }, ...store.ironicPods];
+    await r.reconcile('metal3/provisioning');
+    expect(store.events.filter((e) => e.reason === 'NoAgentOnNode')).to.have.length(6);
+  });
+
   it('a network being deleted releases its VIP reservations, then its finalizer; nothing else', async () => {
     const store = new Store();
     const r = new NetworkReconciler({ store, clock: new FakeClock(), logger: silentLogger });
