@@ -61,7 +61,8 @@ describe('agent heartbeat and holder status (integration, chart agent RBAC)', fu
     expect(given.metadata.annotations, 'the controller still knows whose heartbeat stopped').to.include({ [AGENT_HEARTBEAT_NODE_ANNOTATION]: 'worker-0' });
   });
 
-  it('a step-down meeting a Conflict (the controller wrote since the cache saw it) reads again and is said while the status names it', async () => {
+  /** Agent a's store that said it holds the network's VIP, its cache stopped there (a stale resourceVersion follows). */
+  const holderWithFrozenCache = async () => {
     const networks = admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);
     const object = await networks.create({ metadata: { name: 'provisioning', namespace: ns }, spec: provisioningSpec() });
     const network = parseNetwork(object).network!;
@@ -72,9 +73,14 @@ describe('agent heartbeat and holder status (integration, chart agent RBAC)', fu
     await informers.synced;
     await store.report(network, { kind: 'holding', holding: true, pod: 'ironic-0', agent: 'agent-a/ironic-0@1' });
     await eventually(async () => (store.network(`${ns}/provisioning`)?.status?.vipHolder?.agent === 'agent-a/ironic-0@1' ? true : undefined), 'the cache shows the holder');
-    // the cache stops here; the controller writes its condition: the resourceVersion the agent holds is stale
     watching.abort();
     await informers.done.catch(() => undefined);
+    return { networks, network, store };
+  };
+
+  it('a step-down meeting a Conflict (the controller wrote since the cache saw it) reads again and is said while the status names it', async () => {
+    const { networks, network, store } = await holderWithFrozenCache();
+    // the controller writes its condition: the resourceVersion the agent holds is stale
     await networks.applyStatus({ namespace: ns, name: 'provisioning' }, { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'test', lastTransitionTime: new Date().toISOString() }] } }, 'ironet-controller');
 
     await store.report(network, { kind: 'holding', holding: false, pod: 'ironic-0', agent: 'agent-a/ironic-0@1' });
@@ -85,18 +91,7 @@ describe('agent heartbeat and holder status (integration, chart agent RBAC)', fu
   });
 
   it('a step-down meeting a Conflict because another agent took over writes nothing: the next holder\'s status stays', async () => {
-    const networks = admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);
-    const object = await networks.create({ metadata: { name: 'provisioning', namespace: ns }, spec: provisioningSpec() });
-    const network = parseNetwork(object).network!;
-    const events = new EventRecorder(kube.resource<EventObject>(RESOURCES.event), { controller: 'ironet.io/agent', instance: 'test', clock: systemClock, logger: silentLogger });
-    const store = new KubeAgentNetworkStore(kube, { events, namespace: ns, nodeName: 'worker-0', identity: 'agent-a', clock: systemClock, logger: silentLogger, onChanged: () => undefined });
-    const watching = new AbortController();
-    const informers = store.run(watching.signal);
-    await informers.synced;
-    await store.report(network, { kind: 'holding', holding: true, pod: 'ironic-0', agent: 'agent-a/ironic-0@1' });
-    await eventually(async () => (store.network(`${ns}/provisioning`)?.status?.vipHolder?.agent === 'agent-a/ironic-0@1' ? true : undefined), 'the cache shows the holder');
-    watching.abort();
-    await informers.done.catch(() => undefined);
+    const { networks, network, store } = await holderWithFrozenCache();
     // the next holder (another node's agent, the same field manager) says it holds
     const since = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     await networks.applyStatus({ namespace: ns, name: 'provisioning' }, { status: { vipHolder: { node: 'worker-1', pod: 'ironic-1', agent: 'agent-b/ironic-1@2', since }, conditions: [{ type: 'VIPAssigned', status: 'True', reason: 'Held', message: 'b', lastTransitionTime: since }] } }, 'ironet-agent');
