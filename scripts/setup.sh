@@ -5,7 +5,8 @@
 #   2. npm dependencies (npm ci when package-lock.json changed)
 #   3. the native addon (scripts/build-native.sh, skipped when up to date)
 #   4. etcd, kube-apiserver and kubectl built from Go modules (tools/apiserver/build.sh, cached)
-#   5. the Multus CNI thin plugin built from its Go module (tools/multus/build.sh, cached)
+#   5. the Multus CNI thin plugin and clusterctl built from their Go modules (tools/multus/build.sh,
+#      tools/clusterctl/build.sh, cached)
 #   6. the Metal3 peers the integration tests run (baremetal-operator, ip-address-manager,
 #      cluster-api-provider-metal3) built from their pinned sources, and the upstream CRDs
 #      (theirs, Cluster API core's, the NetworkAttachmentDefinition's), each cached
@@ -55,6 +56,8 @@ tools/apiserver/build.sh >/dev/null
 
 # 6. Multus (thin plugin) for the system tests, with Debian's reference CNI plugins
 tools/multus/build.sh >/dev/null
+# clusterctl, whose `move` the pivot tests run between two API servers
+tools/clusterctl/build.sh >/dev/null
 
 # 7. the Metal3 peers, one build at a time (a few minutes each the first time), and the upstream CRDs
 for peer in baremetal-operator ip-address-manager cluster-api-provider-metal3 ironic-standalone-operator cluster-api network-attachment-definition-crd; do
