@@ -323,6 +323,66 @@ function keptBySpec(spec: PoolSpec): Set<string> {
   return new Set([...spec.preAllocations.values(), ...spec.reservations.values()].map(ipKey));
 }
 
+// — blocks whose reservation is gone (a pivot) —
+
+/**
+ * Lease blocks whose object leases addresses that no pool entry reserves to
+ * them: the pool's status did not travel with the objects (`clusterctl move`
+ * creates objects without status), or someone cleared it. For each such
+ * active block, its leased addresses are reserved to it again, under its own
+ * id, in runs of consecutive addresses nobody else holds (the addresses
+ * between two of its leases join the run when free); a leased address
+ * someone else holds now (IPAM gave it out meanwhile) is left out and said.
+ * A block that keeps some reservation is whole and left alone. Pure.
+ */
+export function planBlockRepair(o: {
+  readonly blocks: readonly BlockInfo[];
+  readonly leases: readonly { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[];
+  readonly spec: PoolSpec;
+  readonly occupancy: Pick<PoolOccupancy, 'freeBut'>;
+}): { readonly patch: Record<string, string>; readonly taken: readonly { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[] } {
+  const specHeld = keptBySpec(o.spec);
+  const inPool = (ip: IpAddress): boolean => !specHeld.has(ipKey(ip)) && o.spec.entries.some((e) => inEntry(e, ip));
+  const patch: Record<string, string> = {};
+  const taken: { id: string; mac: Mac; ip: IpAddress }[] = [];
+  for (const b of o.blocks) {
+    if (!b.exists || b.releasing || b.reserved > 0 || b.leases === 0) continue;
+    const mine = o.leases.filter((l) => l.id === b.id).sort((x, y) => (x.ip.value < y.ip.value ? -1 : x.ip.value > y.ip.value ? 1 : 0));
+    const usable = mine.filter((l) => {
+      const ok = inPool(l.ip) && o.occupancy.freeBut(l.ip, leaseKey(l.mac));
+      if (!ok) taken.push(l);
+      return ok;
+    });
+    // runs: a leased address, extended to the next leased one while every address between is free
+    const groups: IpAddress[][] = [];
+    for (const l of usable) {
+      const run = groups.at(-1);
+      const last = run?.at(-1);
+      if (run && last && last.family === l.ip.family && gapFree(last, l.ip, (ip) => inPool(ip) && o.occupancy.freeBut(ip, undefined))) run.push(...between(last, l.ip), l.ip);
+      else groups.push([l.ip]);
+    }
+    for (const g of groups) {
+      const key = blockKey(b.id, g.length);
+      // one entry per block and count: a second run of the same length waits for the next load (its leases are still held)
+      if (patch[key] === undefined) patch[key] = formatIp(g[0]!);
+    }
+  }
+  return { patch, taken };
+}
+
+/** The addresses strictly between `a` and `b` (a < b, same family). */
+function between(a: IpAddress, b: IpAddress): IpAddress[] {
+  const out: IpAddress[] = [];
+  for (let v = a.value + 1n; v < b.value; v++) out.push({ family: a.family, value: v });
+  return out;
+}
+
+/** Whether every address strictly between `a` and `b` passes `free` (at most 256 looked at: a wider gap starts a new run). */
+function gapFree(a: IpAddress, b: IpAddress, free: (ip: IpAddress) => boolean): boolean {
+  if (b.value - a.value > 256n) return false;
+  return between(a, b).every(free);
+}
+
 // — giving blocks back —
 
 /** Why a block is given back. */

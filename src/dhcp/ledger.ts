@@ -59,6 +59,7 @@ import {
   type ReleaseState,
   type TidyReason,
   type Unbind,
+  planBlockRepair,
 } from './ledger-plan.js';
 import { leaseAddress, leaseBlock, leaseClaim } from './objects.js';
 import { PoolOccupancy } from './pool-occupancy.js';
@@ -165,6 +166,10 @@ export class DhcpLeaseLedger implements LeaseLedger {
       // a previous holder may have stopped before writing some lease objects: write them now
       for (const r of plan.repair) this.enqueue({ kind: 'write', lease: r.lease });
       leases = plan.leases;
+      // blocks that arrived without their pool entries (a pivot: status does not move) are reserved to again
+      await this.reserveMovedBlocks().catch((err: unknown) => {
+        this.log.warn({ err: describeError(err), reason: 'blockRepairFailed' }, 'could not reserve the moved lease blocks\' addresses again; their leases stay held, their renewals are refused until the next load');
+      });
     }
     this.maybeReserveAhead();
     return { pool: this.view(), leases };
@@ -285,6 +290,22 @@ export class DhcpLeaseLedger implements LeaseLedger {
       if (written.kind === 'notFound') throw new Error(`IPPool ${this.poolRef} does not exist`);
     }
     throw new Error(`IPPool ${this.poolRef} kept changing; ${what}`);
+  }
+
+  /** planBlockRepair against the pool as it is: the moved blocks' leased addresses reserved to them again. */
+  private async reserveMovedBlocks(): Promise<void> {
+    let taken: readonly { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[] = [];
+    let entries = 0;
+    await this.writePool('the moved lease blocks not reserved again', () => {
+      const spec = this.spec();
+      if (!spec) return {};
+      const plan = planBlockRepair({ blocks: this.occupancy.blockInfos(), leases: this.occupancy.blockLeases(), spec, occupancy: this.occupancy });
+      taken = plan.taken;
+      entries = Object.keys(plan.patch).length;
+      return plan.patch;
+    });
+    if (entries > 0) this.log.info({ entries, reason: 'blocksReservedAgain' }, 'reserved again the addresses of lease blocks that no pool entry named (their pool status did not move with them)');
+    for (const t of taken) this.log.warn({ block: t.id, mac: t.mac, ip: formatIp(t.ip), reason: 'movedLeaseTaken' }, 'a lease of a moved block is on an address someone else holds now: that client gets a NAK at its next renewal and a new address');
   }
 
   // — lease blocks: reservation ahead of need, and giving back —

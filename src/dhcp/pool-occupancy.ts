@@ -183,6 +183,18 @@ export class PoolOccupancy {
     return false;
   }
 
+  /**
+   * Whether `ip` may be reserved again to the block whose object leases it to
+   * `mac` (or, without `mac`, to any block): no pool entry holds it, and no
+   * IPAddress names it but that lease's own (claim `dhcp-<mac>`).
+   */
+  freeBut(ip: IpAddress, leaseClaim: string | undefined): boolean {
+    const k = ipKey(ip);
+    if ((this.byIp.get(k)?.length ?? 0) > 0) return false;
+    for (const a of this.addresses.values()) if (ipKey(a.ip) === k && a.claim !== leaseClaim) return false;
+    return true;
+  }
+
   /** Where `ip` stands for a commit (see {@link Place}). */
   placeOf(ip: IpAddress): Place {
     const k = ipKey(ip);

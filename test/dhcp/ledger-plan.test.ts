@@ -12,6 +12,7 @@ import {
   keepLaterExpiry,
   lookaheadWanted,
   paceObjectWrites,
+  planBlockRepair,
   planBlockWrite,
   planClaimWrite,
   planCommit,
@@ -248,6 +249,44 @@ describe('dhcp/ledger-plan', () => {
       );
       expect(plan.patch).to.deep.equal({ [blockKey('cccccccc', 2)]: '172.22.0.16' });
       expect(plan.dropped.map((d) => `${d.id} ${d.reason}`)).to.deep.equal(['bbbbbbbb addressTakenMeanwhile', 'dddddddd addressTakenMeanwhile']);
+    });
+  });
+
+  describe('planBlockRepair (blocks that arrived without their pool entries: a pivot)', () => {
+    /** A pool whose status lost every entry, with blocks as `clusterctl move` brings them. */
+    const moved = (blocks: Record<string, Record<string, string>>, o: { indexes?: Record<string, string>; addresses?: Record<string, [string, string]> } = {}): PoolOccupancy => {
+      const h = new PoolOccupancy();
+      h.syncIndexes(o.indexes ?? {});
+      for (const [id, leases] of Object.entries(blocks)) h.upsertBlock(id, { releasing: false, leases }, 0);
+      for (const [name, [address, claim]] of Object.entries(o.addresses ?? {})) h.upsertAddress(name, address, claim);
+      return h;
+    };
+    const repair = (h: PoolOccupancy) => planBlockRepair({ blocks: h.blockInfos(), leases: h.blockLeases(), spec: SPEC, occupancy: h });
+
+    it('reserves each block\'s leased addresses to it again, one run with the free addresses between them', () => {
+      const h = moved({ [BLK]: { '172.22.0.11': A, '172.22.0.13': B }, bbbbbbbb: { '172.22.0.16': Z } });
+      const plan = repair(h);
+      expect(plan.patch).to.deep.equal({ [blockKey(BLK, 3)]: '172.22.0.11', [blockKey('bbbbbbbb', 1)]: '172.22.0.16' });
+      expect(plan.taken).to.deep.equal([]);
+      h.syncIndexes(plan.patch);
+      expect(h.placeOf(ip('172.22.0.11'))).to.deep.equal({ kind: 'block', id: BLK, leasedTo: A });
+      expect(repair(h).patch, 'once whole, left alone').to.deep.equal({});
+    });
+
+    it('a lease\'s own IPAddress does not stop it; another holder does (said, left out), and splits the run', () => {
+      const h = moved({ [BLK]: { '172.22.0.10': A, '172.22.0.12': B, '172.22.0.14': Z } }, { indexes: { 'claim-x': '172.22.0.13' }, addresses: { 'prov-172-22-0-10': ['172.22.0.10', leaseKey(A)], 'prov-172-22-0-14': ['172.22.0.14', 'someone-else'] } });
+      const plan = repair(h);
+      expect(plan.patch, '.13 is IPAM\'s: no run over it').to.deep.equal({ [blockKey(BLK, 3)]: '172.22.0.10' });
+      expect(plan.taken.map((t) => `${t.mac} ${formatIp(t.ip)}`), 'an IPAddress of another claim').to.deep.equal([`${Z} 172.22.0.14`]);
+    });
+
+    it('leaves out releasing, empty and still-reserved blocks, and addresses outside the pool or kept by its spec', () => {
+      const h = moved({ [BLK]: { '172.22.0.18': A, '172.22.0.30': B } });
+      h.upsertBlock('cccccccc', { releasing: true, leases: { '172.22.0.12': C } }, 0);
+      h.upsertBlock('dddddddd', { releasing: false, leases: {} }, 0);
+      const plan = repair(h);
+      expect(plan.patch).to.deep.equal({});
+      expect(plan.taken.map((t) => formatIp(t.ip)).sort()).to.deep.equal(['172.22.0.18', '172.22.0.30']);
     });
   });
 

@@ -295,6 +295,24 @@ describe('dhcp/ledger DhcpLeaseLedger (over a strict fake of the block API)', ()
       expect(w.address('10.0.0.17')).to.not.equal(undefined);
     });
 
+    it('a new holder whose pool lost its status (a pivot) reserves the blocks\' leased addresses to them again; renewals are written, nothing is held twice', async () => {
+      const first = w.ledger().ledger;
+      await first.load();
+      await first.commit({ bind: [w.lease(A, '10.0.0.12'), w.lease(B, '10.0.0.13')], unbind: [] });
+      await w.settle();
+      first.close();
+      // what clusterctl move leaves on the target: the objects, no status
+      w.server.setIndexes(Object.fromEntries(Object.keys(w.server.indexes()).map((k) => [k, null])));
+      const second = w.ledger().ledger;
+      const loaded = await second.load();
+      expect(loaded.leases.map((l) => `${l.mac} ${formatIp(l.ip)}`).sort()).to.deep.equal([`${A} 10.0.0.12`, `${B} 10.0.0.13`]);
+      expect(w.server.reservedTo('10.0.0.12'), 'reserved to a block again').to.not.equal(undefined);
+      const renewed = await second.commit({ bind: [w.lease(A, '10.0.0.12')], unbind: [] });
+      expect([...renewed.refused]).to.deep.equal([]);
+      await w.settle();
+      w.expectConsistent();
+    });
+
     it('a new holder that finds a client with two leases (a move whose removal was lost) serves the one its IPAddress names and frees neither', async () => {
       const first = w.ledger().ledger;
       const loaded = await first.load();

@@ -5,8 +5,9 @@
  * the chart), a provisioning network and its DHCP pool with leases committed
  * by the real lease ledger on the source. After the move the target holds the
  * ProvisioningNetwork and every lease, in spec (status never moves), owned by
- * the moved pool; the target's ledger loads the same leases. The source keeps
- * nothing of them.
+ * the moved pool; the target's ledger loads the same leases, reserves their
+ * addresses to their blocks again, renewals keep their address and no address
+ * is held twice. The source keeps nothing of them.
  */
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
@@ -17,7 +18,8 @@ import type { KubeObject } from '../../src/core/object-meta.js';
 import type { DhcpLeaseBlockObject } from '../../src/dhcp/blocks.js';
 import { DhcpLeaseLedger } from '../../src/dhcp/ledger.js';
 import type { Lease } from '../../src/dhcp/types.js';
-import type { IpPoolObject } from '../../src/ipam/objects.js';
+import { blockIdOfKey } from '../../src/dhcp/blocks.js';
+import { indexEntryAddresses, type IpPoolObject } from '../../src/ipam/objects.js';
 import { KubeDhcpBlockApi } from '../../src/kube/dhcp-block-api.js';
 import type { KubeClient } from '../../src/kube/kube-client.js';
 import { connectWithToken } from '../../src/kube/kube-client.js';
@@ -76,7 +78,7 @@ describe('pivot: clusterctl move takes the provisioning network and every DHCP l
     await target?.stop();
   });
 
-  it('moves the network, the pool and its lease blocks with their leases (owner chain rewritten, no status); the target\'s ledger loads the same leases', async () => {
+  it('moves the network, the pool and its lease blocks with their leases (owner chain rewritten, no status); the target\'s ledger serves the same leases, none held twice', async () => {
     const source = testCluster().admin;
     ns = await freshNamespace('pivot');
     // the DHCP pool: not owned by a Cluster, so labelled to move (docs/pivot.md)
@@ -109,11 +111,22 @@ describe('pivot: clusterctl move takes the provisioning network and every DHCP l
     expect((await source.resource(RESOURCES.dhcpLeaseBlock).list(ns)).items, 'source blocks gone').to.deep.equal([]);
     expect(await source.resource(RESOURCES.provisioningNetwork).tryGet({ namespace: ns, name: 'provisioning' }), 'source network gone').to.equal(undefined);
 
-    // the target's ledger loads the same leases from the moved blocks (their reservation in the pool's status did not move:
-    // re-reserving them on load is the next step of issue 19, point 4)
+    // the target's ledger loads the same leases from the moved blocks and reserves their addresses to them again
+    // (their pool entries were status, which does not move); a renewal keeps its address; nothing is held twice
     const after = ledgerOn(targetAdmin);
     const loaded = await after.load();
     expect(Object.fromEntries(loaded.leases.map((l) => [formatIp(l.ip), l.mac]))).to.deep.equal({ '10.0.0.12': A, '10.0.0.13': B });
     expect(loaded.pool.committed.get(ipKey(parseIp('10.0.0.12'))), 'held for its client on the target').to.equal(A);
+    const indexes = (await targetAdmin.resource<IpPoolObject>(RESOURCES.ipPool).get({ namespace: ns, name: 'dhcp' })).status?.indexes ?? {};
+    const reservedTo = new Map<string, string>();
+    for (const [k, v] of Object.entries(indexes)) {
+      for (const ip of indexEntryAddresses(k, v).map(formatIp)) {
+        expect(reservedTo.has(ip), `${ip} held once (${k} and ${reservedTo.get(ip) ?? ''})`).to.equal(false);
+        reservedTo.set(ip, blockIdOfKey(k) ?? k);
+      }
+    }
+    for (const b of blocks) for (const ip of Object.keys(b.spec?.leases ?? {})) expect(reservedTo.get(ip), `${ip} reserved to its own block again`).to.equal(/-blk-([a-z0-9]{8})$/.exec(b.metadata.name ?? '')?.[1]);
+    const renewed = await after.commit({ bind: [lease(A, '10.0.0.12'), lease(B, '10.0.0.13')], unbind: [] });
+    expect([...renewed.refused], 'the renewals are not refused').to.deep.equal([]);
   });
 });
