@@ -201,6 +201,15 @@ export class AgentRunner {
     const run = podRun(pod);
     const candidacy = vipCandidacy(pod, this.readyRun.get(key) === run);
     if (candidacy.ready) this.readyRun.set(key, run);
+    // Standby (one side of a pivot): plumbed, addresses kept, never a VIP candidate; a holder steps down
+    if (network.role === 'Standby') {
+      if (this.lastCandidacy.get(key) !== 'standby') {
+        this.lastCandidacy.set(key, 'standby');
+        log.info({ pod: pod.metadata.name, candidate: false, reason: 'standby' }, 'VIP candidacy: spec.role is Standby (no VIP, no DHCP from this cluster)');
+      }
+      current.unit.setCandidate(false, false);
+      return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
+    }
     if (this.lastCandidacy.get(key) !== candidacy.reason) {
       this.lastCandidacy.set(key, candidacy.reason);
       log.info({ pod: pod.metadata.name, candidate: candidacy.candidate, ready: candidacy.ready, reason: candidacy.reason }, 'VIP candidacy');

@@ -38,6 +38,7 @@ export interface ProvisioningNetworkSpecInput {
     knownHostsOnly?: boolean;
   };
   election?: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  role?: string;
 }
 
 export interface VipHolder {
@@ -90,7 +91,16 @@ export interface ProvisioningNetwork {
     readonly knownHostsOnly: boolean;
   };
   readonly election: { readonly leaseDurationMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number };
+  /**
+   * `Active` (the default): the agents contend for the VIP and its holder
+   * serves DHCP. `Standby`: the agents plumb the Ironic pods and keep their
+   * addresses, but none takes the VIP (nor, with it, DHCP): the side of a
+   * pivot that must stay silent (docs/pivot.md).
+   */
+  readonly role: NetworkRole;
 }
+
+export type NetworkRole = 'Active' | 'Standby';
 
 /** Why a ProvisioningNetwork, or what it refers to, cannot be used as written. */
 export type ProblemReason =
@@ -222,6 +232,9 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
     }
   }
 
+  const role = spec.role ?? 'Active';
+  if (role !== 'Active' && role !== 'Standby') bad('spec.role', `spec.role ${JSON.stringify(role)} is neither Active nor Standby; write Active (the default: this cluster's agents hold the VIP and serve DHCP) or Standby (they stay silent, e.g. on one side of a pivot)`);
+
   const d = spec.dhcp ?? {};
   const leaseSeconds = d.leaseSeconds ?? DEFAULTS.leaseSeconds;
   if (!(Number.isInteger(leaseSeconds) && leaseSeconds >= 60)) bad('spec.dhcp.leaseSeconds', `spec.dhcp.leaseSeconds ${leaseSeconds} is below 60; leases that short make PXE clients renew mid-download`);
@@ -283,6 +296,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
         knownHostsOnly: d.knownHostsOnly ?? false,
       },
       election,
+      role: role as NetworkRole,
     },
   };
 }
@@ -326,6 +340,7 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
       knownHostsOnly: bool(d.knownHostsOnly),
     },
     election: { leaseDurationMs: num(e.leaseDurationMs), renewDeadlineMs: num(e.renewDeadlineMs), retryPeriodMs: num(e.retryPeriodMs) },
+    role: str(s.role),
   };
 }
 

@@ -348,6 +348,14 @@ function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Probl
     status = 'False';
     reason = problems[0]!.reason;
     message = problems.map((p) => p.message).join(' ');
+  } else if (obj.spec?.role === 'Standby') {
+    // the silent side of a pivot: nobody here holds the VIP or serves DHCP, on purpose
+    const held = get('VIPAssigned')?.status === 'True';
+    status = held ? 'False' : 'True';
+    reason = held ? 'StandbyStillHeld' : 'Standby';
+    message = held
+      ? `spec.role is Standby but ${obj.status?.vipHolder?.pod ? `pod ${obj.status.vipHolder.pod} on node ${obj.status.vipHolder.node ?? '?'}` : 'a holder'} still holds the VIP: it steps down within a retry period`
+      : 'spec.role is Standby: the Ironic pods are plumbed, but no agent of this cluster holds the VIP or answers DHCP; set spec.role: Active to serve';
   } else if (get('VIPAssigned')?.status !== 'True') {
     status = 'False';
     reason = 'WaitingForVIPHolder';

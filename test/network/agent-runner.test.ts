@@ -98,6 +98,20 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     r = new AgentRunner({ ports: w, nodeName: 'n1', logger: silentLogger });
   });
 
+  it('a Standby network: the pod is plumbed and its unit started, but never a VIP candidate; Active again, it is', async () => {
+    w.networks.set(KEY, accepted(networkObject({ role: 'Standby' })));
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('start unit')), 'plumbed and its unit started, once').to.deep.equal(['start unit ironic-0 /proc/42/ns/net']);
+    expect(w.log).to.include('plumb net1 in /proc/42/ns/net');
+    expect(w.candidate, 'a Ready pod, not a candidate').to.deep.equal([false, false]);
+    w.networks.set(KEY, accepted(networkObject({ role: 'Active' })));
+    await r.reconcile(KEY);
+    expect(w.candidate.at(-1)).to.equal(true);
+  });
+
   it('claims, plumbs and starts the unit; the pod\'s readiness is its candidacy', async () => {
     w.podList = [pod('ironic-0', false)];
     w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };

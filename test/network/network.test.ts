@@ -19,6 +19,15 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     expect(network!.election).to.deep.equal({ leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 });
   });
 
+  it('spec.role: Active by default, Standby kept, anything else refused naming the field and both values', () => {
+    expect(parseNetwork(networkObject()).network!.role).to.equal('Active');
+    expect(parseNetwork(networkObject({ role: 'Standby' })).network!.role).to.equal('Standby');
+    const bad = parseNetwork(networkObject({ role: 'Passive' }));
+    expect(bad.network).to.equal(undefined);
+    expect(bad.problems.map((p) => p.field)).to.deep.equal(['spec.role']);
+    expect(bad.problems[0]!.message).to.contain('"Passive" is neither Active nor Standby');
+  });
+
   it('keeps boot file overrides and fills the rest', () => {
     const { network } = parseNetwork(networkObject({ dhcp: { bootFiles: { bios: 'ipxe.pxe' } } }));
     expect(network!.dhcp.bootFiles.bios).to.equal('ipxe.pxe');

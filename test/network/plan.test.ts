@@ -162,4 +162,16 @@ describe('network/plan: the controller decision for a ProvisioningNetwork', () =
     expect(again.censusEvents, 'already named: not said again').to.deep.equal([]);
     expect(planNetwork(input({ ironicPods: [ironic], agents: new Map([['cp-1', { alive: true, expiresInMs: 40_000 }]]) })).censusEvents).to.deep.equal([]);
   });
+
+  it('Standby: Ready True (reason Standby) while nobody here holds the VIP; StandbyStillHeld while a holder steps down; bad input first', () => {
+    const standby = (conditions: Condition[] = []) => Object.assign(networkObject({ role: 'Standby' }), { status: { conditions, vipHolder: { node: 'cp-0', pod: 'ironic-0', agent: 'a', since: NOW } } });
+    const quiet = planNetwork(input({ object: standby() }));
+    expect(ready(quiet.status.conditions)).to.include({ status: 'True', reason: 'Standby' });
+    expect(ready(quiet.status.conditions).message).to.contain('set spec.role: Active to serve');
+    const held: Condition = { type: 'VIPAssigned', status: 'True', reason: 'Held', message: '', lastTransitionTime: NOW };
+    const stepping = planNetwork(input({ object: standby([held]) }));
+    expect(ready(stepping.status.conditions)).to.include({ status: 'False', reason: 'StandbyStillHeld' });
+    expect(ready(stepping.status.conditions).message).to.contain('pod ironic-0 on node cp-0 still holds the VIP');
+    expect(ready(planNetwork(input({ object: standby(), pools: pools(dhcpPool) })).status.conditions).reason, 'a missing pool is said first').to.equal('PoolNotFound');
+  });
 });
