@@ -16,6 +16,7 @@ import type { IpAddressObject, IpClaimObject } from '../ipam/objects.js';
 import { inEntry, type PoolSpec } from '../ipam/pool-spec.js';
 import { leaseKey } from './allocator.js';
 import { blockKey, blocksToRelease, reservationWanted, runs, type BlockPolicy, type DhcpLeaseBlockObject } from './blocks.js';
+import { blockKeyParts } from '../ipam/objects.js';
 import type { RecordedLease } from './lease-census.js';
 import { LEASE_ANNOTATIONS, leaseAnnotations, leaseFromRecord } from './objects.js';
 import type { BlockInfo, PoolOccupancy } from './pool-occupancy.js';
@@ -326,48 +327,94 @@ function keptBySpec(spec: PoolSpec): Set<string> {
 // — blocks whose reservation is gone (a pivot) —
 
 /**
- * Lease blocks whose object leases addresses that no pool entry reserves to
- * them: the pool's status did not travel with the objects (`clusterctl move`
- * creates objects without status), or someone cleared it. For each such
- * active block, its leased addresses are reserved to it again, under its own
- * id, in runs of consecutive addresses nobody else holds (the addresses
- * between two of its leases join the run when free); a leased address
- * someone else holds now (IPAM gave it out meanwhile) is left out and said.
- * A block that keeps some reservation is whole and left alone. Pure.
+ * Leases of block objects on addresses no pool entry reserves to their block:
+ * the pool's status did not travel with the objects (`clusterctl move`
+ * creates objects without status), or someone cleared or damaged it. Each
+ * such lease's address is reserved to its own block again, under the
+ * block's id, in runs of consecutive addresses (the free addresses between
+ * two of its leases join the run; one entry per block and count, so a run
+ * whose length the block already uses grows by free addresses at its end or
+ * start until it does not); a leased address someone else holds now (IPAM
+ * gave it out meanwhile) is left out and said, and so is a lease no entry
+ * can be found for. No planned entry covers an address anybody else holds,
+ * another block leases, or another planned entry covers. Pure.
  */
 export function planBlockRepair(o: {
   readonly blocks: readonly BlockInfo[];
   readonly leases: readonly { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[];
   readonly spec: PoolSpec;
-  readonly occupancy: Pick<PoolOccupancy, 'freeBut'>;
-}): { readonly patch: Record<string, string>; readonly taken: readonly { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[] } {
+  readonly occupancy: Pick<PoolOccupancy, 'freeBut' | 'placeOf' | 'reservationKeys' | 'committed'>;
+}): {
+  readonly patch: Record<string, string>;
+  readonly taken: readonly { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[];
+  readonly unplaced: readonly { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[];
+} {
   const specHeld = keptBySpec(o.spec);
   const inPool = (ip: IpAddress): boolean => !specHeld.has(ipKey(ip)) && o.spec.entries.some((e) => inEntry(e, ip));
+  const planned = new Set<string>();
+  const byBlock = new Map<string, (typeof o.leases)[number][]>();
+  for (const l of o.leases) byBlock.set(l.id, [...(byBlock.get(l.id) ?? []), l]);
+  const leasedBy = new Map<string, Set<string>>([...byBlock].map(([id, ls]) => [id, new Set(ls.map((l) => ipKey(l.ip)))]));
+  /** Free for a run of block `id`: in the pool, nobody's entry or IPAddress, no other block's lease, not planned already. */
+  const freeFor = (ip: IpAddress, id: string, leaseClaim: string | undefined): boolean => {
+    const k = ipKey(ip);
+    if (planned.has(k) || !inPool(ip) || !o.occupancy.freeBut(ip, leaseClaim)) return false;
+    return (leasedBy.get(id)?.has(k) ?? false) || !o.occupancy.committed.has(k);
+  };
   const patch: Record<string, string> = {};
   const taken: { id: string; mac: Mac; ip: IpAddress }[] = [];
-  for (const b of o.blocks) {
-    if (!b.exists || b.releasing || b.reserved > 0 || b.leases === 0) continue;
-    const mine = o.leases.filter((l) => l.id === b.id).sort((x, y) => (x.ip.value < y.ip.value ? -1 : x.ip.value > y.ip.value ? 1 : 0));
-    const usable = mine.filter((l) => {
-      const ok = inPool(l.ip) && o.occupancy.freeBut(l.ip, leaseKey(l.mac));
+  const unplaced: { id: string; mac: Mac; ip: IpAddress }[] = [];
+  const active = new Set(o.blocks.filter((b) => b.exists && !b.releasing).map((b) => b.id));
+  for (const id of [...active].sort()) {
+    const lost = (byBlock.get(id) ?? [])
+      .filter((l) => {
+        const place = o.occupancy.placeOf(l.ip);
+        return !(place.kind === 'block' && place.id === id);
+      })
+      .sort((x, y) => (x.ip.family !== y.ip.family ? x.ip.family - y.ip.family : x.ip.value < y.ip.value ? -1 : x.ip.value > y.ip.value ? 1 : 0));
+    if (lost.length === 0) continue;
+    const usable = lost.filter((l) => {
+      const ok = freeFor(l.ip, id, leaseKey(l.mac));
       if (!ok) taken.push(l);
       return ok;
     });
     // runs: a leased address, extended to the next leased one while every address between is free
-    const groups: IpAddress[][] = [];
+    const groups: { ips: IpAddress[]; leases: typeof usable }[] = [];
     for (const l of usable) {
       const run = groups.at(-1);
-      const last = run?.at(-1);
-      if (run && last && last.family === l.ip.family && gapFree(last, l.ip, (ip) => inPool(ip) && o.occupancy.freeBut(ip, undefined))) run.push(...between(last, l.ip), l.ip);
-      else groups.push([l.ip]);
+      const last = run?.ips.at(-1);
+      if (run && last && last.family === l.ip.family && gapFree(last, l.ip, (ip) => freeFor(ip, id, undefined))) {
+        run.ips.push(...between(last, l.ip), l.ip);
+        run.leases.push(l);
+      } else groups.push({ ips: [l.ip], leases: [l] });
     }
+    const counts = new Set(o.occupancy.reservationKeys(id).map((k) => blockKeyParts(k)?.count));
     for (const g of groups) {
-      const key = blockKey(b.id, g.length);
-      // one entry per block and count: a second run of the same length waits for the next load (its leases are still held)
-      if (patch[key] === undefined) patch[key] = formatIp(g[0]!);
+      const ips = uniqueCount(g.ips, counts, (ip) => freeFor(ip, id, undefined));
+      if (!ips) {
+        unplaced.push(...g.leases);
+        continue;
+      }
+      counts.add(ips.length);
+      for (const ip of ips) planned.add(ipKey(ip));
+      patch[blockKey(id, ips.length)] = formatIp(ips[0]!);
     }
   }
-  return { patch, taken };
+  return { patch, taken, unplaced };
+}
+
+/** `ips` (a run), grown by free addresses at its end, then at its start, until its length is not in `used` (at most 16 more); undefined when it cannot be. */
+function uniqueCount(ips: readonly IpAddress[], used: ReadonlySet<number | undefined>, free: (ip: IpAddress) => boolean): IpAddress[] | undefined {
+  const run = [...ips];
+  for (let grown = 0; used.has(run.length); grown++) {
+    if (grown >= 16) return undefined;
+    const after: IpAddress = { family: run.at(-1)!.family, value: run.at(-1)!.value + 1n };
+    const before: IpAddress = { family: run[0]!.family, value: run[0]!.value - 1n };
+    if (free(after)) run.push(after);
+    else if (run[0]!.value > 0n && free(before)) run.unshift(before);
+    else return undefined;
+  }
+  return run;
 }
 
 /** The addresses strictly between `a` and `b` (a < b, same family). */

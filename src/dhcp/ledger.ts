@@ -292,20 +292,31 @@ export class DhcpLeaseLedger implements LeaseLedger {
     throw new Error(`IPPool ${this.poolRef} kept changing; ${what}`);
   }
 
+  /** The repair findings already logged. */
+  private readonly repairSaid = new Set<string>();
+
   /** planBlockRepair against the pool as it is: the moved blocks' leased addresses reserved to them again. */
   private async reserveMovedBlocks(): Promise<void> {
     let taken: readonly { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[] = [];
+    let unplaced: typeof taken = [];
     let entries = 0;
     await this.writePool('the moved lease blocks not reserved again', () => {
       const spec = this.spec();
       if (!spec) return {};
       const plan = planBlockRepair({ blocks: this.occupancy.blockInfos(), leases: this.occupancy.blockLeases(), spec, occupancy: this.occupancy });
       taken = plan.taken;
+      unplaced = plan.unplaced;
       entries = Object.keys(plan.patch).length;
       return plan.patch;
     });
     if (entries > 0) this.log.info({ entries, reason: 'blocksReservedAgain' }, 'reserved again the addresses of lease blocks that no pool entry named (their pool status did not move with them)');
-    for (const t of taken) this.log.warn({ block: t.id, mac: t.mac, ip: formatIp(t.ip), reason: 'movedLeaseTaken' }, 'a lease of a moved block is on an address someone else holds now: that client gets a NAK at its next renewal and a new address');
+    // said once per lease (tidy runs this again and again)
+    for (const t of [...taken.map((x) => ({ ...x, reason: 'movedLeaseTaken' })), ...unplaced.map((x) => ({ ...x, reason: 'movedLeaseUnplaced' }))]) {
+      const id = `${t.reason}|${t.id}|${t.mac}|${formatIp(t.ip)}`;
+      if (this.repairSaid.has(id)) continue;
+      this.repairSaid.add(id);
+      this.log.warn({ block: t.id, mac: t.mac, ip: formatIp(t.ip), reason: t.reason }, t.reason === 'movedLeaseTaken' ? 'a lease block\'s lease is on an address someone else holds now: that client gets a NAK at its next renewal and a new address' : 'a lease block\'s lease could not be reserved to it again (no run of a length the block does not use yet): its address stays held, that client gets a NAK at its next renewal');
+    }
   }
 
   // — lease blocks: reservation ahead of need, and giving back —
@@ -390,6 +401,10 @@ export class DhcpLeaseLedger implements LeaseLedger {
    */
   async tidy(): Promise<void> {
     if (!this.serving) return;
+    // a pool whose status lost block entries after the load (blocks that arrived late, a status cleared): reserved again
+    await this.reserveMovedBlocks().catch((err: unknown) => {
+      this.log.warn({ err: describeError(err), reason: 'blockRepairFailed' }, 'could not reserve lease blocks\' addresses again; retrying at the next tidy');
+    });
     const plan = planTidy({
       blocks: this.occupancy.blockInfos(),
       creating: this.creating,

@@ -349,8 +349,9 @@ function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Probl
     reason = problems[0]!.reason;
     message = problems.map((p) => p.message).join(' ');
   } else if (obj.spec?.role === 'Standby') {
-    // the silent side of a pivot: nobody here holds the VIP or serves DHCP, on purpose
-    const held = get('VIPAssigned')?.status === 'True';
+    // the silent side of a pivot: nobody here holds the VIP or serves DHCP, on purpose; a VIPAssigned left behind by a
+    // holder that died (or whose step-down write was lost) counts only while its Lease is renewed
+    const held = get('VIPAssigned')?.status === 'True' && holderAlive !== false;
     status = held ? 'False' : 'True';
     reason = held ? 'StandbyStillHeld' : 'Standby';
     message = held

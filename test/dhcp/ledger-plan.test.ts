@@ -273,10 +273,29 @@ describe('dhcp/ledger-plan', () => {
       expect(repair(h).patch, 'once whole, left alone').to.deep.equal({});
     });
 
+    it('two runs of one block with the same length: the second grows by a free address so each has its own entry; nothing overlaps', () => {
+      const h = moved({ [BLK]: { '172.22.0.10': A, '172.22.0.12': B } }, { indexes: { 'claim-x': '172.22.0.11' } });
+      const plan = repair(h);
+      expect(plan.patch).to.deep.equal({ [blockKey(BLK, 1)]: '172.22.0.10', [blockKey(BLK, 2)]: '172.22.0.12' });
+      h.syncIndexes({ 'claim-x': '172.22.0.11', ...plan.patch });
+      expect(h.placeOf(ip('172.22.0.12'))).to.deep.equal({ kind: 'block', id: BLK, leasedTo: B });
+      expect(h.placeOf(ip('172.22.0.10'))).to.deep.equal({ kind: 'block', id: BLK, leasedTo: A });
+    });
+
+    it('a block that kept part of its entries gets only its lost leases back, at a count it does not use; another block\'s lease is never covered', () => {
+      const h = moved({ [BLK]: { '172.22.0.10': A, '172.22.0.15': B }, bbbbbbbb: { '172.22.0.12': Z } }, { indexes: { [blockKey(BLK, 1)]: '172.22.0.10' } });
+      const plan = repair(h);
+      expect(plan.patch[blockKey(BLK, 1)], 'the kept entry is not rewritten').to.equal(undefined);
+      expect(plan.patch[blockKey(BLK, 2)], '.15 grows to a count the block does not use').to.equal('172.22.0.15');
+      expect(plan.patch[blockKey('bbbbbbbb', 1)]).to.equal('172.22.0.12');
+      expect(plan.unplaced).to.deep.equal([]);
+    });
+
     it('a lease\'s own IPAddress does not stop it; another holder does (said, left out), and splits the run', () => {
       const h = moved({ [BLK]: { '172.22.0.10': A, '172.22.0.12': B, '172.22.0.14': Z } }, { indexes: { 'claim-x': '172.22.0.13' }, addresses: { 'prov-172-22-0-10': ['172.22.0.10', leaseKey(A)], 'prov-172-22-0-14': ['172.22.0.14', 'someone-else'] } });
       const plan = repair(h);
       expect(plan.patch, '.13 is IPAM\'s: no run over it').to.deep.equal({ [blockKey(BLK, 3)]: '172.22.0.10' });
+      expect(plan.unplaced).to.deep.equal([]);
       expect(plan.taken.map((t) => `${t.mac} ${formatIp(t.ip)}`), 'an IPAddress of another claim').to.deep.equal([`${Z} 172.22.0.14`]);
     });
 

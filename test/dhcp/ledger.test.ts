@@ -401,6 +401,19 @@ describe('dhcp/ledger DhcpLeaseLedger (over a strict fake of the block API)', ()
       expect(w.server.callsOf('blocks.read'), 'the entry without object: asked the server first, without touching the cache').to.deep.equal(['dhcp-blk-yyyyyyyy']);
     });
 
+    it('tidy() reserves again a lease block that arrived after the load with leases no entry reserves (a pivot\'s late object)', async () => {
+      const { ledger } = w.ledger({ ...SMALL, minFree: 0 });
+      await ledger.load();
+      w.server.putBlock('dhcp-blk-mmmmmmmm', { pool: 'dhcp', leases: { '10.0.0.14': A } });
+      w.server.deliver();
+      await w.settle();
+      await ledger.tidy();
+      expect(w.server.reservedTo('10.0.0.14'), 'reserved to its own block').to.equal('mmmmmmmm');
+      const renewed = await ledger.commit({ bind: [w.lease(A, '10.0.0.14')], unbind: [] });
+      expect([...renewed.refused]).to.deep.equal([]);
+      w.expectConsistent();
+    });
+
     it('when warm() fails (the DHCPLeaseBlock CRD is not installed), load() fails with its error, not a retry loop, and writes nothing', async () => {
       w.server.crdMissing = true;
       const { ledger } = w.ledger();

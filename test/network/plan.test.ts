@@ -172,6 +172,8 @@ describe('network/plan: the controller decision for a ProvisioningNetwork', () =
     const stepping = planNetwork(input({ object: standby([held]) }));
     expect(ready(stepping.status.conditions)).to.include({ status: 'False', reason: 'StandbyStillHeld' });
     expect(ready(stepping.status.conditions).message).to.contain('pod ironic-0 on node cp-0 still holds the VIP');
+    const died = planNetwork(input({ object: standby([held]), holderAlive: false }));
+    expect(ready(died.status.conditions), 'a VIPAssigned left behind by a holder whose Lease is no longer renewed').to.include({ status: 'True', reason: 'Standby' });
     expect(ready(planNetwork(input({ object: standby(), pools: pools(dhcpPool) })).status.conditions).reason, 'a missing pool is said first').to.equal('PoolNotFound');
   });
 });

@@ -27,7 +27,9 @@ cd "$here"
 start=$(date +%s)
 # the version stamps of upstream's hack/version.sh, reproducibly (clusterctl compares them with the providers' contract)
 pkg=$mod/version
-ldflags="-s -w -X $pkg.gitMajor=1 -X $pkg.gitMinor=${version#v1.} -X $pkg.gitVersion=$version -X $pkg.gitCommit=$version -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+minor=${version#v1.}
+minor=${minor%%.*}
+ldflags="-s -w -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitVersion=$version -X $pkg.gitCommit=$version -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 echo "building clusterctl $version (first time only)" >&2
 export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=mod -trimpath"
 go build -ldflags "$ldflags" -o "$out.tmp/clusterctl" "$mod/cmd/clusterctl"
