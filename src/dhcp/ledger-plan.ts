@@ -353,7 +353,11 @@ export function planBlockRepair(o: {
   const inPool = (ip: IpAddress): boolean => !specHeld.has(ipKey(ip)) && o.spec.entries.some((e) => inEntry(e, ip));
   const planned = new Set<string>();
   const byBlock = new Map<string, (typeof o.leases)[number][]>();
-  for (const l of o.leases) byBlock.set(l.id, [...(byBlock.get(l.id) ?? []), l]);
+  for (const l of o.leases) {
+    const list = byBlock.get(l.id);
+    if (list) list.push(l);
+    else byBlock.set(l.id, [l]);
+  }
   const leasedBy = new Map<string, Set<string>>([...byBlock].map(([id, ls]) => [id, new Set(ls.map((l) => ipKey(l.ip)))]));
   /** Free for a run of block `id`: in the pool, nobody's entry or IPAddress, no other block's lease, not planned already. */
   const freeFor = (ip: IpAddress, id: string, leaseClaim: string | undefined): boolean => {

@@ -167,9 +167,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
       for (const r of plan.repair) this.enqueue({ kind: 'write', lease: r.lease });
       leases = plan.leases;
       // blocks that arrived without their pool entries (a pivot: status does not move) are reserved to again
-      await this.reserveMovedBlocks().catch((err: unknown) => {
-        this.log.warn({ err: describeError(err), reason: 'blockRepairFailed' }, 'could not reserve the moved lease blocks\' addresses again; their leases stay held, their renewals are refused until the next load');
-      });
+      await this.reserveMovedBlocks();
     }
     this.maybeReserveAhead();
     return { pool: this.view(), leases };
@@ -295,8 +293,14 @@ export class DhcpLeaseLedger implements LeaseLedger {
   /** The repair findings already logged. */
   private readonly repairSaid = new Set<string>();
 
-  /** planBlockRepair against the pool as it is: the moved blocks' leased addresses reserved to them again. */
-  private async reserveMovedBlocks(): Promise<void> {
+  /** planBlockRepair against the pool as it is: the moved blocks' leased addresses reserved to them again. Never throws: a failure is logged and the next tidy tries again. */
+  private reserveMovedBlocks(): Promise<void> {
+    return this.reserveMovedBlocksOnce().catch((err: unknown) => {
+      this.log.warn({ err: describeError(err), reason: 'blockRepairFailed' }, 'could not reserve lease blocks\' addresses again; their leases stay held and their renewals are refused until the next tidy succeeds');
+    });
+  }
+
+  private async reserveMovedBlocksOnce(): Promise<void> {
     let taken: readonly { readonly id: string; readonly mac: Mac; readonly ip: IpAddress }[] = [];
     let unplaced: typeof taken = [];
     let entries = 0;
@@ -402,9 +406,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
   async tidy(): Promise<void> {
     if (!this.serving) return;
     // a pool whose status lost block entries after the load (blocks that arrived late, a status cleared): reserved again
-    await this.reserveMovedBlocks().catch((err: unknown) => {
-      this.log.warn({ err: describeError(err), reason: 'blockRepairFailed' }, 'could not reserve lease blocks\' addresses again; retrying at the next tidy');
-    });
+    await this.reserveMovedBlocks();
     const plan = planTidy({
       blocks: this.occupancy.blockInfos(),
       creating: this.creating,
