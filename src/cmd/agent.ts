@@ -46,6 +46,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
       lease: { namespace: config.leaseNamespace, name: config.leaseName, labels: { 'app.kubernetes.io/name': 'ironet', 'ironet.io/vip': config.vip.replaceAll(':', '-') } },
       timings,
       garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
+      wire: { probeMs: config.wireProbeMs, checkMs: config.wireCheckMs },
       dhcp: config.dhcp,
       tftpRoot: config.tftpRoot,
     });

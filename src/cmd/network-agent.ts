@@ -23,7 +23,8 @@ import { AgentHeartbeat } from '../kube/agent-heartbeat.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
-import { AgentRunner, type AgentPorts } from '../network/agent-runner.js';
+import { AgentRunner, type AgentPorts, type WireReport } from '../network/agent-runner.js';
+import type { WireEvent } from '../vip/holder.js';
 import { bootScriptCheck } from '../network/boot-script-check.js';
 import { vipsOf, type ProvisioningNetwork } from '../network/network.js';
 import { vip6LeaseName, vipLeaseName } from '../network/pods.js';
@@ -123,6 +124,9 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
               lease: { namespace: network.namespace, name: vip.family === 4 ? vipLeaseName(network) : vip6LeaseName(network), labels: { 'app.kubernetes.io/name': 'ironet', 'ironet.io/provisioning-network': network.name } },
               timings,
               garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
+              wire: { probeMs: config.wireProbeMs, checkMs: config.wireCheckMs },
+              // what the wire rule did: an Event on the network (every VIP), its status (the primary's)
+              onWire: (e) => void report({ kind: 'wire', vip: formatIp(vip), primary, pod: podName, agent: identity, ...wireReportOf(e) }),
               dhcp,
               tftpRoot: primary && vip.family === 4 ? config.tftpRoot : undefined,
               work: check ? [check] : [],
@@ -205,4 +209,10 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
   }
   logger.info({ reason: describeError(signal.reason) }, 'agent stopped');
   return 0;
+}
+
+/** A wire event in the network capability's words (src/network may not import src/vip). */
+function wireReportOf(e: WireEvent): WireReport {
+  if (e.outcome === 'cleared') return { outcome: 'cleared' };
+  return { outcome: e.outcome, mac: e.claimer.mac, ironet: e.claimer.ironet, ...(e.claimer.sinceMs !== undefined ? { sinceMs: e.claimer.sinceMs } : {}), ...('why' in e ? { why: e.why } : {}) };
 }

@@ -16,7 +16,9 @@ import { RESOURCES } from '../kube/resources.js';
 import { Announcer } from '../vip/announcer.js';
 import type { ElectionTimings } from '../election/election.js';
 import { Elector } from '../election/elector.js';
-import { HolderReports, holderHooks, VIP_WORDING, type DependentWork } from '../vip/holder.js';
+import { HolderReports, holderHooks, VIP_WORDING, type DependentWork, type WireEvent } from '../vip/holder.js';
+import { WireGuard } from '../vip/wire-guard.js';
+import { NetnsWire } from '../host/netns-wire.js';
 import { createVipMetrics } from '../vip/metrics.js';
 import { createDhcpService } from './dhcp.js';
 import { createTftpService } from './tftp.js';
@@ -36,6 +38,10 @@ export interface VipUnitOptions {
   readonly lease: { readonly namespace: string; readonly name: string; readonly labels: Readonly<Record<string, string>> };
   readonly timings: ElectionTimings;
   readonly garp: { readonly burstCount: number; readonly burstIntervalMs: number; readonly refreshMs: number };
+  /** The wire rule (docs/vip.md "On the wire"): probe this long before installing, check every checkMs while holding; probeMs 0: off. */
+  readonly wire: { readonly probeMs: number; readonly checkMs: number };
+  /** Told what the wire said (blocked, defended, yielded, cleared). Must not throw. */
+  readonly onWire?: (e: WireEvent) => void;
   readonly dhcp?: DhcpServiceConfig;
   readonly tftpRoot?: string;
   /** More work of each term (after DHCP and TFTP), e.g. the boot-script check. */
@@ -68,24 +74,30 @@ export async function openVipUnit(o: VipUnitOptions): Promise<VipUnit> {
   const { logger } = o;
   const metrics = createVipMetrics(o.registry);
   metrics.owned.labels(o.name).set(0);
+  metrics.wireBlocked.labels(o.name).set(0);
   const target = NetnsVip.open({ netnsPath: o.netnsPath, iface: o.iface, vip: o.vip, prefixLen: o.vipPrefix });
+  let wire: NetnsWire | undefined;
   try {
+    wire = o.wire.probeMs > 0 ? NetnsWire.open({ netnsPath: o.netnsPath, iface: o.iface, vip: o.vip }) : undefined;
     if (await target.remove()) logger.warn({ reason: 'staleVip' }, `removed a VIP left by an earlier run: ${target.description}`);
-    return build(o, target, metrics);
+    return build(o, target, wire, metrics);
   } catch (err) {
+    wire?.close();
     target.close();
     throw err;
   }
 }
 
-function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof createVipMetrics>): VipUnit {
+function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined, metrics: ReturnType<typeof createVipMetrics>): VipUnit {
   const { clock, logger } = o;
   const leases = new CoordinationLease(kubeLeases(o.kube), { namespace: o.lease.namespace, name: o.lease.name }, o.lease.labels, { clock, logger });
+  const guard = wire ? new WireGuard({ wire, clock, probeMs: o.wire.probeMs, checkMs: o.wire.checkMs }) : undefined;
   const announcer = new Announcer({
     schedule: o.garp,
     clock,
     logger,
-    announce: () => target.announce(),
+    // our announcements carry our trailer: another ironet holder knows since when we hold the VIP
+    announce: () => target.announce(guard?.trailer()),
     onSent: (n) => metrics.garpSent.labels(o.name).inc(n),
   });
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
@@ -94,7 +106,7 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
   const reports = new HolderReports({ onHolding: o.onHolding, onDhcp: o.onDhcp });
   const dhcpWork = dhcp && reports.dhcp(dhcp.dependent);
   const dependents = [dhcpWork, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
-  const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents });
+  const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents, guard, reports, onWire: o.onWire });
   const elector = new Elector({
     leases,
     identity: o.identity,
@@ -105,7 +117,7 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
     name: o.name,
     wording: VIP_WORDING,
     initialCandidate: false,
-    hooks: reports.hooks(hooks),
+    hooks,
   });
   return {
     target,
@@ -114,6 +126,8 @@ function build(o: VipUnitOptions, target: NetnsVip, metrics: ReturnType<typeof c
     close: () => {
       announcer.stop();
       dhcp?.close();
+      guard?.close();
+      wire?.close();
       target.close();
     },
   };

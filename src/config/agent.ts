@@ -35,6 +35,9 @@ export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly garpBurstCount: number;
   readonly garpBurstIntervalMs: number;
   readonly garpRefreshMs: number;
+  /** The wire rule: probe this long before installing the VIP (0: off), check every wireCheckMs while holding. */
+  readonly wireProbeMs: number;
+  readonly wireCheckMs: number;
   /** DHCP for PXE, served while holding the VIP; undefined: off. */
   readonly dhcp: DhcpServiceConfig | undefined;
   /** Read-only TFTP on the VIP from this folder; undefined: off. */
@@ -68,6 +71,9 @@ export interface NetworkAgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly garpBurstCount: number;
   readonly garpBurstIntervalMs: number;
   readonly garpRefreshMs: number;
+  /** The wire rule: probe this long before installing the VIP (0: off), check every wireCheckMs while holding. */
+  readonly wireProbeMs: number;
+  readonly wireCheckMs: number;
   readonly tftpRoot: string | undefined;
 }
 
@@ -110,6 +116,8 @@ const FLAGS = {
   'garp-burst-count': option({ arg: 'N', help: 'announcements on takeover, --garp-burst-interval-ms apart', default: 6, parse: wholeNumber(1, 100) }),
   'garp-burst-interval-ms': option({ arg: 'N', help: 'between the announcements of a burst', default: 1000, parse: wholeNumber(10, 60_000) }),
   'garp-refresh-ms': option({ arg: 'N', help: 'then one every N ms while holding (0: never)', default: 10_000, parse: wholeNumber(0, 3_600_000) }),
+  'wire-probe-ms': option({ arg: 'N', help: 'ask the segment this long whether another MAC uses the VIP before installing it (ARP probe / DAD; docs/vip.md "On the wire"); 0: never look at the wire (not recommended)', default: 100, parse: wholeNumber(0, 5000) }),
+  'wire-check-ms': option({ arg: 'N', help: 'while holding, ask again every N ms (a claimer that never announces still answers)', default: 1000, parse: wholeNumber(100, 60_000) }),
   'tftp-root': option({ arg: 'DIR', env: 'IRONET_TFTP_ROOT', help: 'serve DIR read-only by TFTP on the VIP', defaultText: 'off', parse: text }),
   'node-name': option({
     arg: 'NAME',
@@ -262,6 +270,6 @@ function dhcpOf(f: AgentFlags): DhcpServiceConfig | undefined {
 }
 
 /** The announcement flags both modes take. */
-function garpOf(f: AgentFlags): { garpBurstCount: number; garpBurstIntervalMs: number; garpRefreshMs: number } {
-  return { garpBurstCount: f.get('garp-burst-count'), garpBurstIntervalMs: f.get('garp-burst-interval-ms'), garpRefreshMs: f.get('garp-refresh-ms') };
+function garpOf(f: AgentFlags): { garpBurstCount: number; garpBurstIntervalMs: number; garpRefreshMs: number; wireProbeMs: number; wireCheckMs: number } {
+  return { garpBurstCount: f.get('garp-burst-count'), garpBurstIntervalMs: f.get('garp-burst-interval-ms'), garpRefreshMs: f.get('garp-refresh-ms'), wireProbeMs: f.get('wire-probe-ms'), wireCheckMs: f.get('wire-check-ms') };
 }

@@ -38,3 +38,18 @@ export function ipv4UdpDstPort(port: number): Buffer {
 export function dropAll(): Buffer {
   return program([[0x06, 0, 0, 0]]);
 }
+
+/** Accepts IPv6 Neighbour Solicitations and Advertisements (ICMPv6 135, 136 right after the fixed header), drops everything else. */
+export function icmpv6NeighbourDiscovery(): Buffer {
+  return program([
+    [0x28, 0, 0, 12], // ldh [12]            ethertype
+    [0x15, 0, 6, 0x86dd], // jeq IPv6
+    [0x30, 0, 0, 20], // ldb [20]            next header
+    [0x15, 0, 4, 58], // jeq ICMPv6
+    [0x30, 0, 0, 54], // ldb [54]            ICMPv6 type
+    [0x35, 0, 2, 135], // jge 135
+    [0x25, 1, 0, 136], // jgt 136 → drop
+    [0x06, 0, 0, 0x40000], // ret accept
+    [0x06, 0, 0, 0], // ret drop
+  ]);
+}

@@ -10,6 +10,7 @@ import { formatIp, ipEquals, type IpAddress } from '../core/ip.js';
 import { macFromBytes, type Mac } from '../core/mac.js';
 import { announcementsFor } from '../vip/garp.js';
 import type { InstallResult, VipTarget } from '../vip/ports.js';
+import type { WireTrailer } from '../vip/wire.js';
 import * as native from './native.js';
 import { NetlinkError, NetlinkSocket } from './netlink.js';
 import { encodeDelAddress, encodeGetAddresses, encodeGetLinks, encodeNewAddress, NLM_F, RTMGRP, type AddressInfo, type LinkInfo } from './netlink-codec.js';
@@ -105,9 +106,9 @@ export class NetnsVip implements VipTarget {
     return msgs.flatMap((m) => (m.kind === 'newLink' && m.link.ifindex === this.ifindex ? [m.link] : []))[0];
   }
 
-  announce(): Promise<number> {
+  announce(trailer?: WireTrailer): Promise<number> {
     let sent = 0;
-    for (const a of announcementsFor(this.o.vip, this.mac)) {
+    for (const a of announcementsFor(this.o.vip, this.mac, trailer)) {
       native.sendPacket(this.packetFd, this.ifindex, a.frame.readUInt16BE(12), a.destination, a.frame);
       sent++;
     }

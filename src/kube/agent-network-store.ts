@@ -11,7 +11,7 @@ import type { Logger } from '../core/logger.js';
 import type { KubeObject } from '../core/object-meta.js';
 import type { IpAddressObject, IpClaimObject } from '../ipam/objects.js';
 import type { HolderReport } from '../network/agent-runner.js';
-import { agentStatus, needsReassert, planReport, stillNamed, type SaidState } from '../network/agent-status.js';
+import { agentStatus, mayWrite, needsReassert, planReport, type SaidState } from '../network/agent-status.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from '../network/network.js';
 import { claimedAddress, podClaim, slimPod, type ClaimedAddress, type PodObject } from '../network/pods.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
@@ -129,13 +129,14 @@ export class KubeAgentNetworkStore {
       const plan = planReport(this.said.get(key), r, now);
       if (plan.kind === 'ignore') return;
       this.said.set(key, plan.state);
-      if (!plan.onlyIfNamed) {
+      if (plan.writeIf === 'always') {
         await this.apply(network, plan.state, now);
         return;
       }
-      // a step-down: said only while the status still names this agent, at the resourceVersion that showed it
+      // a step-down: said only while the status still names this agent (a conflict on the wire: or names nobody),
+      // at the resourceVersion that showed it
       let seen = this.networkInformer.get(key);
-      for (let attempt = 0; stillNamed(seen, r.agent); attempt++) {
+      for (let attempt = 0; mayWrite(plan.writeIf, seen, r.agent); attempt++) {
         if (attempt === 3) {
           this.o.logger.warn({ provisioningNetwork: key }, 'could not say on the ProvisioningNetwork status that this agent stepped down (it changed under every try); the next holder replaces it');
           return;

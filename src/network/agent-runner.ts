@@ -16,6 +16,7 @@ import type { Logger } from '../core/logger.js';
 import { describeError } from '../core/errors.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import type { BootScriptVerdict } from './boot-script.js';
+import { wireConflictNote } from './agent-status.js';
 import { nadName } from './nad.js';
 import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
@@ -38,7 +39,21 @@ export interface UnitHandle {
 export type HolderReport =
   | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string; readonly urls?: UrlContract }
   | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string }
-  | { readonly kind: 'bootScript'; readonly verdict: BootScriptVerdict; readonly pod: string; readonly agent: string };
+  | { readonly kind: 'bootScript'; readonly verdict: BootScriptVerdict; readonly pod: string; readonly agent: string }
+  | ({ readonly kind: 'wire'; readonly vip: string; readonly primary: boolean; readonly pod: string; readonly agent: string } & WireReport);
+
+/** What the wire rule did on one VIP (src/vip/holder.ts WireEvent, told in this capability's words). */
+export type WireReport = WireConflictReport | { readonly outcome: 'cleared' };
+
+export interface WireConflictReport {
+  readonly outcome: 'blocked' | 'defended' | 'yielded';
+  /** The other MAC that claims the VIP. */
+  readonly mac: string;
+  readonly ironet: boolean;
+  /** Since when that ironet agent holds the VIP (wall clock ms), when it said. */
+  readonly sinceMs?: number;
+  readonly why?: string;
+}
 
 export interface AgentPorts {
   network(key: string): ProvisioningNetworkObject | undefined;
@@ -76,6 +91,9 @@ export interface AgentRunnerOptions {
   readonly secondPodGraceMs?: number;
   readonly clock?: Clock;
 }
+
+/** A claimer's conflict (per outcome) is told in an Event at most this often. */
+export const WIRE_EVENT_EVERY_MS = 5 * 60_000;
 
 /** Passes (about a second apart) without Multus' network-status before the agent records a Warning Event. */
 export const WARN_AFTER_WAITS = 30;
@@ -316,11 +334,33 @@ export class AgentRunner {
       else this.holdingSince.delete(key);
       return;
     }
+    if (r.kind === 'wire') {
+      await this.onWire(key, network, r);
+      return;
+    }
     if (r.kind !== 'bootScript') return;
     if (r.verdict.status === 'True') this.bootWarned.delete(key);
     if (r.verdict.status !== 'False' || this.bootWarned.get(key) === r.verdict.reason) return;
     this.bootWarned.set(key, r.verdict.reason);
     await this.o.ports.warn(network, r.verdict.reason, r.verdict.message);
+  }
+
+  /** `<network>|<vip>|<mac>|<outcome>` → when last said: one Event per claimer and outcome every WIRE_EVENT_EVERY_MS. */
+  private readonly wireWarned = new Map<string, number>();
+
+  /** A conflict on the wire: a Warning Event VIPConflictOnWire naming the other MAC (blocked, defended or yielded). */
+  private async onWire(key: string, network: ProvisioningNetwork, r: Extract<HolderReport, { kind: 'wire' }>): Promise<void> {
+    if (r.outcome === 'cleared') {
+      this.o.logger.info({ provisioningNetwork: key, vip: r.vip }, 'the VIP is free on the wire again');
+      return;
+    }
+    const now = (this.o.clock ?? systemClock).monotonicMs();
+    const id = `${key}|${r.vip}|${r.mac}|${r.outcome}`;
+    const last = this.wireWarned.get(id);
+    if (last !== undefined && now - last < WIRE_EVENT_EVERY_MS) return;
+    if (this.wireWarned.size > 1000) this.wireWarned.clear(); // claimers from a hostile segment: bounded
+    this.wireWarned.set(id, now);
+    await this.o.ports.warn(network, 'VIPConflictOnWire', wireConflictNote(r, this.o.nodeName));
   }
 
   /** Steps down on every network (SIGTERM): units stop in parallel, each in the safe order. */

@@ -17,7 +17,7 @@
  * - a condition keeps its lastTransitionTime while its status stays.
  */
 import type { Condition } from '../core/conditions.js';
-import type { HolderReport } from './agent-runner.js';
+import type { HolderReport, WireConflictReport } from './agent-runner.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from './network.js';
 import type { BootScriptVerdict } from './boot-script.js';
 import type { UrlContract } from './pods.js';
@@ -34,33 +34,66 @@ export interface SaidState {
   readonly urls?: UrlContract;
   /** The term's last boot-script verdict (boot-script.ts), if any yet. */
   readonly bootScript?: BootScriptVerdict;
+  /** Not holding because another MAC uses the VIP (the wire rule blocked or yielded it), until the VIP goes on again. */
+  readonly conflict?: WireConflictReport;
   readonly conditions: ReadonlyMap<string, Condition>;
 }
 
 export type ReportPlan =
   | { readonly kind: 'ignore'; readonly reason: 'lateReport' | 'unchanged' }
-  /** Write `state`; `onlyIfNamed`: stepping down, only while the cached status names this unit (at its resourceVersion). */
-  | { readonly kind: 'write'; readonly state: SaidState; readonly onlyIfNamed: boolean };
+  /**
+   * Write `state`; `writeIf`: `named` (stepping down) only while the cached
+   * status names this unit (at its resourceVersion), `namedOrNone` (a
+   * conflict on the wire) also when it names no holder.
+   */
+  | { readonly kind: 'write'; readonly state: SaidState; readonly writeIf: 'always' | 'named' | 'namedOrNone' };
 
 /** Folds one report into what the agent has said. */
 export function planReport(said: SaidState | undefined, r: HolderReport, now: string): ReportPlan {
   const state = said ?? { holding: false, pod: r.pod, agent: r.agent, since: now, dhcp: undefined, conditions: new Map<string, Condition>() };
   if (r.kind === 'holding') {
-    const next: SaidState = { ...state, holding: r.holding, pod: r.pod, agent: r.agent, since: r.holding && !state.holding ? now : state.since, dhcp: undefined, urls: r.urls, bootScript: undefined };
-    return { kind: 'write', state: next, onlyIfNamed: !r.holding };
+    const { conflict: _ended, ...rest } = state;
+    const next: SaidState = { ...(r.holding ? rest : state), holding: r.holding, pod: r.pod, agent: r.agent, since: r.holding && !state.holding ? now : state.since, dhcp: undefined, urls: r.urls, bootScript: undefined };
+    return { kind: 'write', state: next, writeIf: r.holding ? 'always' : 'named' };
+  }
+  if (r.kind === 'wire') {
+    // the status speaks for the primary VIP; defended (still holding) and cleared (a holding report follows) say nothing there
+    if (!r.primary || (r.outcome !== 'blocked' && r.outcome !== 'yielded')) return { kind: 'ignore', reason: 'unchanged' };
+    const conflict = { outcome: r.outcome, mac: r.mac, ironet: r.ironet, ...(r.sinceMs !== undefined ? { sinceMs: r.sinceMs } : {}), ...(r.why !== undefined ? { why: r.why } : {}) };
+    return { kind: 'write', state: { ...state, holding: false, pod: r.pod, agent: r.agent, dhcp: undefined, bootScript: undefined, conflict }, writeIf: 'namedOrNone' };
   }
   if (!state.holding || state.agent !== r.agent) return { kind: 'ignore', reason: 'lateReport' };
   if (r.kind === 'bootScript') {
     const b = state.bootScript;
     if (b && b.status === r.verdict.status && b.reason === r.verdict.reason && b.message === r.verdict.message) return { kind: 'ignore', reason: 'unchanged' };
-    return { kind: 'write', state: { ...state, bootScript: r.verdict }, onlyIfNamed: false };
+    return { kind: 'write', state: { ...state, bootScript: r.verdict }, writeIf: 'always' };
   }
-  return { kind: 'write', state: { ...state, dhcp: { serving: r.serving, message: r.message } }, onlyIfNamed: false };
+  return { kind: 'write', state: { ...state, dhcp: { serving: r.serving, message: r.message } }, writeIf: 'always' };
 }
 
 /** Whether a stepping-down write may go: the cached status still names this unit as the holder. */
 export function stillNamed(cached: ProvisioningNetworkObject | undefined, agent: string): boolean {
   return cached?.status?.vipHolder?.agent === agent;
+}
+
+/** Whether a conditional write (`named`, `namedOrNone`) may go on what the cache shows. */
+export function mayWrite(writeIf: 'named' | 'namedOrNone', cached: ProvisioningNetworkObject | undefined, agent: string): boolean {
+  if (stillNamed(cached, agent)) return true;
+  return writeIf === 'namedOrNone' && cached !== undefined && cached.status?.vipHolder === undefined;
+}
+
+/** The Warning Event of a conflict on the wire: who, what this side did and why, and what a user does about it. */
+export function wireConflictNote(r: WireConflictReport & { readonly vip: string; readonly pod: string }, nodeName: string): string {
+  const who = r.ironet
+    ? `${r.mac}, an ironet agent${r.sinceMs ? ` holding it since ${new Date(r.sinceMs).toISOString()}` : ''} (another cluster's, during a pivot?)`
+    : `${r.mac}, not an ironet agent (a keepalived, kube-vip or a host configured with the VIP?)`;
+  const where = `pod ${r.pod} on node ${nodeName}`;
+  const fix = r.ironet
+    ? 'if this is a pivot, set the ProvisioningNetwork of the cluster that should not serve to spec.role: Standby (docs/pivot.md)'
+    : `find the host with MAC ${r.mac} and remove the VIP from it (a keepalived left from before ironet: stop it)`;
+  if (r.outcome === 'blocked') return `the VIP ${r.vip} is answered on the provisioning network by ${who}: ${where} holds the Lease but leaves the VIP off (and DHCP unserved) until nothing else answers for it; ${fix}`;
+  if (r.outcome === 'defended') return `${who} claimed the VIP ${r.vip} held by ${where}: this side keeps it (${r.why === 'heldLonger' ? 'it has held it longer' : 'a first claim is defended once, RFC 5227'}) and announced it again; ${fix}`;
+  return `${who} claimed the VIP ${r.vip} held by ${where}: this side gave it up (${r.why === 'heldLongerThere' ? 'that side has held it longer' : 'it claimed it again within 10 s, RFC 5227: ironet cannot make it stop, so it stops first'}) and takes it back when nothing else answers for it; ${fix}`;
 }
 
 /** The status to apply for `state`, and the state with its conditions remembered (for stable transition times). */
@@ -75,7 +108,9 @@ export function agentStatus(network: ProvisioningNetwork, state: SaidState, node
   };
   const vipAssigned = state.holding
     ? cond('VIPAssigned', 'True', 'Held', `${where} holds the VIP`)
-    : cond('VIPAssigned', 'False', 'SteppedDown', `${where} gave the VIP up; another agent takes it`);
+    : state.conflict
+      ? cond('VIPAssigned', 'False', 'VIPConflictOnWire', `${state.conflict.mac} (${state.conflict.ironet ? 'an ironet agent' : 'not ironet'}) answers for the VIP on the wire: ${where} holds the Lease and leaves the VIP to it until it stops (Events VIPConflictOnWire; docs/vip.md "On the wire")`)
+      : cond('VIPAssigned', 'False', 'SteppedDown', `${where} gave the VIP up; another agent takes it`);
   const dhcp = !network.dhcp.enabled
     ? cond('DHCPServing', 'False', 'Disabled', 'spec.dhcp.enabled is false')
     : !state.holding

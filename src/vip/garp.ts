@@ -8,6 +8,7 @@
 import { Buffer } from 'node:buffer';
 import { ipToBytes, type IpAddress } from '../core/ip.js';
 import { macToBytes, type Mac } from '../core/mac.js';
+import { encodeTrailer, type WireTrailer } from './trailer.js';
 
 const ETH_P_ARP = 0x0806;
 const ETH_P_IPV6 = 0x86dd;
@@ -33,8 +34,8 @@ function ethernet(dst: Buffer, src: Buffer, type: number, payload: Buffer): Buff
   return Buffer.concat([hdr, payload]);
 }
 
-/** ARP for IPv4 over Ethernet: sender = target = the VIP. */
-export function gratuitousArp(vip: IpAddress, mac: Mac, op: 'request' | 'reply'): Announcement {
+/** ARP for IPv4 over Ethernet: sender = target = the VIP; `trailer` (ironet's, src/vip/wire.ts) goes in the padding. */
+export function gratuitousArp(vip: IpAddress, mac: Mac, op: 'request' | 'reply', trailer?: WireTrailer): Announcement {
   if (vip.family !== 4) throw new RangeError('gratuitous ARP is for IPv4 addresses');
   const src = Buffer.from(macToBytes(mac));
   const ip = Buffer.from(ipToBytes(vip));
@@ -48,8 +49,9 @@ export function gratuitousArp(vip: IpAddress, mac: Mac, op: 'request' | 'reply')
   ip.copy(arp, 14);
   (op === 'request' ? ZERO_MAC : BROADCAST).copy(arp, 18);
   ip.copy(arp, 24);
-  // Ethernet minimum payload is 46 bytes: pad the 28-byte ARP packet.
-  const padded = Buffer.concat([arp, Buffer.alloc(18)]);
+  // Ethernet minimum payload is 46 bytes: pad the 28-byte ARP packet (the padding carries the trailer).
+  const pad = trailer ? encodeTrailer(trailer) : Buffer.alloc(0);
+  const padded = Buffer.concat([arp, pad, Buffer.alloc(18 - pad.length)]);
   return { frame: ethernet(BROADCAST, src, ETH_P_ARP, padded), destination: BROADCAST, kind: op === 'request' ? 'arpRequest' : 'arpReply' };
 }
 
@@ -70,8 +72,8 @@ export function icmpv6Checksum(src: Buffer, dst: Buffer, icmp: Buffer): number {
   return ~sum & 0xffff;
 }
 
-/** An unsolicited NA for the VIP to all nodes, Override set, with our link-layer address. */
-export function unsolicitedNeighborAdvertisement(vip: IpAddress, mac: Mac): Announcement {
+/** An unsolicited NA for the VIP to all nodes, Override set, with our link-layer address; `trailer` after the IPv6 packet. */
+export function unsolicitedNeighborAdvertisement(vip: IpAddress, mac: Mac, trailer?: WireTrailer): Announcement {
   if (vip.family !== 6) throw new RangeError('neighbor advertisements are for IPv6 addresses');
   const src = Buffer.from(macToBytes(mac));
   const target = Buffer.from(ipToBytes(vip));
@@ -91,10 +93,11 @@ export function unsolicitedNeighborAdvertisement(vip: IpAddress, mac: Mac): Anno
   ip6.writeUInt8(255, 7); // hop limit, required for ND
   target.copy(ip6, 8);
   ALL_NODES.copy(ip6, 24);
-  return { frame: ethernet(ALL_NODES_MAC, src, ETH_P_IPV6, Buffer.concat([ip6, icmp])), destination: ALL_NODES_MAC, kind: 'unsolicitedNa' };
+  const tail = trailer ? encodeTrailer(trailer) : Buffer.alloc(0);
+  return { frame: ethernet(ALL_NODES_MAC, src, ETH_P_IPV6, Buffer.concat([ip6, icmp, tail])), destination: ALL_NODES_MAC, kind: 'unsolicitedNa' };
 }
 
-/** The frames of one announcement round for `vip`. */
-export function announcementsFor(vip: IpAddress, mac: Mac): Announcement[] {
-  return vip.family === 4 ? [gratuitousArp(vip, mac, 'request'), gratuitousArp(vip, mac, 'reply')] : [unsolicitedNeighborAdvertisement(vip, mac)];
+/** The frames of one announcement round for `vip`, each with `trailer` when given. */
+export function announcementsFor(vip: IpAddress, mac: Mac, trailer?: WireTrailer): Announcement[] {
+  return vip.family === 4 ? [gratuitousArp(vip, mac, 'request', trailer), gratuitousArp(vip, mac, 'reply', trailer)] : [unsolicitedNeighborAdvertisement(vip, mac, trailer)];
 }

@@ -16,6 +16,8 @@ import { vipLifetimeSeconds, type ElectionTimings, type FenceReason } from '../e
 import type { ElectorHooks, ElectorWording, LeadingContext } from '../election/elector.js';
 import type { VipMetrics } from './metrics.js';
 import type { VipTarget } from './ports.js';
+import type { Claimer } from './wire.js';
+import type { HoldingVerdict, WireGuard } from './wire-guard.js';
 
 /** What the VIP's election says in its log lines. */
 export const VIP_WORDING: ElectorWording = {
@@ -48,7 +50,20 @@ export interface HolderOptions {
   readonly metrics?: VipMetrics;
   readonly name: string;
   readonly dependents?: readonly DependentWork[];
+  /** The wire rule (src/vip/wire.ts): a probe before each install, a watch while holding. None: the Lease alone decides. */
+  readonly guard?: WireGuard;
+  /** Told when the VIP goes on and off (HolderReports). */
+  readonly reports?: HolderReports;
+  /** Told what the wire said: blocked (not installed), defended, yielded; cleared (installed after being blocked). Must not throw. */
+  readonly onWire?: (e: WireEvent) => void;
 }
+
+/** What the wire guard did, for the network's status, an Event, a metric. */
+export type WireEvent =
+  | { readonly outcome: 'blocked'; readonly claimer: Claimer }
+  | { readonly outcome: 'defended'; readonly claimer: Claimer; readonly why: 'heldLonger' | 'firstConflict' }
+  | { readonly outcome: 'yielded'; readonly claimer: Claimer; readonly why: 'heldLongerThere' | 'claimedAgain' }
+  | { readonly outcome: 'cleared' };
 
 /** How long a dependent's start may take before the holder stops waiting for it (logged as an error). */
 export const DEPENDENT_START_TIMEOUT_MS = 10_000;
@@ -59,15 +74,34 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
   /**
    * Dependent work starts in the background: the elector must go on renewing
    * while DHCP loads its leases, and a start that fails or hangs must never
-   * keep the VIP from being renewed or removed. Each term (acquire → step
-   * down) starts its own runs at its first successful install, and stepping
-   * down stops exactly those runs, bounded: the VIP's removal waits at most
-   * DEPENDENT_STOP_TIMEOUT_MS for each (its kernel lifetime bounds it anyway).
+   * keep the VIP from being renewed or removed. Each spell (the VIP installed
+   * → removed, within one Lease term or ended by the wire rule) starts its own
+   * runs at its first install, and its end stops exactly those runs, bounded:
+   * the VIP's removal waits at most DEPENDENT_STOP_TIMEOUT_MS for each (its
+   * kernel lifetime bounds it anyway).
+   *
+   * With a wire guard, a spell begins only after a probe nobody answered; a
+   * holder that is blocked keeps its Lease (no other agent of its cluster
+   * churns through the same probe) and probes again at each renew. The guard's
+   * verdicts while holding (defend, yield) and the elector's hooks take turns.
    */
-  let term = 0;
-  let leading = false;
-  let termStarted = false;
+  let spell = 0;
+  let installed = false;
+  /** Who blocked the last probe, until a probe goes through. */
+  let blockedBy: Claimer | undefined;
   let runs: DependentRun[] = [];
+  let turn: Promise<void> = Promise.resolve();
+  let queued = 0;
+  /** One at a time; an idle holder runs the work at once (no extra tick before a removal starts). */
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queued === 0 ? work() : turn.then(work);
+    queued++;
+    turn = next.then(
+      () => void queued--,
+      () => void queued--,
+    );
+    return next;
+  };
   const bounded = async (what: string, work: () => Promise<void>, timeoutMs: number, reason: string): Promise<void> => {
     const ac = new AbortController();
     try {
@@ -79,9 +113,9 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
       ac.abort();
     }
   };
-  const startDependents = async (myTerm: number): Promise<void> => {
+  const startDependents = async (mySpell: number): Promise<void> => {
     for (const d of o.dependents ?? []) {
-      if (term !== myTerm) return;
+      if (spell !== mySpell) return;
       let run: DependentRun;
       try {
         run = d.start();
@@ -93,7 +127,33 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
       await bounded('starting dependent work', () => run.ready, DEPENDENT_START_TIMEOUT_MS, 'acquired');
     }
   };
+  const wire = (e: WireEvent): void => {
+    if (e.outcome !== 'cleared') o.metrics?.wireConflicts.labels(o.name, e.claimer.ironet ? 'ironet' : 'other', e.outcome).inc();
+    o.metrics?.wireBlocked.labels(o.name).set(e.outcome === 'blocked' ? 1 : 0);
+    o.onWire?.(e);
+  };
+  const claimerText = (c: Claimer): string => (c.ironet ? `an ironet agent${c.sinceMs ? ` holding it since ${new Date(c.sinceMs).toISOString()}` : ''}` : 'not an ironet agent');
+  /** The guard's say before a spell: false when another MAC uses the VIP (told once per claimer). */
+  const wireClear = async (): Promise<boolean> => {
+    if (!o.guard) return true;
+    const claimer = await o.guard.probe();
+    if (claimer) {
+      if (blockedBy?.mac !== claimer.mac) {
+        o.logger.warn({ reason: 'vipConflictOnWire', mac: claimer.mac, ironet: claimer.ironet }, `not installing the VIP: ${claimer.mac} (${claimerText(claimer)}) answers for it on the wire; holding the Lease and asking again at each renew`);
+        wire({ outcome: 'blocked', claimer });
+      }
+      blockedBy = claimer;
+      return false;
+    }
+    if (blockedBy) {
+      o.logger.info({ reason: 'wireClear', mac: blockedBy.mac }, `${blockedBy.mac} no longer answers for the VIP: installing it`);
+      blockedBy = undefined;
+      wire({ outcome: 'cleared' });
+    }
+    return true;
+  };
   const install = async (ctx: LeadingContext, why: 'acquired' | 'renewed'): Promise<void> => {
+    if (!installed && !(await wireClear())) return;
     const now = o.clock.monotonicMs();
     const lifetime = vipLifetimeSeconds(o.timings, ctx.sentMs, now);
     if (lifetime < 1) {
@@ -106,37 +166,68 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
       o.logger.warn({ reason: 'deadlinePassed' }, 'VIP not installed: the renew deadline had passed');
       return;
     }
-    // the term's first install that worked starts its work, even when the address was still there
-    const firstOfTerm = leading && !termStarted;
-    if (result === 'added' || firstOfTerm) {
+    // the spell's first install that worked starts its work, even when the address was still there
+    const first = !installed;
+    if (first) {
+      installed = true;
+      o.guard?.hold(o.clock.wallMs(), (v) => void inTurn(() => onVerdict(v)));
+    }
+    if (result === 'added' || first) {
       o.logger.info({ reason: why, lifetimeSeconds: lifetime }, `VIP installed: ${o.target.description}`);
       o.announcer.start();
       o.metrics?.owned.labels(o.name).set(1);
     }
-    if (firstOfTerm) {
-      termStarted = true;
-      void startDependents(term);
+    if (first) {
+      o.reports?.began();
+      void startDependents(spell);
     }
   };
+  /** Ends the spell in the safe order: work, VIP, then the report (the Lease, if it goes, after that). */
+  const end = async (reason: FenceReason | 'wireConflict'): Promise<void> => {
+    const wasInstalled = installed;
+    installed = false;
+    spell++;
+    o.guard?.release();
+    if (wasInstalled) o.reports?.ending();
+    o.announcer.stop();
+    const stopping = runs.reverse();
+    runs = [];
+    const fence: FenceReason = reason === 'wireConflict' ? 'shutdown' : reason;
+    for (const r of stopping) await bounded('stopping dependent work', () => r.stop(fence), DEPENDENT_STOP_TIMEOUT_MS, reason);
+    const removed = await o.target.remove();
+    o.metrics?.owned.labels(o.name).set(0);
+    o.logger.info({ reason, removed }, `VIP removed: ${o.target.description}`);
+    if (wasInstalled) await o.reports?.ended();
+  };
+  const onVerdict = async (v: HoldingVerdict): Promise<void> => {
+    if (!installed) return;
+    if (v.action === 'defend') {
+      o.logger.warn({ reason: 'vipConflictOnWire', mac: v.claimer.mac, ironet: v.claimer.ironet, why: v.why }, `${v.claimer.mac} (${claimerText(v.claimer)}) claims the VIP; this agent keeps it (${v.why === 'heldLonger' ? 'it has held it longer' : 'a first conflict: RFC 5227 defence'}) and announces it once`);
+      wire({ outcome: 'defended', claimer: v.claimer, why: v.why });
+      try {
+        await o.target.announce(o.guard?.trailer());
+      } catch (err) {
+        o.logger.warn({ err: describeError(err) }, 'announcing the VIP in its defence failed');
+      }
+      return;
+    }
+    o.logger.warn({ reason: 'vipConflictOnWire', mac: v.claimer.mac, ironet: v.claimer.ironet, why: v.why }, `${v.claimer.mac} (${claimerText(v.claimer)}) claims the VIP; this agent yields it (${v.why === 'heldLongerThere' ? 'that side has held it longer' : 'it claimed it again within 10 s'}), keeps the Lease and takes the VIP again when nothing else answers for it`);
+    await end('wireConflict');
+    blockedBy = v.claimer;
+    wire({ outcome: 'yielded', claimer: v.claimer, why: v.why });
+    // the next renew probes; meanwhile this spell's dependents are stopped
+  };
   return {
-    onLeading: (ctx) => {
-      leading = true;
-      term++;
-      termStarted = false;
-      return install(ctx, 'acquired');
-    },
-    onRenewed: (ctx) => install(ctx, 'renewed'),
-    onStopLeading: async (reason) => {
-      leading = false;
-      term++;
-      o.announcer.stop();
-      const stopping = runs.reverse();
-      runs = [];
-      for (const r of stopping) await bounded('stopping dependent work', () => r.stop(reason), DEPENDENT_STOP_TIMEOUT_MS, reason);
-      const removed = await o.target.remove();
-      o.metrics?.owned.labels(o.name).set(0);
-      o.logger.info({ reason, removed }, `VIP removed: ${o.target.description}`);
-    },
+    onLeading: (ctx) => inTurn(() => install(ctx, 'acquired')),
+    onRenewed: (ctx) => inTurn(() => install(ctx, 'renewed')),
+    onStopLeading: (reason) =>
+      inTurn(async () => {
+        if (blockedBy) {
+          blockedBy = undefined;
+          o.metrics?.wireBlocked.labels(o.name).set(0);
+        }
+        await end(reason);
+      }),
   };
 }
 
@@ -149,24 +240,25 @@ export interface HolderReporter {
 }
 
 /**
- * Orders a holder's reports: a term's DHCP outcome is told only after that
- * term's holding report is done (a reader never sees "serving" before
- * "held"); a holding report that finishes after its term ended opens nothing
- * of the next term; "not holding" is told after the VIP is removed, and is
+ * Orders a holder's reports: a spell's DHCP outcome is told only after that
+ * spell's holding report is done (a reader never sees "serving" before
+ * "held"); a holding report that finishes after its spell ended opens nothing
+ * of the next one; "not holding" is told after the VIP is removed, and is
  * awaited, so the next holder's report comes after it. Renewing never waits
- * for a report.
+ * for a report. The holder calls began() after a spell's first install,
+ * ending() as it starts to end one and ended() once its VIP is removed.
  */
 export class HolderReports {
-  /** The current term's DHCP gate: opened by the term's holding report (or its end). */
+  /** The current spell's DHCP gate: opened by the spell's holding report (or its end). */
   private gate: { readonly opened: Promise<void>; readonly open: () => void } | undefined;
-  /** The holding report of the current term is done: a DHCP start later in the term needs no gate. */
+  /** The holding report of the current spell is done: a DHCP start later in it needs no gate. */
   private holdingSaid = false;
-  /** Counts terms, so a late holding report opens nothing of the next. */
-  private term = 0;
+  /** Counts spells, so a late holding report opens nothing of the next. */
+  private spell = 0;
 
   constructor(private readonly reporter: HolderReporter) {}
 
-  /** `work` (the DHCP service) with its start's outcome told after the term's holding report. */
+  /** `work` (the DHCP service) with its start's outcome told after the spell's holding report. */
   dhcp(work: DependentWork): DependentWork {
     return {
       start: () => {
@@ -184,27 +276,25 @@ export class HolderReports {
     };
   }
 
-  /** The holder's hooks with the holding reports around them. */
-  hooks(inner: ElectorHooks): ElectorHooks {
-    return {
-      ...inner,
-      onLeading: async (ctx) => {
-        await inner.onLeading(ctx);
-        // not awaited: renewing must not wait for a status write; the term's DHCP report waits for this one
-        const t = ++this.term;
-        void (this.reporter.onHolding?.(true) ?? Promise.resolve()).finally(() => {
-          if (t !== this.term) return;
-          this.holdingSaid = true;
-          this.gate?.open();
-        });
-      },
-      onStopLeading: async (reason) => {
-        this.term++;
-        this.holdingSaid = false;
-        this.gate?.open();
-        await inner.onStopLeading(reason);
-        await this.reporter.onHolding?.(false);
-      },
-    };
+  /** The VIP went on: "holding" is told, not awaited (renewing must not wait for a status write). */
+  began(): void {
+    const s = ++this.spell;
+    void (this.reporter.onHolding?.(true) ?? Promise.resolve()).finally(() => {
+      if (s !== this.spell) return;
+      this.holdingSaid = true;
+      this.gate?.open();
+    });
+  }
+
+  /** The spell ends: a late "holding" opens nothing of it now. */
+  ending(): void {
+    this.spell++;
+    this.holdingSaid = false;
+    this.gate?.open();
+  }
+
+  /** The VIP is removed: "not holding" is told, and awaited. */
+  async ended(): Promise<void> {
+    await this.reporter.onHolding?.(false);
   }
 }

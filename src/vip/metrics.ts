@@ -24,6 +24,18 @@ function buildVipMetrics(registry: Registry) {
       registers: [registry],
     }),
     garpSent: new Counter({ name: 'ironet_vip_garp_sent_total', help: 'Gratuitous ARP / unsolicited NA frames sent.', labelNames: ['vip'] as const, registers: [registry] }),
+    wireConflicts: new Counter({
+      name: 'ironet_vip_wire_conflicts_total',
+      help: 'Another MAC claimed the VIP on the wire (docs/vip.md "On the wire"), by who it was (foreign: ironet, other) and what this agent did (outcome: blocked = not installed, defended, yielded).',
+      labelNames: ['vip', 'foreign', 'outcome'] as const,
+      registers: [registry],
+    }),
+    wireBlocked: new Gauge({
+      name: 'ironet_vip_wire_blocked',
+      help: '1 while this agent holds the VIP Lease but leaves the VIP off because another MAC answers for it, else 0.',
+      labelNames: ['vip'] as const,
+      registers: [registry],
+    }),
     renewFailures: new Counter({
       name: 'ironet_vip_renew_failures_total',
       help: 'Lease writes by the holder that failed, by reason (conflict, error, tooLate).',

@@ -1,4 +1,7 @@
-/** What the VIP capability needs from the outside: the interface the VIP lives on (the Lease is the election's port). */
+/** What the VIP capability needs from the outside: the interface the VIP lives on and its segment (the Lease is the election's port). */
+import type { Mac } from '../core/mac.js';
+import type { Heard, WireTrailer } from './wire.js';
+
 export type InstallResult = 'added' | 'refreshed' | 'tooLate';
 
 /** The VIP on one interface of one network namespace. */
@@ -14,6 +17,16 @@ export interface VipTarget {
   /** Removes the VIP; false when it was not there. */
   remove(): Promise<boolean>;
   isPresent(): Promise<boolean>;
-  /** Sends one round of gratuitous ARP (request and reply) or unsolicited NA; returns frames sent. */
-  announce(): Promise<number>;
+  /** Sends one round of gratuitous ARP (request and reply) or unsolicited NA, with `trailer` (ironet's) when given; returns frames sent. */
+  announce(trailer?: WireTrailer): Promise<number>;
+}
+
+/** The VIP's segment, as the wire guard hears and asks it (src/vip/wire.ts decides what it means). */
+export interface VipWire {
+  /** Our MAC on the interface (frames from it are ours). */
+  readonly mac: Mac;
+  /** Sends one probe for the VIP (ARP Probe / DAD NS) carrying `trailer`; never throws (a full buffer skips it). */
+  probe(trailer: WireTrailer): void;
+  /** Calls back with what each frame from another host says about the VIP; returns a function that stops. */
+  listen(onHeard: (heard: Heard) => void): () => void;
 }

@@ -5,7 +5,11 @@ import { Announcer } from '../../src/vip/announcer.js';
 import type { ElectorHooks } from '../../src/election/elector.js';
 import { DEPENDENT_START_TIMEOUT_MS, DEPENDENT_STOP_TIMEOUT_MS, HolderReports, holderHooks, type DependentWork } from '../../src/vip/holder.js';
 import { createVipMetrics } from '../../src/vip/metrics.js';
-import type { InstallResult, VipTarget } from '../../src/vip/ports.js';
+import type { InstallResult, VipTarget, VipWire } from '../../src/vip/ports.js';
+import type { Mac } from '../../src/core/mac.js';
+import type { WireEvent } from '../../src/vip/holder.js';
+import { WireGuard } from '../../src/vip/wire-guard.js';
+import type { Heard, WireTrailer } from '../../src/vip/wire.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
 import { RecordingLogger } from '../support/recording-logger.js';
 
@@ -231,12 +235,21 @@ describe('HolderReports: what the holder tells others, in order', () => {
     const reports = new HolderReports(r);
     const order: string[] = [];
     const dhcp = reports.dhcp(run(order, 'dhcp', ready));
-    const inner: ElectorHooks = {
-      onLeading: () => (order.push('installed'), Promise.resolve()),
+    // as holderHooks calls them: began() after a spell's first install, ending() before its end, ended() after the removal
+    const hooks: ElectorHooks = {
+      onLeading: () => {
+        order.push('installed');
+        reports.began();
+        return Promise.resolve();
+      },
       onRenewed: () => Promise.resolve(),
-      onStopLeading: () => (order.push('removed'), Promise.resolve()),
+      onStopLeading: async () => {
+        reports.ending();
+        order.push('removed');
+        await reports.ended();
+      },
     };
-    return { r, order, dhcp, hooks: reports.hooks(inner) };
+    return { r, order, dhcp, hooks };
   }
 
   it('a term’s DHCP outcome is told only after its holding report is done', async () => {
@@ -286,3 +299,151 @@ describe('HolderReports: what the holder tells others, in order', () => {
   });
 });
 
+
+describe('holderHooks with the wire guard (docs/vip.md "On the wire")', () => {
+  const OURS = '02:00:00:00:00:10' as Mac;
+  const OTHER = '02:00:00:00:00:20' as Mac;
+
+  /** A segment where `answering` MACs answer every probe (as their kernels would), and frames can be heard at will. */
+  class FakeWire implements VipWire {
+    readonly mac = OURS;
+    readonly probes: WireTrailer[] = [];
+    answering: Mac[] = [];
+    private readonly listeners = new Set<(h: Heard) => void>();
+    probe(trailer: WireTrailer): void {
+      this.probes.push(trailer);
+      for (const mac of this.answering) queueMicrotask(() => this.hear({ mac, kind: 'uses' }));
+    }
+    listen(onHeard: (h: Heard) => void): () => void {
+      this.listeners.add(onHeard);
+      return () => this.listeners.delete(onHeard);
+    }
+    hear(h: Heard): void {
+      for (const l of this.listeners) l(h);
+    }
+  }
+
+  function guarded() {
+    const clock = new FakeClock();
+    const target = new FakeTarget();
+    const order: string[] = [];
+    const wire = new FakeWire();
+    const events: WireEvent[] = [];
+    const metrics = createVipMetrics(new Registry());
+    const guard = new WireGuard({ wire, clock, probeMs: 90, checkMs: 1000 });
+    const announcer = new Announcer({ schedule: { burstCount: 1, burstIntervalMs: 1000, refreshMs: 0 }, clock, logger: silentLogger, announce: () => target.announce(guard.trailer()) });
+    const told: boolean[] = [];
+    const reports = new HolderReports({ onHolding: (h) => (told.push(h), Promise.resolve()) });
+    const logger = new RecordingLogger();
+    const hooks = holderHooks({ target, timings: TIMINGS, clock, logger, announcer, metrics, name: 'vip', dependents: [run(order, 'dhcp')], guard, reports, onWire: (e) => events.push(e) });
+    return { clock, target, order, wire, events, hooks, metrics, told, logger };
+  }
+
+  it('probes before installing: three probes across the window, then the VIP goes on', async () => {
+    const { clock, target, wire, hooks, order } = guarded();
+    const leading = hooks.onLeading({ sentMs: 0 });
+    await clock.advance(29);
+    expect(target.calls, 'nothing installed while asking').to.deep.equal([]);
+    await clock.advance(61);
+    await leading;
+    expect(wire.probes).to.deep.equal([{ holding: false, sinceMs: 0 }, { holding: false, sinceMs: 0 }, { holding: false, sinceMs: 0 }]);
+    expect(target.calls[0]).to.match(/^install/);
+    await clock.advance(1);
+    expect(order).to.deep.equal(['dhcp start']);
+  });
+
+  it('never installs a VIP another MAC answers for: keeps the Lease, says so once, asks again at each renew, installs once it is free', async () => {
+    const { clock, target, wire, hooks, events, order, metrics, told } = guarded();
+    wire.answering = [OTHER];
+    const leading = hooks.onLeading({ sentMs: 0 });
+    await clock.advance(1);
+    await leading;
+    expect(target.calls, 'no install, no announcement').to.deep.equal([]);
+    expect(events).to.deep.equal([{ outcome: 'blocked', claimer: { mac: OTHER, ironet: false } }]);
+    expect((await metrics.wireBlocked.get()).values[0]?.value).to.equal(1);
+    const renew = hooks.onRenewed({ sentMs: 500 });
+    await clock.advance(1);
+    await renew;
+    expect(events, 'told once per claimer').to.have.length(1);
+    wire.answering = [];
+    const free = hooks.onRenewed({ sentMs: 1000 });
+    await clock.advance(90);
+    await free;
+    expect(target.calls[0]).to.match(/^install/);
+    expect(events.at(-1)).to.deep.equal({ outcome: 'cleared' });
+    expect((await metrics.wireBlocked.get()).values[0]?.value).to.equal(0);
+    await clock.advance(1);
+    expect(order).to.deep.equal(['dhcp start']);
+    expect(told).to.deep.equal([true]);
+  });
+
+  it('holding: a claimer that is not ironet is defended once (an announcement with our trailer), then yielded to; work stops, the VIP goes, "not holding" is told', async () => {
+    const { clock, target, wire, hooks, events, order, told, metrics } = guarded();
+    const leading = hooks.onLeading({ sentMs: 0 });
+    await clock.advance(90);
+    await leading;
+    await clock.advance(1);
+    const announced = target.calls.filter((c) => c === 'announce').length;
+    wire.hear({ mac: OTHER, kind: 'uses' });
+    await clock.advance(1);
+    expect(events.at(-1)).to.deep.equal({ outcome: 'defended', claimer: { mac: OTHER, ironet: false }, why: 'firstConflict' });
+    expect(target.calls.filter((c) => c === 'announce').length).to.equal(announced + 1);
+    wire.hear({ mac: OTHER, kind: 'uses' });
+    await clock.advance(1);
+    expect(events.at(-1)).to.deep.equal({ outcome: 'yielded', claimer: { mac: OTHER, ironet: false }, why: 'claimedAgain' });
+    expect(target.calls.at(-1)).to.equal('remove');
+    expect(order).to.deep.equal(['dhcp start', 'dhcp stop']);
+    expect(told).to.deep.equal([true, false]);
+    const byOutcome = Object.fromEntries((await metrics.wireConflicts.get()).values.map((v) => [`${v.labels.foreign}/${v.labels.outcome}`, v.value]));
+    expect(byOutcome).to.deep.equal({ 'other/defended': 1, 'other/yielded': 1 });
+    // the next renew asks again: still answered, so it stays off
+    wire.answering = [OTHER];
+    const renew = hooks.onRenewed({ sentMs: 2000 });
+    await clock.advance(1);
+    await renew;
+    expect(target.calls.filter((c) => c.startsWith('install'))).to.have.length(1);
+  });
+
+  it('holding: an ironet holder that has held it longer wins; a younger one is defended against with our since', async () => {
+    const { clock, target, wire, hooks, events } = guarded();
+    await clock.advance(10_000);
+    const leading = hooks.onLeading({ sentMs: 10_000 });
+    await clock.advance(90);
+    await leading;
+    const since = clock.wallMs() - 90;
+    wire.hear({ mac: OTHER, kind: 'uses', ironet: { holding: true, sinceMs: clock.wallMs() + 5 } });
+    await clock.advance(1);
+    expect(events.at(-1)).to.include({ outcome: 'defended', why: 'heldLonger' });
+    expect(target.calls.includes('remove')).to.equal(false);
+    wire.hear({ mac: OTHER, kind: 'uses', ironet: { holding: true, sinceMs: since - 1000 } });
+    await clock.advance(1);
+    expect(events.at(-1)).to.include({ outcome: 'yielded', why: 'heldLongerThere' });
+    expect(target.calls.at(-1)).to.equal('remove');
+  });
+
+  it('holding: asks again every checkMs with its trailer (holding, since when)', async () => {
+    const { clock, wire, hooks } = guarded();
+    const leading = hooks.onLeading({ sentMs: 0 });
+    await clock.advance(90);
+    await leading;
+    const before = wire.probes.length;
+    await clock.advance(3000);
+    const checks = wire.probes.slice(before);
+    expect(checks).to.have.length(3);
+    expect(checks.every((t) => t.holding && t.sinceMs > 0)).to.equal(true);
+  });
+
+  it('stepping down ends the watch: a claim heard after it changes nothing', async () => {
+    const { clock, target, wire, hooks, events } = guarded();
+    const leading = hooks.onLeading({ sentMs: 0 });
+    await clock.advance(90);
+    await leading;
+    await hooks.onStopLeading('shutdown');
+    const calls = target.calls.length;
+    wire.hear({ mac: OTHER, kind: 'uses' });
+    wire.hear({ mac: OTHER, kind: 'uses' });
+    await clock.advance(2000);
+    expect(events).to.deep.equal([]);
+    expect(target.calls.length).to.equal(calls);
+  });
+});
