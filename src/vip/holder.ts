@@ -129,7 +129,8 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
   };
   const wire = (e: WireEvent): void => {
     if (e.outcome !== 'cleared') o.metrics?.wireConflicts.labels(o.name, e.claimer.ironet ? 'ironet' : 'other', e.outcome).inc();
-    o.metrics?.wireBlocked.labels(o.name).set(e.outcome === 'blocked' ? 1 : 0);
+    // blocked and yielded leave the VIP off (the next probes are answered); cleared puts it on; defended changes nothing
+    if (e.outcome !== 'defended') o.metrics?.wireBlocked.labels(o.name).set(e.outcome === 'cleared' ? 0 : 1);
     o.onWire?.(e);
   };
   const claimerText = (c: Claimer): string => (c.ironet ? `an ironet agent${c.sinceMs ? ` holding it since ${new Date(c.sinceMs).toISOString()}` : ''}` : 'not an ironet agent');

@@ -396,6 +396,7 @@ describe('holderHooks with the wire guard (docs/vip.md "On the wire")', () => {
     expect(told).to.deep.equal([true, false]);
     const byOutcome = Object.fromEntries((await metrics.wireConflicts.get()).values.map((v) => [`${v.labels.foreign}/${v.labels.outcome}`, v.value]));
     expect(byOutcome).to.deep.equal({ 'other/defended': 1, 'other/yielded': 1 });
+    expect((await metrics.wireBlocked.get()).values[0]?.value, 'off until the wire is free').to.equal(1);
     // the next renew asks again: still answered, so it stays off
     wire.answering = [OTHER];
     const renew = hooks.onRenewed({ sentMs: 2000 });
