@@ -23,7 +23,8 @@ import { AgentHeartbeat } from '../kube/agent-heartbeat.js';
 import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
-import { AgentRunner, type AgentPorts, type WireReport } from '../network/agent-runner.js';
+import { AgentRunner, type AgentPorts } from '../network/agent-runner.js';
+import type { WireReport } from '../network/wire-report.js';
 import type { WireEvent } from '../vip/holder.js';
 import { bootScriptCheck } from '../network/boot-script-check.js';
 import { vipsOf, type ProvisioningNetwork } from '../network/network.js';
@@ -148,6 +149,9 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
       return {
         setCandidate: (c, preferred) => {
           for (const u of units) u.setCandidate(c, preferred);
+        },
+        setStandby: (standby) => {
+          for (const u of units) u.setStandby(standby);
         },
         stop: async () => {
           stop.abort(new Error('leaving the pod'));

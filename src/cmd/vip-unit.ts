@@ -60,6 +60,8 @@ export interface VipUnit {
   readonly target: NetnsVip;
   /** Whether this agent may hold the VIP (interface up, pod plumbed), and whether it is preferred (Ready: ADR 0022). */
   setCandidate(candidate: boolean, preferred?: boolean): void;
+  /** Says in ironet_vip_standby that this VIP's network is Standby (its cluster holds it by design nowhere). */
+  setStandby(standby: boolean): void;
   /** Campaigns until `signal` aborts; steps down in the safe order (work, VIP, Lease) before resolving. */
   run(signal: AbortSignal): Promise<void>;
   /** Releases sockets and caches (after run settled). */
@@ -75,6 +77,7 @@ export async function openVipUnit(o: VipUnitOptions): Promise<VipUnit> {
   const metrics = createVipMetrics(o.registry);
   metrics.owned.labels(o.name).set(0);
   metrics.wireBlocked.labels(o.name).set(0);
+  metrics.standby.labels(o.name).set(0);
   const target = NetnsVip.open({ netnsPath: o.netnsPath, iface: o.iface, vip: o.vip, prefixLen: o.vipPrefix });
   let wire: NetnsWire | undefined;
   try {
@@ -122,6 +125,7 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
   return {
     target,
     setCandidate: (c, preferred) => elector.setCandidate(c, preferred),
+    setStandby: (standby) => metrics.standby.labels(o.name).set(standby ? 1 : 0),
     run: (signal) => elector.run(signal),
     close: () => {
       announcer.stop();

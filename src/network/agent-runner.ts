@@ -16,7 +16,7 @@ import type { Logger } from '../core/logger.js';
 import { describeError } from '../core/errors.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import type { BootScriptVerdict } from './boot-script.js';
-import { wireConflictNote } from './agent-status.js';
+import { wireConflictNote, type WireReport } from './wire-report.js';
 import { nadName } from './nad.js';
 import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
@@ -31,6 +31,8 @@ export interface PodNetnsRef {
 export interface UnitHandle {
   /** A candidate that is not `preferred` (not Ready) defers to preferred ones for a free Lease. */
   setCandidate(candidate: boolean, preferred: boolean): void;
+  /** The network is Standby (spec.role): said in the ironet_vip_standby metric, so "no holder" is not an alert there. */
+  setStandby(standby: boolean): void;
   /** Steps down (if holding) and releases the unit; never throws. */
   stop(): Promise<void>;
 }
@@ -41,19 +43,6 @@ export type HolderReport =
   | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string }
   | { readonly kind: 'bootScript'; readonly verdict: BootScriptVerdict; readonly pod: string; readonly agent: string }
   | ({ readonly kind: 'wire'; readonly vip: string; readonly primary: boolean; readonly pod: string; readonly agent: string } & WireReport);
-
-/** What the wire rule did on one VIP (src/vip/holder.ts WireEvent, told in this capability's words). */
-export type WireReport = WireConflictReport | { readonly outcome: 'cleared' };
-
-export interface WireConflictReport {
-  readonly outcome: 'blocked' | 'defended' | 'yielded';
-  /** The other MAC that claims the VIP. */
-  readonly mac: string;
-  readonly ironet: boolean;
-  /** Since when that ironet agent holds the VIP (wall clock ms), when it said. */
-  readonly sinceMs?: number;
-  readonly why?: string;
-}
 
 export interface AgentPorts {
   network(key: string): ProvisioningNetworkObject | undefined;
@@ -225,9 +214,11 @@ export class AgentRunner {
         this.lastCandidacy.set(key, 'standby');
         log.info({ pod: pod.metadata.name, candidate: false, reason: 'standby' }, 'VIP candidacy: spec.role is Standby (no VIP, no DHCP from this cluster)');
       }
+      current.unit.setStandby(true);
       current.unit.setCandidate(false, false);
       return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
     }
+    current.unit.setStandby(false);
     if (this.lastCandidacy.get(key) !== candidacy.reason) {
       this.lastCandidacy.set(key, candidacy.reason);
       log.info({ pod: pod.metadata.name, candidate: candidacy.candidate, ready: candidacy.ready, reason: candidacy.reason }, 'VIP candidacy');

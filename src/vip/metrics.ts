@@ -24,6 +24,12 @@ function buildVipMetrics(registry: Registry) {
       registers: [registry],
     }),
     garpSent: new Counter({ name: 'ironet_vip_garp_sent_total', help: 'Gratuitous ARP / unsolicited NA frames sent.', labelNames: ['vip'] as const, registers: [registry] }),
+    standby: new Gauge({
+      name: 'ironet_vip_standby',
+      help: "1 while this VIP's ProvisioningNetwork is spec.role Standby (this cluster never holds it: a pivot's other side does), else 0.",
+      labelNames: ['vip'] as const,
+      registers: [registry],
+    }),
     wireConflicts: new Counter({
       name: 'ironet_vip_wire_conflicts_total',
       help: 'Another MAC claimed the VIP on the wire (docs/vip.md "On the wire"), by who it was (foreign: ironet, other) and what this agent did (outcome: blocked = not installed, defended, yielded).',

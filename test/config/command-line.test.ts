@@ -94,6 +94,8 @@ describe('config: every command’s flag table agrees with its usage, environmen
       'garp-burst-count': { base: VIP, sample: '3' },
       'garp-burst-interval-ms': { base: NETWORKS, sample: '200' },
       'garp-refresh-ms': { base: VIP, sample: '0' },
+      'wire-probe-ms': { base: VIP, sample: '0' },
+      'wire-check-ms': { base: NETWORKS, sample: '250' },
       'tftp-root': { base: NETWORKS, sample: '/srv/tftp' },
       'node-name': { sample: 'cp-7' },
       namespace: { base: NETWORKS, sample: 'metal3' },

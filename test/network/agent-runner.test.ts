@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parseIp } from '../../src/core/ip.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { AgentRunner, notAccepted, type AgentPorts, type HolderReport } from '../../src/network/agent-runner.js';
+import { AgentRunner, notAccepted, WIRE_EVENT_EVERY_MS, type AgentPorts, type HolderReport } from '../../src/network/agent-runner.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { SECOND_POD_GRACE_MS, type ClaimedAddress, type PodObject } from '../../src/network/pods.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -32,6 +32,8 @@ class World implements AgentPorts {
   log: string[] = [];
   candidate: boolean[] = [];
   preferred: boolean[] = [];
+  standby: boolean[] = [];
+  notes: string[] = [];
 
   network(key: string) {
     return this.networks.get(key);
@@ -66,6 +68,9 @@ class World implements AgentPorts {
         this.candidate.push(c);
         this.preferred.push(p);
       },
+      setStandby: (s: boolean) => {
+        this.standby.push(s);
+      },
       stop: () => {
         this.log.push(`stop unit ${p.metadata.name}`);
         return Promise.resolve();
@@ -82,8 +87,9 @@ class World implements AgentPorts {
   parentExists() {
     return this.parent;
   }
-  warn(_n: unknown, reason: string) {
+  warn(_n: unknown, reason: string, note: string) {
     this.log.push(`warn ${reason}`);
+    this.notes.push(note);
     return Promise.resolve();
   }
 }
@@ -107,9 +113,34 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     expect(w.log.filter((l) => l.startsWith('start unit')), 'plumbed and its unit started, once').to.deep.equal(['start unit ironic-0 /proc/42/ns/net']);
     expect(w.log).to.include('plumb net1 in /proc/42/ns/net');
     expect(w.candidate, 'a Ready pod, not a candidate').to.deep.equal([false, false]);
+    expect(w.standby, 'said in ironet_vip_standby').to.deep.equal([true, true]);
     w.networks.set(KEY, accepted(networkObject({ role: 'Active' })));
     await r.reconcile(KEY);
     expect(w.candidate.at(-1)).to.equal(true);
+    expect(w.standby.at(-1)).to.equal(false);
+  });
+
+  it('a conflict on the wire: a Warning Event VIPConflictOnWire naming the MAC and the fix, once per claimer and outcome in WIRE_EVENT_EVERY_MS', async () => {
+    const clock = new FakeClock();
+    r = new AgentRunner({ ports: w, nodeName: 'n1', logger: silentLogger, clock });
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    const wire = (outcome: 'blocked' | 'yielded' | 'cleared', mac = '02:00:00:00:00:20', ironet = false) =>
+      w.unitReport!(outcome === 'cleared' ? { kind: 'wire', vip: '172.22.0.2', primary: true, pod: 'ironic-0', agent: 'n1/ironic-0', outcome } : { kind: 'wire', vip: '172.22.0.2', primary: true, pod: 'ironic-0', agent: 'n1/ironic-0', outcome, mac, ironet, ...(ironet ? { sinceMs: Date.UTC(2026, 11, 2) } : {}) });
+    await wire('blocked');
+    await wire('blocked');
+    expect(w.log.filter((l) => l === 'warn VIPConflictOnWire')).to.have.length(1);
+    expect(w.notes.at(-1)).to.match(/172\.22\.0\.2 is answered .* by 02:00:00:00:00:20, not an ironet agent .*keepalived.*remove the VIP from it/);
+    await wire('yielded');
+    await wire('blocked', '02:00:00:00:00:30', true);
+    expect(w.log.filter((l) => l === 'warn VIPConflictOnWire'), 'a new outcome, a new claimer').to.have.length(3);
+    expect(w.notes.at(-1)).to.match(/an ironet agent holding it since 2026-12-02T00:00:00.000Z .*spec.role: Standby/);
+    await wire('cleared');
+    expect(w.log.filter((l) => l === 'warn VIPConflictOnWire'), 'cleared says nothing').to.have.length(3);
+    await clock.advance(WIRE_EVENT_EVERY_MS);
+    await wire('blocked');
+    expect(w.log.filter((l) => l === 'warn VIPConflictOnWire'), 'said again after the interval').to.have.length(4);
   });
 
   it('claims, plumbs and starts the unit; the pod\'s readiness is its candidacy', async () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { agentStatus, needsReassert, planReport, stillNamed, type SaidState } from '../../src/network/agent-status.js';
+import { agentStatus, mayWrite, needsReassert, planReport, stillNamed, type SaidState } from '../../src/network/agent-status.js';
 import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
 import { networkObject } from './fixtures.js';
 
@@ -42,11 +42,29 @@ describe('network/agent-status: the VIP holder’s part of a ProvisioningNetwork
 
   it('stepping down is written only while the status still names this unit', () => {
     const plan = planReport(fold([holding('a', true)], [T0]), holding('a', false), T1);
-    expect(plan).to.include({ kind: 'write', onlyIfNamed: true });
-    expect(planReport(undefined, holding('a', true), T0)).to.include({ onlyIfNamed: false });
+    expect(plan).to.include({ kind: 'write', writeIf: 'named' });
+    expect(planReport(undefined, holding('a', true), T0)).to.include({ writeIf: 'always' });
     expect(stillNamed({ metadata: {}, status: { vipHolder: { agent: 'a', node: 'n', pod: 'p', since: T0 } } }, 'a')).to.equal(true);
     expect(stillNamed({ metadata: {}, status: { vipHolder: { agent: 'b', node: 'n', pod: 'p', since: T0 } } }, 'a')).to.equal(false);
     expect(stillNamed(undefined, 'a')).to.equal(false);
+  });
+
+  it('a conflict on the wire (blocked, yielded) says VIPAssigned False VIPConflictOnWire with the MAC, also where no holder is named; holding again clears it', () => {
+    const wire = (outcome: 'blocked' | 'yielded' | 'defended', primary = true) => ({ kind: 'wire', vip: '172.22.0.2', primary, pod: 'ironic-0', agent: 'a', outcome, mac: '02:00:00:00:00:20', ironet: false }) as const;
+    const blocked = planReport(undefined, wire('blocked'), T0);
+    expect(blocked).to.include({ kind: 'write', writeIf: 'namedOrNone' });
+    const state = blocked.kind === 'write' ? blocked.state : undefined;
+    const vip = agentStatus(network(), state!, 'cp-1', T0).status.conditions.find((c) => c.type === 'VIPAssigned');
+    expect(vip).to.include({ status: 'False', reason: 'VIPConflictOnWire' });
+    expect(vip?.message).to.match(/02:00:00:00:00:20 \(not ironet\) answers for the VIP/);
+    expect(agentStatus(network(), state!, 'cp-1', T0).status.vipHolder, 'names no holder').to.equal(undefined);
+    expect(planReport(state, wire('defended'), T1).kind, 'defended: still holding, nothing to say').to.equal('ignore');
+    expect(planReport(undefined, wire('blocked', false), T1).kind, 'the IPv6 VIP’s: Events only').to.equal('ignore');
+    const again = fold([wire('blocked'), holding('a', true)], [T0, T1]);
+    expect(again?.conflict).to.equal(undefined);
+    expect(mayWrite('namedOrNone', { metadata: {}, status: {} }, 'a'), 'nobody named').to.equal(true);
+    expect(mayWrite('namedOrNone', { metadata: {}, status: { vipHolder: { agent: 'b', node: 'n', pod: 'p', since: T0 } } }, 'a'), 'another holder named').to.equal(false);
+    expect(mayWrite('named', { metadata: {}, status: {} }, 'a')).to.equal(false);
   });
 
   it('says VIPAssigned and DHCPServing with a reason for each state, and names the holder', () => {

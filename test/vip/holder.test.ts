@@ -30,7 +30,7 @@ class FakeTarget implements VipTarget {
   isPresent(): Promise<boolean> {
     return Promise.resolve(false);
   }
-  announce(): Promise<number> {
+  announce(_trailer?: WireTrailer): Promise<number> {
     this.calls.push('announce');
     return Promise.resolve(2);
   }

@@ -32,7 +32,7 @@ describe('VIP on the wire: two elections and foreign claimers on one segment (sy
     lab.startArpProbe();
   });
   after(async () => {
-    if (keepalived?.pid) stopKeepalived();
+    if (keepalived?.pid) await stopKeepalived();
     if (keepalivedDir) rmSync(keepalivedDir, { recursive: true, force: true });
     await lab?.stop();
   });
