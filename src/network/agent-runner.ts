@@ -90,20 +90,28 @@ export const WARN_AFTER_WAITS = 30;
 /** Ready reasons that mean "the controller accepted the spec" (it waits only for agents). */
 const ACCEPTED_REASONS = new Set(['WaitingForVIPHolder', 'WaitingForDHCP', 'Ready']);
 
-/** Why the agent must not act on a network yet (the controller has not accepted its current spec), or undefined. */
-export function notAccepted(obj: ProvisioningNetworkObject): string | undefined {
-  if (obj.metadata.deletionTimestamp) return 'the ProvisioningNetwork is being deleted';
+/**
+ * Why the agent must not act on a network's current spec yet, or undefined:
+ * `unchecked` — the controller has not checked this generation (a unit built
+ * from the generation it accepted before may go on meanwhile: a spec edit
+ * such as a pivot's handover never makes the holder step down for the
+ * moment the controller takes); `refused` or `deleting` — step down.
+ */
+export function notAccepted(obj: ProvisioningNetworkObject): { readonly kind: 'unchecked' | 'refused' | 'deleting'; readonly message: string } | undefined {
+  if (obj.metadata.deletionTimestamp) return { kind: 'deleting', message: 'the ProvisioningNetwork is being deleted' };
   const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
   const generation = obj.metadata.generation ?? 0;
   if (!ready || (obj.status?.observedGeneration ?? -1) !== generation || (ready.observedGeneration !== undefined && ready.observedGeneration !== generation)) {
-    return `the controller has not checked generation ${generation} of the ProvisioningNetwork yet (is ironet controller running?)`;
+    return { kind: 'unchecked', message: `the controller has not checked generation ${generation} of the ProvisioningNetwork yet (is ironet controller running?)` };
   }
-  if (!ACCEPTED_REASONS.has(ready.reason)) return `the controller refused the ProvisioningNetwork: ${ready.reason}: ${ready.message}`;
+  if (!ACCEPTED_REASONS.has(ready.reason)) return { kind: 'refused', message: `the controller refused the ProvisioningNetwork: ${ready.reason}: ${ready.message}` };
   return undefined;
 }
 
 interface Attached {
   readonly fingerprint: string;
+  /** The network object (its uid) the unit was started for: a network deleted and made again is another. */
+  readonly networkUid: string | undefined;
   readonly podName: string;
   readonly namespace: string;
   readonly unit: UnitHandle;
@@ -137,7 +145,16 @@ export class AgentRunner {
     // have passed for this very generation: until then nothing goes on the wire
     const refusal = notAccepted(obj);
     if (refusal) {
-      await this.detach(key, refusal);
+      const current = this.attached.get(key);
+      // a new generation of the network this unit runs for: it goes on as accepted before until the controller has checked
+      if (refusal.kind === 'unchecked' && current?.networkUid === obj.metadata.uid) {
+        if (this.lastWait.get(key) !== refusal.message) {
+          this.lastWait.set(key, refusal.message);
+          log.info({ reason: 'unchecked' }, `${refusal.message}: going on with the generation it accepted before`);
+        }
+        return { kind: 'requeueAfter', delayMs: this.o.waitRetryMs ?? 1000 };
+      }
+      await this.detach(key, refusal.message);
       return { kind: 'done' };
     }
 
@@ -197,7 +214,7 @@ export class AgentRunner {
           await this.o.ports.report(network, r.kind === 'holding' ? { ...r, urls } : r);
           await this.onReport(key, network, r);
         });
-        current = { fingerprint, podName, namespace: network.namespace, unit };
+        current = { fingerprint, networkUid: obj.metadata.uid, podName, namespace: network.namespace, unit };
         this.attached.set(key, current);
         log.info({ pod: podName, iface, netns: netns.path }, 'VIP candidate on the Ironic pod');
       } catch (err) {

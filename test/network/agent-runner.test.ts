@@ -280,7 +280,23 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     const newer = accepted(networkObject({}, { generation: 2 }));
     w.networks.set(KEY, newer);
     expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
-    expect(notAccepted(newer)).to.match(/has not checked generation 2/);
+    expect(notAccepted(newer)?.message).to.match(/has not checked generation 2/);
+  });
+
+  it('a new generation the controller has not checked yet: the running unit goes on (no step-down); a refusal or another object of that name ends it', async () => {
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.includes('unit'))).to.deep.equal(['start unit ironic-0 /proc/42/ns/net']);
+    const edited = { ...accepted(networkObject({ role: 'Standby' })), metadata: { ...networkObject().metadata, generation: 2 } };
+    w.networks.set(KEY, edited);
+    expect(notAccepted(edited)?.kind).to.equal('unchecked');
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'requeueAfter', delayMs: 1000 });
+    expect(w.log.filter((l) => l.includes('unit')), 'still running, nothing stopped').to.deep.equal(['start unit ironic-0 /proc/42/ns/net']);
+    const remade = { ...edited, metadata: { ...edited.metadata, uid: 'uid-pn-2' } };
+    w.networks.set(KEY, remade);
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+    expect(w.log.at(-1), 'another object under that name: not the one accepted').to.equal('stop unit ironic-0');
   });
 
   it('a pod still without Multus\' network-status after 30 passes gets one Warning Event', async () => {
