@@ -12,7 +12,7 @@ import { DhcpLeaseLedger } from '../dhcp/ledger.js';
 import { createDhcpMetrics } from '../dhcp/metrics.js';
 import { DhcpServer } from '../dhcp/server.js';
 import { dhcpServerConfigOf, serverIpFor } from '../dhcp/server-config.js';
-import type { DhcpServiceConfig } from '../dhcp/types.js';
+import type { DhcpMode, DhcpServiceConfig } from '../dhcp/types.js';
 import { DhcpSocket } from '../host/dhcp-socket.js';
 import { KubeDhcpBlockApi } from '../kube/dhcp-block-api.js';
 import { KubeKnownHosts } from '../kube/known-hosts.js';
@@ -30,7 +30,14 @@ export interface DhcpServiceOptions {
   readonly registry: Registry;
 }
 
-export function createDhcpService(o: DhcpServiceOptions): { dependent: DependentWork; close(): void } {
+export interface DhcpService {
+  readonly dependent: DependentWork;
+  /** The mode of this run and the next (a pivot's source hands over: DhcpServer.setMode). */
+  setMode(mode: DhcpMode): void;
+  close(): void;
+}
+
+export function createDhcpService(o: DhcpServiceOptions): DhcpService {
   serverIpFor(o.config, o.vip);
   const metrics = createDhcpMetrics(o.registry);
   const api = new KubeDhcpBlockApi(o.kube, { namespace: o.config.poolNamespace, pool: o.config.poolName, clock: o.clock, logger: o.logger });
@@ -47,12 +54,16 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
   // warm the caches now, while following
   void ledger.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease ledger not loaded yet'));
   void knownHosts?.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
+  let mode: DhcpMode = 'serving';
+  let current: DhcpServer | undefined;
   // one run per term: a run stopped while it is still loading opens nothing, and never touches another term's run
   const dependent: DependentWork = {
     start: () => {
       let stopped = false;
       let server: DhcpServer | undefined;
       const ready = (async () => {
+        // handing over already: the load reserves and repairs nothing either
+        if (mode === 'handingOver') ledger.freeze();
         const loaded = await ledger.load();
         // known-hosts-only: answer nobody before the hosts are listed
         await knownHosts?.warm();
@@ -69,6 +80,8 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
           metrics,
           ...(knownHosts ? { isKnownHost: (mac: Mac) => knownHosts.has(mac) } : {}),
         });
+        server.setMode(mode);
+        current = server;
         // a stop() from here on reaches the server, whose start() then never begins answering
         await server.start(loaded);
       })();
@@ -76,6 +89,7 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
         ready,
         stop: async () => {
           stopped = true;
+          if (current === server) current = undefined;
           await server?.stop();
         },
       };
@@ -83,6 +97,12 @@ export function createDhcpService(o: DhcpServiceOptions): { dependent: Dependent
   };
   return {
     dependent,
+    setMode: (m) => {
+      mode = m;
+      if (m === 'handingOver') ledger.freeze();
+      current?.setMode(m);
+      if (m === 'serving') ledger.thaw();
+    },
     close: () => {
       ledger.close();
       knownHosts?.close();

@@ -150,8 +150,8 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
         setCandidate: (c, preferred) => {
           for (const u of units) u.setCandidate(c, preferred);
         },
-        setStandby: (standby) => {
-          for (const u of units) u.setStandby(standby);
+        setRole: (role) => {
+          for (const u of units) u.setRole(role);
         },
         stop: async () => {
           stop.abort(new Error('leaving the pod'));

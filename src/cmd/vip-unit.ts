@@ -21,6 +21,7 @@ import { WireGuard } from '../vip/wire-guard.js';
 import { NetnsWire } from '../host/netns-wire.js';
 import { createVipMetrics } from '../vip/metrics.js';
 import { createDhcpService } from './dhcp.js';
+import type { EffectiveRole } from '../network/network.js';
 import { createTftpService } from './tftp.js';
 
 export interface VipUnitOptions {
@@ -60,8 +61,8 @@ export interface VipUnit {
   readonly target: NetnsVip;
   /** Whether this agent may hold the VIP (interface up, pod plumbed), and whether it is preferred (Ready: ADR 0022). */
   setCandidate(candidate: boolean, preferred?: boolean): void;
-  /** Says in ironet_vip_standby that this VIP's network is Standby (its cluster holds it by design nowhere). */
-  setStandby(standby: boolean): void;
+  /** What this cluster does for the network: `standby` is said in ironet_vip_standby; `handingOver` makes DHCP answer read-only. */
+  setRole(role: EffectiveRole['kind']): void;
   /** Campaigns until `signal` aborts; steps down in the safe order (work, VIP, Lease) before resolving. */
   run(signal: AbortSignal): Promise<void>;
   /** Releases sockets and caches (after run settled). */
@@ -125,7 +126,10 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
   return {
     target,
     setCandidate: (c, preferred) => elector.setCandidate(c, preferred),
-    setStandby: (standby) => metrics.standby.labels(o.name).set(standby ? 1 : 0),
+    setRole: (role) => {
+      metrics.standby.labels(o.name).set(role === 'standby' ? 1 : 0);
+      dhcp?.setMode(role === 'handingOver' ? 'handingOver' : 'serving');
+    },
     run: (signal) => elector.run(signal),
     close: () => {
       announcer.stop();

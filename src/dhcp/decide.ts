@@ -21,6 +21,14 @@
  *   never take an address away from another.
  * - RELEASE → the lease is freed.
  * - INFORM → configuration without a lease.
+ *
+ * Handing over (`mode: 'handingOver'`, a pivot's source while clusterctl
+ * copies the lease blocks): a client with a lease here is answered as ever,
+ * but only until its lease's stored expiry (the ACK's lease time is what is
+ * left of it, so nothing is written); a client that would need a new lease,
+ * a write (DECLINE, RELEASE) or has none gets silence — never a NAK for what
+ * the target will answer — and a client asking for another's address is
+ * still NAKed. So the blocks the move copies are every lease a client holds.
  */
 import { cidrContains, lastIp, netmaskOf } from '../core/cidr.js';
 import { ipEquals, ipFromBigInt, type IpAddress } from '../core/ip.js';
@@ -30,7 +38,7 @@ import { chooseBoot } from './boot.js';
 import { destinationOf, type Destination } from './destination.js';
 import { BROADCAST_FLAG, type DhcpMessage } from './message.js';
 import { MSG, opt, OPT, type OptionList } from './options.js';
-import type { DhcpServerConfig, DropReason, Lease, NakReason } from './types.js';
+import type { DhcpMode, DhcpServerConfig, DropReason, Lease, NakReason } from './types.js';
 
 export interface ReplyPlan {
   readonly xid: number;
@@ -65,6 +73,8 @@ export interface HandlerContext {
   readonly allocator: Pick<Allocator, 'leaseOf' | 'offerOf' | 'choose' | 'isFreeFor' | 'inPool'>;
   readonly nowMs: number;
   readonly isKnownHost: (mac: Mac) => boolean;
+  /** Default `serving`. */
+  readonly mode?: DhcpMode;
 }
 
 const ZERO = ipFromBigInt(4, 0n);
@@ -75,6 +85,7 @@ export function decide(req: DhcpMessage, ctx: HandlerContext): Decision {
   const mac = req.mac;
   const type = req.options.messageType;
   if (ctx.config.knownHostsOnly && type !== MSG.release && !ctx.isKnownHost(mac)) return { kind: 'drop', reason: 'unknownHost' };
+  if (ctx.mode === 'handingOver') return handingOver(req, mac, ctx);
   switch (type) {
     case MSG.discover:
       return discover(req, mac, ctx);
@@ -151,6 +162,33 @@ function request(req: DhcpMessage, mac: Mac, ctx: HandlerContext): Decision {
     reply: reply(req, ctx, MSG.ack, wanted, { leaseSeconds: config.leaseSeconds }),
     refused: reply(req, ctx, MSG.nak, ZERO, { leaseSeconds: undefined }),
   };
+}
+
+/** Handing over: the leases held, answered read-only (see the file's doc). */
+function handingOver(req: DhcpMessage, mac: Mac, ctx: HandlerContext): Decision {
+  const type = req.options.messageType;
+  if (type === MSG.inform) return { kind: 'inform', reply: reply(req, ctx, MSG.ack, ZERO, { leaseSeconds: undefined }) };
+  if (type !== MSG.discover && type !== MSG.request) return { kind: 'drop', reason: type === MSG.decline || type === MSG.release ? 'handingOver' : 'unsupportedType' };
+  const lease = ctx.allocator.leaseOf(mac);
+  // what is left of the lease as stored: an answer never promises more than the copy the target gets
+  const leftSeconds = lease ? Math.floor((lease.storedExpiresAtMs - ctx.nowMs) / 1000) : 0;
+  const held = lease !== undefined && leftSeconds >= 1 ? lease : undefined;
+  if (type === MSG.discover) {
+    if (!held) return { kind: 'drop', reason: 'handingOver' };
+    return { kind: 'offer', mac, ip: held.ip, reply: reply(req, ctx, MSG.offer, held.ip, { leaseSeconds: leftSeconds }) };
+  }
+  const serverId = req.options.serverId;
+  if (serverId !== undefined && !ipEquals(serverId, ctx.config.serverIp)) return { kind: 'drop', reason: 'otherServer' };
+  const wanted = (req.ciaddr.value === 0n ? undefined : req.ciaddr) ?? req.options.requestedIp;
+  if (held && wanted && ipEquals(held.ip, wanted)) {
+    const same: Lease = { ...held, expiresAtMs: held.storedExpiresAtMs };
+    return { kind: 'ack', lease: same, persist: false, reply: reply(req, ctx, MSG.ack, wanted, { leaseSeconds: leftSeconds }), refused: reply(req, ctx, MSG.nak, ZERO, { leaseSeconds: undefined }) };
+  }
+  // another client's address: wrong wherever it is asked
+  if (wanted && cidrContains(ctx.config.subnet, wanted) && !ctx.allocator.isFreeFor(wanted, mac, ctx.nowMs)) {
+    return { kind: 'nak', reason: 'addressTaken', reply: reply(req, ctx, MSG.nak, ZERO, { leaseSeconds: undefined }) };
+  }
+  return { kind: 'drop', reason: 'handingOver' };
 }
 
 function reply(req: DhcpMessage, ctx: HandlerContext, type: number, yiaddr: IpAddress, o: { leaseSeconds: number | undefined }): ReplyPlan {

@@ -104,6 +104,8 @@ export class DhcpLeaseLedger implements LeaseLedger {
   private readonly offers: RecentRate;
   /** load() was called: this ledger serves (reserves ahead, tidies). */
   private serving = false;
+  /** Handing over: nothing reserved, repaired or given back (freeze/thaw). */
+  private frozen = false;
   private lastFingerprint = '';
   private specCache: { uid: string | undefined; generation: number | undefined; spec: PoolSpec | undefined; problem: string | undefined } | undefined;
 
@@ -163,11 +165,12 @@ export class DhcpLeaseLedger implements LeaseLedger {
       for (const d of plan.duplicates) {
         this.log.warn({ mac: d.mac, ip: formatIp(d.served), others: d.others.map(formatIp).join(','), reason: 'duplicateLease', served: d.reason }, 'a client holds two leases; serving one, keeping the other held');
       }
-      // a previous holder may have stopped before writing some lease objects: write them now
-      for (const r of plan.repair) this.enqueue({ kind: 'write', lease: r.lease });
+      // a previous holder may have stopped before writing some lease objects: write them now (not while handing over:
+      // the target's holder does it, from the blocks)
+      if (!this.frozen) for (const r of plan.repair) this.enqueue({ kind: 'write', lease: r.lease });
       leases = plan.leases;
       // blocks that arrived without their pool entries (a pivot: status does not move) are reserved to again
-      await this.reserveMovedBlocks();
+      if (!this.frozen) await this.reserveMovedBlocks();
     }
     this.maybeReserveAhead();
     return { pool: this.view(), leases };
@@ -183,6 +186,14 @@ export class DhcpLeaseLedger implements LeaseLedger {
 
   pause(): void {
     this.serving = false;
+  }
+
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  thaw(): void {
+    this.frozen = false;
   }
 
   close(): void {
@@ -332,7 +343,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
   /** Tops the reserved free addresses up in the background, when the look-ahead asks for it. */
   private maybeReserveAhead(): void {
     const decision = planReserveAhead({
-      serving: this.serving,
+      serving: this.serving && !this.frozen,
       reservationRunning: this.reserving !== undefined,
       nowMs: this.o.clock.monotonicMs(),
       retryAtMs: this.reserveRetryAtMs,
@@ -404,7 +415,7 @@ export class DhcpLeaseLedger implements LeaseLedger {
    * orphanGraceMs), and tops up the look-ahead.
    */
   async tidy(): Promise<void> {
-    if (!this.serving) return;
+    if (!this.serving || this.frozen) return;
     // a pool whose status lost block entries after the load (blocks that arrived late, a status cleared): reserved again
     await this.reserveMovedBlocks();
     const plan = planTidy({

@@ -84,6 +84,13 @@ export interface LeaseLedger {
   noteOffer(): void;
   /** The server stopped (the VIP moved away): no reserving ahead or tidying until the next load(). */
   pause(): void;
+  /**
+   * Handing over (a pivot's source): no address is reserved, repaired or
+   * given back, here or at the next load(), until thaw(); the lease blocks
+   * stay as they are while clusterctl copies them.
+   */
+  freeze(): void;
+  thaw(): void;
 }
 
 // — the ledger's port: the pool, its DHCPLeaseBlocks, the lease IPClaims and IPAddresses —

@@ -28,7 +28,7 @@ import { encodeMessage } from './message.js';
 import type { DhcpMetrics } from './metrics.js';
 import { messageTypeName } from './options.js';
 import type { CommitRequest, DhcpTransport, LeaseLedger, LoadedLeases, PoolView } from './ports.js';
-import type { DhcpServerConfig, Lease } from './types.js';
+import type { DhcpMode, DhcpServerConfig, Lease } from './types.js';
 
 export interface DhcpServerOptions {
   readonly config: DhcpServerConfig;
@@ -69,6 +69,7 @@ export class DhcpServer {
   private loaded: readonly Lease[] = [];
   private reaper: AbortController | undefined;
   private readonly log: Logger;
+  private mode: DhcpMode = 'serving';
 
   constructor(private readonly o: DhcpServerOptions) {
     this.log = o.logger.child({ component: 'dhcp' });
@@ -76,6 +77,19 @@ export class DhcpServer {
 
   get leaseCount(): number {
     return this.allocator?.size ?? 0;
+  }
+
+  /**
+   * `handingOver` (a pivot's source): only the leases held are answered, read
+   * only; nothing is reaped, tidied or reserved, so the lease blocks stay as
+   * clusterctl copies them. `serving` again when the handover is cancelled.
+   */
+  setMode(mode: DhcpMode): void {
+    if (mode === this.mode) return;
+    this.mode = mode;
+    if (mode === 'handingOver') this.o.ledger.freeze();
+    else this.o.ledger.thaw();
+    this.log.info({ reason: mode }, mode === 'handingOver' ? 'DHCP hands over: answering only the leases held, writing none' : 'DHCP serves again (the handover ended here)');
   }
 
   /** `loaded`: the ledger's load() when the caller already did it (it needed the pool first), else done here. */
@@ -147,7 +161,7 @@ export class DhcpServer {
     }
     let decision: Decision;
     try {
-      decision = decide(msg, { config: this.o.config, allocator: this.allocator, nowMs: this.o.clock.wallMs(), isKnownHost: this.o.isKnownHost ?? (() => true) });
+      decision = decide(msg, { config: this.o.config, allocator: this.allocator, nowMs: this.o.clock.wallMs(), isKnownHost: this.o.isKnownHost ?? (() => true), mode: this.mode });
     } catch (err) {
       // a bug, not a client's fault: log it, keep serving
       this.log.error({ err: describeError(err), mac: msg.mac }, 'DHCP decision failed');
@@ -167,7 +181,7 @@ export class DhcpServer {
         return;
       case 'offer':
         alloc.offer(d.mac, d.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
-        this.o.ledger.noteOffer();
+        if (this.mode === 'serving') this.o.ledger.noteOffer();
         this.send(d.reply);
         m?.packets.labels(type, 'offer').inc();
         this.log.debug({ mac: macOf(d.reply), ip: formatIp(d.ip) }, 'offered');
@@ -324,6 +338,8 @@ export class DhcpServer {
       } catch {
         return;
       }
+      // handing over: the blocks stay exactly as they are (the target reaps what expired)
+      if (this.mode === 'handingOver') continue;
       const expired = this.allocator?.expired(this.o.clock.wallMs(), grace) ?? [];
       for (const lease of expired) {
         this.allocator?.unbind(lease.mac);

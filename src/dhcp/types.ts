@@ -107,6 +107,11 @@ export type DropReason =
   | 'initRebootNoRecord'
   | 'unsupportedType'
   | 'httpBootDisabled'
-  | 'notOurLease';
+  | 'notOurLease'
+  /** Handing over (a pivot's source, docs/pivot.md): what would need a new lease or a write waits for the target. */
+  | 'handingOver';
+
+/** `serving`: as always; `handingOver`: only the leases held are answered (until their stored expiry), nothing written. */
+export type DhcpMode = 'serving' | 'handingOver';
 
 export type NakReason = 'notOurSubnet' | 'addressTaken' | 'notOffered' | 'commitFailed';

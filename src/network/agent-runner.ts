@@ -18,7 +18,7 @@ import type { WorkOutcome } from '../core/work-queue.js';
 import type { BootScriptVerdict } from './boot-script.js';
 import { wireConflictNote, type WireReport } from './wire-report.js';
 import { nadName } from './nad.js';
-import { parseNetwork, vipsOf, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
+import { effectiveRole, parseNetwork, PROBLEM_REASONS, vipsOf, type EffectiveRole, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
 import { choosePod, ironicPodProblems, podRun, unitFingerprint, UNREADY_HOLDER_MS, unreadyHolderYields, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
 
@@ -31,8 +31,12 @@ export interface PodNetnsRef {
 export interface UnitHandle {
   /** A candidate that is not `preferred` (not Ready) defers to preferred ones for a free Lease. */
   setCandidate(candidate: boolean, preferred: boolean): void;
-  /** The network is Standby (spec.role): said in the ironet_vip_standby metric, so "no holder" is not an alert there. */
-  setStandby(standby: boolean): void;
+  /**
+   * What this cluster does for the network (effectiveRole): `standby` is said in
+   * the ironet_vip_standby metric ("no holder" is no alert there); `handingOver`
+   * makes its DHCP answer only the leases it has, writing none.
+   */
+  setRole(role: EffectiveRole['kind']): void;
   /** Steps down (if holding) and releases the unit; never throws. */
   stop(): Promise<void>;
 }
@@ -87,8 +91,8 @@ export const WIRE_EVENT_EVERY_MS = 5 * 60_000;
 /** Passes (about a second apart) without Multus' network-status before the agent records a Warning Event. */
 export const WARN_AFTER_WAITS = 30;
 
-/** Ready reasons that mean "the controller accepted the spec" (it waits only for agents). */
-const ACCEPTED_REASONS = new Set(['WaitingForVIPHolder', 'WaitingForDHCP', 'Ready']);
+/** Ready reasons by which the controller refuses a spec (any other reason of a checked generation accepts it: Ready, Standby, a holder gone…). */
+const REFUSALS: ReadonlySet<string> = new Set(PROBLEM_REASONS);
 
 /**
  * Why the agent must not act on a network's current spec yet, or undefined:
@@ -104,7 +108,7 @@ export function notAccepted(obj: ProvisioningNetworkObject): { readonly kind: 'u
   if (!ready || (obj.status?.observedGeneration ?? -1) !== generation || (ready.observedGeneration !== undefined && ready.observedGeneration !== generation)) {
     return { kind: 'unchecked', message: `the controller has not checked generation ${generation} of the ProvisioningNetwork yet (is ironet controller running?)` };
   }
-  if (!ACCEPTED_REASONS.has(ready.reason)) return { kind: 'refused', message: `the controller refused the ProvisioningNetwork: ${ready.reason}: ${ready.message}` };
+  if (REFUSALS.has(ready.reason)) return { kind: 'refused', message: `the controller refused the ProvisioningNetwork: ${ready.reason}: ${ready.message}` };
   return undefined;
 }
 
@@ -225,17 +229,19 @@ export class AgentRunner {
     const run = podRun(pod);
     const candidacy = vipCandidacy(pod, this.readyRun.get(key) === run);
     if (candidacy.ready) this.readyRun.set(key, run);
-    // Standby (one side of a pivot): plumbed, addresses kept, never a VIP candidate; a holder steps down
-    if (network.role === 'Standby') {
-      if (this.lastCandidacy.get(key) !== 'standby') {
-        this.lastCandidacy.set(key, 'standby');
-        log.info({ pod: pod.metadata.name, candidate: false, reason: 'standby' }, 'VIP candidacy: spec.role is Standby (no VIP, no DHCP from this cluster)');
+    // Standby (spec.role, or a pivot's target until its handover ends): plumbed, addresses kept, leases followed,
+    // never a VIP candidate (a holder steps down); a pivot's source hands over: it holds on, DHCP answers only what it has
+    const role = effectiveRole(network);
+    current.unit.setRole(role.kind);
+    if (role.kind === 'standby') {
+      const why = role.why === 'role' ? 'spec.role is Standby' : `the target of a handover${role.source ? ` from ${role.source}` : ''}, until spec.handover is removed here`;
+      if (this.lastCandidacy.get(key) !== `standby:${role.why}`) {
+        this.lastCandidacy.set(key, `standby:${role.why}`);
+        log.info({ pod: pod.metadata.name, candidate: false, reason: role.why }, `VIP candidacy: ${why} (no VIP, no DHCP from this cluster)`);
       }
-      current.unit.setStandby(true);
       current.unit.setCandidate(false, false);
       return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
     }
-    current.unit.setStandby(false);
     if (this.lastCandidacy.get(key) !== candidacy.reason) {
       this.lastCandidacy.set(key, candidacy.reason);
       log.info({ pod: pod.metadata.name, candidate: candidacy.candidate, ready: candidacy.ready, reason: candidacy.reason }, 'VIP candidacy');

@@ -39,6 +39,7 @@ export interface ProvisioningNetworkSpecInput {
   };
   election?: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   role?: string;
+  handover?: { sourceUID?: string; source?: string; target?: string };
 }
 
 export interface VipHolder {
@@ -98,21 +99,44 @@ export interface ProvisioningNetwork {
    * pivot that must stay silent (docs/pivot.md).
    */
   readonly role: NetworkRole;
+  /**
+   * A pivot in progress (`ironet pivot`, docs/pivot.md): `sourceUID` is the
+   * metadata.uid of the ProvisioningNetwork that hands over. clusterctl move
+   * copies the spec to the target with a new uid, so one field says both
+   * sides' part: the object with that uid keeps the VIP and answers only the
+   * DHCP leases it has; any copy of it stays silent until the handover is
+   * removed there. `source` and `target` are for people (where each side is).
+   */
+  readonly handover: { readonly sourceUID: string; readonly source: string | undefined; readonly target: string | undefined } | undefined;
 }
 
 export type NetworkRole = 'Active' | 'Standby';
 
-/** Why a ProvisioningNetwork, or what it refers to, cannot be used as written. */
-export type ProblemReason =
-  | 'InvalidSpec'
-  | 'VIPOutsideCIDR'
-  | 'PoolNotFound'
-  | 'PoolInvalid'
-  | 'PoolOutsideCIDR'
-  | 'PoolsOverlap'
-  | 'VIPAllocated'
-  | 'VIPConflict'
-  | 'NADConflict';
+/**
+ * What this cluster's agents do for a network (pure):
+ * - `active`: contend for the VIP; its holder serves DHCP;
+ * - `handingOver`: the pivot's source: as active, but DHCP answers only the
+ *   leases it holds, writes none and offers no new client an address, so the
+ *   lease blocks clusterctl copies are every lease a client holds;
+ * - `standby`: plumb the Ironic pods, follow the leases and the wire, never
+ *   take the VIP nor answer DHCP — by `spec.role: Standby`, or as the pivot's
+ *   target (`handoverPending`) until the handover is removed here.
+ */
+export type EffectiveRole =
+  | { readonly kind: 'active' }
+  | { readonly kind: 'handingOver'; readonly target: string | undefined }
+  | { readonly kind: 'standby'; readonly why: 'role' | 'handoverPending'; readonly source?: string };
+
+export function effectiveRole(n: Pick<ProvisioningNetwork, 'role' | 'handover' | 'uid'>): EffectiveRole {
+  if (n.role === 'Standby') return { kind: 'standby', why: 'role' };
+  if (!n.handover) return { kind: 'active' };
+  if (n.handover.sourceUID === n.uid) return { kind: 'handingOver', target: n.handover.target };
+  return { kind: 'standby', why: 'handoverPending', ...(n.handover.source ? { source: n.handover.source } : {}) };
+}
+
+/** Why a ProvisioningNetwork, or what it refers to, cannot be used as written (also its Ready reason then). */
+export const PROBLEM_REASONS = ['InvalidSpec', 'VIPOutsideCIDR', 'PoolNotFound', 'PoolInvalid', 'PoolOutsideCIDR', 'PoolsOverlap', 'VIPAllocated', 'VIPConflict', 'NADConflict'] as const;
+export type ProblemReason = (typeof PROBLEM_REASONS)[number];
 
 export interface Problem {
   readonly reason: ProblemReason;
@@ -235,6 +259,13 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   const role = spec.role ?? 'Active';
   if (role !== 'Active' && role !== 'Standby') bad('spec.role', `spec.role ${JSON.stringify(role)} is neither Active nor Standby; write Active (the default: this cluster's agents hold the VIP and serve DHCP) or Standby (they stay silent, e.g. on one side of a pivot)`);
 
+  const h = spec.handover;
+  let handover: ProvisioningNetwork['handover'];
+  if (h !== undefined) {
+    if (!h.sourceUID || !/^[0-9A-Za-z-]{1,64}$/.test(h.sourceUID)) bad('spec.handover.sourceUID', `spec.handover.sourceUID ${JSON.stringify(h.sourceUID ?? '')} is not an object uid; it is the metadata.uid of the pivot's source ProvisioningNetwork (ironet pivot writes it), or remove spec.handover to end a handover`);
+    else handover = { sourceUID: h.sourceUID, source: h.source, target: h.target };
+  }
+
   const d = spec.dhcp ?? {};
   const leaseSeconds = d.leaseSeconds ?? DEFAULTS.leaseSeconds;
   if (!(Number.isInteger(leaseSeconds) && leaseSeconds >= 60)) bad('spec.dhcp.leaseSeconds', `spec.dhcp.leaseSeconds ${leaseSeconds} is below 60; leases that short make PXE clients renew mid-download`);
@@ -297,6 +328,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
       },
       election,
       role: role as NetworkRole,
+      handover,
     },
   };
 }
@@ -341,6 +373,7 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
     },
     election: { leaseDurationMs: num(e.leaseDurationMs), renewDeadlineMs: num(e.renewDeadlineMs), retryPeriodMs: num(e.retryPeriodMs) },
     role: str(s.role),
+    handover: s.handover === undefined || s.handover === null ? undefined : { sourceUID: str(obj(s.handover).sourceUID), source: str(obj(s.handover).source), target: str(obj(s.handover).target) },
   };
 }
 

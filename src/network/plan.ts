@@ -15,7 +15,7 @@ import type { IpPoolObject } from '../ipam/objects.js';
 import { indexEntryAddresses, isReservationKey } from '../ipam/objects.js';
 import { inEntry, overlapsBetweenPools, parsePool, type PoolSpec } from '../ipam/pool-spec.js';
 import { desiredNad, isOwnedBy, nadName, nadPatch, type NetworkAttachmentDefinitionObject } from './nad.js';
-import { parseNetwork, vipsOf, type Problem, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
+import { effectiveRole, parseNetwork, vipsOf, type Problem, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { podCensus, type AgentPresence, type PodCensus } from './pod-census.js';
 import type { PodObject } from './pods.js';
 
@@ -216,7 +216,7 @@ export function planNetwork(input: PlanInput): Plan {
       attachedPods: input.counts.attachedPods,
       leases: input.counts.leases,
       networkAttachmentDefinition: nadReady ? nadName(network) : undefined,
-      conditions: [readyCondition(input.object, problems, input.nowIso, input.holderAlive), ...(podsCondition ? [podsCondition] : [])],
+      conditions: [readyCondition(input.object, network, problems, input.nowIso, input.holderAlive), ...(podsCondition ? [podsCondition] : [])],
     },
   };
 }
@@ -337,10 +337,12 @@ function allocatedTo(pool: IpPoolObject, ip: IpAddress): string | undefined {
  * holds the VIP (its `VIPAssigned` condition, which the agents write), plus
  * DHCP serving when enabled. The transition time moves only when the status does.
  */
-function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Problem[], nowIso: string, holderAlive: boolean | undefined): Condition {
+function readyCondition(obj: ProvisioningNetworkObject, network: ProvisioningNetwork | undefined, problems: readonly Problem[], nowIso: string, holderAlive: boolean | undefined): Condition {
   const conditions = obj.status?.conditions ?? [];
   const get = (type: string): Condition | undefined => conditions.find((c) => c.type === type);
   const dhcpEnabled = obj.spec?.dhcp?.enabled ?? true;
+  const role = network ? effectiveRole(network) : { kind: 'active' as const };
+  const holderText = obj.status?.vipHolder?.pod ? `pod ${obj.status.vipHolder.pod} on node ${obj.status.vipHolder.node ?? '?'}` : 'a holder';
   let status: Condition['status'];
   let reason: string;
   let message: string;
@@ -348,15 +350,21 @@ function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Probl
     status = 'False';
     reason = problems[0]!.reason;
     message = problems.map((p) => p.message).join(' ');
-  } else if (obj.spec?.role === 'Standby') {
+  } else if (role.kind === 'standby') {
     // the silent side of a pivot: nobody here holds the VIP or serves DHCP, on purpose; a VIPAssigned left behind by a
     // holder that died (or whose step-down write was lost) counts only while its Lease is renewed
     const held = get('VIPAssigned')?.status === 'True' && holderAlive !== false;
+    const pending = role.why === 'handoverPending';
+    const what = pending
+      ? `this is the target of a handover from ${role.source ?? `the ProvisioningNetwork with uid ${network?.handover?.sourceUID ?? '?'}`} (spec.handover)`
+      : 'spec.role is Standby';
     status = held ? 'False' : 'True';
-    reason = held ? 'StandbyStillHeld' : 'Standby';
+    reason = held ? 'StandbyStillHeld' : pending ? 'HandoverPending' : 'Standby';
     message = held
-      ? `spec.role is Standby but ${obj.status?.vipHolder?.pod ? `pod ${obj.status.vipHolder.pod} on node ${obj.status.vipHolder.node ?? '?'}` : 'a holder'} still holds the VIP: it steps down within a retry period`
-      : 'spec.role is Standby: the Ironic pods are plumbed, but no agent of this cluster holds the VIP or answers DHCP; set spec.role: Active to serve';
+      ? `${what} but ${holderText} still holds the VIP: it steps down within a retry period`
+      : pending
+        ? `${what}: the Ironic pods are plumbed and the leases followed, but no agent of this cluster holds the VIP or answers DHCP until the source has let go and spec.handover is removed here (ironet pivot does both; docs/pivot.md)`
+        : `${what}: the Ironic pods are plumbed, but no agent of this cluster holds the VIP or answers DHCP; set spec.role: Active to serve`;
   } else if (get('VIPAssigned')?.status !== 'True') {
     status = 'False';
     reason = 'WaitingForVIPHolder';
@@ -371,6 +379,10 @@ function readyCondition(obj: ProvisioningNetworkObject, problems: readonly Probl
     status = 'False';
     reason = 'WaitingForDHCP';
     message = `the VIP is held but DHCP is not serving${get('DHCPServing')?.message ? `: ${get('DHCPServing')!.message}` : ''}`;
+  } else if (role.kind === 'handingOver') {
+    status = 'True';
+    reason = 'HandingOver';
+    message = `handing over${role.target ? ` to ${role.target}` : ''} (spec.handover names this object): the VIP stays here${dhcpEnabled ? ', and DHCP answers only the leases it has — no new client, no lease written — so that clusterctl move copies every lease' : ''}; the target takes over once this network is gone (clusterctl move deletes it); remove spec.handover to cancel`;
   } else {
     status = 'True';
     reason = 'Ready';

@@ -109,7 +109,7 @@ export class NetworkReconciler {
     // lost races retry with the next view: the queue backs off and calls again
     if (lost.length > 0) return { kind: 'retry', reason: lost.join('; ') };
     // while an agent holds the VIP, look again after a Lease duration: a holder that dies sends no event
-    const held = plan.status.conditions.some((c) => c.type === 'Ready' && (c.reason === 'Ready' || c.reason === 'WaitingForDHCP' || c.reason === 'StandbyStillHeld'));
+    const held = plan.status.conditions.some((c) => c.type === 'Ready' && (c.reason === 'Ready' || c.reason === 'HandingOver' || c.reason === 'WaitingForDHCP' || c.reason === 'StandbyStillHeld'));
     const recheck = held && snap.leaseDurationMs !== undefined ? snap.leaseDurationMs + HOLDER_SILENCE_SLACK_MS : undefined;
     const next = [countsLater, recheck, plan.census?.recheckMs].filter((x): x is number => x !== undefined);
     return next.length > 0 ? { kind: 'requeueAfter', delayMs: Math.ceil(Math.min(...next)) } : { kind: 'done' };

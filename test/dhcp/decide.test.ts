@@ -35,7 +35,7 @@ interface World {
 }
 
 /** A server's view over the pool 172.22.0.10–.19: its allocator and `decide` with a fixed configuration. */
-function world(o: { config?: Partial<DhcpServerConfig>; known?: readonly Mac[] } = {}): World {
+function world(o: { config?: Partial<DhcpServerConfig>; known?: readonly Mac[]; mode?: HandlerContext['mode'] } = {}): World {
   const spec = rangePool('172.22.0.10', '172.22.0.19');
   const allocator = new Allocator(spec);
   allocator.setPool(spec, [], committedMap());
@@ -44,7 +44,7 @@ function world(o: { config?: Partial<DhcpServerConfig>; known?: readonly Mac[] }
   return {
     allocator,
     decide: (r, nowMs = NOW): Decision => {
-      const ctx: HandlerContext = { config, allocator, nowMs, isKnownHost: (mac) => known.has(mac) };
+      const ctx: HandlerContext = { config, allocator, nowMs, isKnownHost: (mac) => known.has(mac), ...(o.mode ? { mode: o.mode } : {}) };
       return decide(request(r), ctx);
     },
   };
@@ -359,6 +359,44 @@ describe('dhcp/decide', () => {
 
     it('a hardware type other than Ethernet: dropped notEthernet', () => {
       expect(summary(world().decide({ ...discover(A), htype: 6 }))).to.equal('drop notEthernet');
+    });
+  });
+
+  describe('handing over (a pivot\'s source): the leases held, read-only', () => {
+    /** A's lease at .12 with 20 minutes left as stored; B has none. */
+    const handing = (): World => {
+      const w = world({ mode: 'handingOver' });
+      w.allocator.bind(leaseOf(A, ip('172.22.0.12'), NOW + 20 * 60_000));
+      return w;
+    };
+    it('a held lease: DISCOVER, SELECTING, INIT-REBOOT, RENEWING and REBINDING are answered with its address and what is left of it, nothing to write', () => {
+      const w = handing();
+      const offer = w.decide(discover(A));
+      expect(summary(offer)).to.equal('offer 172.22.0.12');
+      expect(onTheWire(replyOf(offer)).options.leaseTimeSeconds, 'what is left, never more').to.equal(1200);
+      for (const r of [selecting(A, ip('172.22.0.12')), initReboot(A, ip('172.22.0.12')), renewing(A, ip('172.22.0.12')), { ...renewing(A, ip('172.22.0.12')), flags: 0x8000 }]) {
+        const d = w.decide(r);
+        expect(summary(d), 'ACK, never persisted').to.equal('ack 172.22.0.12');
+        expect(onTheWire(replyOf(d)).options.leaseTimeSeconds).to.equal(1200);
+        if (d.kind === 'ack') expect(d.lease.storedExpiresAtMs, 'the stored expiry does not move').to.equal(NOW + 20 * 60_000);
+      }
+    });
+    it('anything that would need a new lease or a write is silence, never a NAK: a new client, another address, RELEASE, DECLINE, a lease run out', () => {
+      const w = handing();
+      expect(summary(w.decide(discover(B)))).to.equal('drop handingOver');
+      expect(summary(w.decide(selecting(B, ip('172.22.0.10'))))).to.equal('drop handingOver');
+      expect(summary(w.decide(initReboot(B, ip('172.22.0.10'))))).to.equal('drop handingOver');
+      expect(summary(w.decide(renewing(B, ip('172.22.0.10'))))).to.equal('drop handingOver');
+      expect(summary(w.decide(initReboot(A, ip('172.22.0.13')))), 'its own lease is elsewhere').to.equal('drop handingOver');
+      expect(summary(w.decide({ type: MSG.release, mac: A, ciaddr: ip('172.22.0.12') }))).to.equal('drop handingOver');
+      expect(summary(w.decide({ type: MSG.decline, mac: A, requestedIp: ip('172.22.0.12') }))).to.equal('drop handingOver');
+      expect(summary(w.decide(renewing(A, ip('172.22.0.12')), NOW + 20 * 60_000)), 'stored expiry reached').to.equal('drop handingOver');
+      expect(summary(w.decide(selecting(A, ip('172.22.0.12'), OTHER_SERVER_IP)))).to.equal('drop otherServer');
+    });
+    it('another client\'s address is still NAKed; INFORM is answered', () => {
+      const w = handing();
+      expect(summary(w.decide(initReboot(B, ip('172.22.0.12'))))).to.equal('nak addressTaken');
+      expect(summary(w.decide({ type: MSG.inform, mac: B, ciaddr: ip('172.22.0.30') }))).to.equal('inform');
     });
   });
 });

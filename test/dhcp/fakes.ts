@@ -241,17 +241,26 @@ export class FakeLeaseLedger implements LeaseLedger {
   constructor(private readonly v: Violations) {}
 
   tidy(): Promise<void> {
+    if (this.frozen) throw this.v.violate('tidy while frozen (handing over)');
     this.tidied++;
     return Promise.resolve();
   }
 
   noteOffer(): void {
     if (!this.loaded) throw this.v.violate('offer noted before load');
+    if (this.frozen) throw this.v.violate('offer noted while frozen (handing over)');
     this.offersNoted++;
   }
 
   /** Whether the server said it stopped serving. */
   paused = false;
+  frozen = false;
+  freeze(): void {
+    this.frozen = true;
+  }
+  thaw(): void {
+    this.frozen = false;
+  }
   pause(): void {
     this.paused = true;
   }
@@ -268,6 +277,7 @@ export class FakeLeaseLedger implements LeaseLedger {
   commit(request: CommitRequest): Promise<CommitResult> {
     if (!this.loaded) throw this.v.violate('commit before load');
     if (this.paused) throw this.v.violate('commit after pause');
+    if (this.frozen) throw this.v.violate('commit while frozen (handing over)');
     const reply = deferred<CommitResult>();
     this.commits.push({ request, reply });
     return reply.promise;

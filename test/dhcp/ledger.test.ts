@@ -414,6 +414,22 @@ describe('dhcp/ledger DhcpLeaseLedger (over a strict fake of the block API)', ()
       w.expectConsistent();
     });
 
+    it('frozen (handing over): a load reserves, repairs and gives back nothing, tidy() writes nothing; thawed, the repair and the look-ahead run', async () => {
+      w.server.putBlock('dhcp-blk-mmmmmmmm', { pool: 'dhcp', leases: { '10.0.0.14': A } });
+      const { ledger } = w.ledger();
+      ledger.freeze();
+      const loaded = await ledger.load();
+      await ledger.tidy();
+      await w.settle();
+      expect(loaded.leases.map((l) => `${l.mac} ${formatIp(l.ip)}`), 'the lease is loaded').to.deep.equal([`${A} 10.0.0.14`]);
+      expect(w.server.calls.map((c) => c.verb), 'not one write').to.deep.equal([]);
+      ledger.thaw();
+      await ledger.tidy();
+      await w.settle();
+      expect(w.server.reservedTo('10.0.0.14'), 'repaired once thawed').to.equal('mmmmmmmm');
+      expect(w.reserved().length, 'and the look-ahead topped up').to.be.greaterThan(1);
+    });
+
     it('when warm() fails (the DHCPLeaseBlock CRD is not installed), load() fails with its error, not a retry loop, and writes nothing', async () => {
       w.server.crdMissing = true;
       const { ledger } = w.ledger();

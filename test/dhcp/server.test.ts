@@ -452,6 +452,26 @@ describe('dhcp/server DhcpServer', () => {
       expect(h.ledger.tidied, 'the store tidies on every reaper pass').to.be.greaterThan(0);
     });
 
+    it('handing over: a held lease renews without a write, a new client waits, nothing is reaped or tidied; serving again, it is', async () => {
+      const h = await started({ reapGraceMs: 60_000, leases: [storedLease(A, '172.22.0.10')] });
+      h.server.setMode('handingOver');
+      expect(h.ledger.frozen, 'the ledger reserves and repairs nothing').to.equal(true);
+      await h.send(renewing(A, ip('172.22.0.10')));
+      expect(lastReply(h.transport, 'ack').value).to.equal(ip('172.22.0.10').value);
+      await h.send(discover(B));
+      expect(h.transport.sent.filter((x) => x.type === 'offer'), 'no new client').to.have.length(0);
+      expect(await count(h.metrics, 'discover', 'handingOver')).to.equal(1);
+      await h.clock.advance(LEASE_MS + 2 * REAP_INTERVAL_MS);
+      expect(h.server.leaseCount, 'expired, but not reaped while handing over').to.equal(1);
+      expect(h.ledger.commits, 'nothing written').to.have.length(0);
+      expect(h.ledger.tidied).to.equal(0);
+      h.server.setMode('serving');
+      expect(h.ledger.frozen).to.equal(false);
+      await h.clock.advance(REAP_INTERVAL_MS);
+      expect(h.server.leaseCount, 'reaped once serving again').to.equal(0);
+      expect(h.ledger.tidied).to.be.greaterThan(0);
+    });
+
     it('a release whose write failed is retried by the reaper when no other request comes', async () => {
       const h = await started();
       await h.bindLease(A);

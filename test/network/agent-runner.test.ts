@@ -19,8 +19,9 @@ function pod(name: string, ready: boolean, annotations: Record<string, string> =
 
 /** Fake ports that record what the runner did; each test sets the world it needs. */
 /** A network the controller accepted (its Ready condition for this generation waits only for agents). */
-function accepted(o: ProvisioningNetworkObject): ProvisioningNetworkObject {
-  return { ...o, status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'False', reason: 'WaitingForVIPHolder', message: '', lastTransitionTime: '2026-11-30T00:00:00Z', observedGeneration: 1 }] } };
+/** As the controller leaves a network it checked (Ready's reason as the controller writes it for that spec). */
+function accepted(o: ProvisioningNetworkObject, reason = 'WaitingForVIPHolder'): ProvisioningNetworkObject {
+  return { ...o, status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'False', reason, message: '', lastTransitionTime: '2026-11-30T00:00:00Z', observedGeneration: 1 }] } };
 }
 
 class World implements AgentPorts {
@@ -32,7 +33,7 @@ class World implements AgentPorts {
   log: string[] = [];
   candidate: boolean[] = [];
   preferred: boolean[] = [];
-  standby: boolean[] = [];
+  roles: string[] = [];
   notes: string[] = [];
 
   network(key: string) {
@@ -68,8 +69,8 @@ class World implements AgentPorts {
         this.candidate.push(c);
         this.preferred.push(p);
       },
-      setStandby: (s: boolean) => {
-        this.standby.push(s);
+      setRole: (role: string) => {
+        this.roles.push(role);
       },
       stop: () => {
         this.log.push(`stop unit ${p.metadata.name}`);
@@ -105,7 +106,7 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
   });
 
   it('a Standby network: the pod is plumbed and its unit started, but never a VIP candidate; Active again, it is', async () => {
-    w.networks.set(KEY, accepted(networkObject({ role: 'Standby' })));
+    w.networks.set(KEY, accepted(networkObject({ role: 'Standby' }), 'Standby'));
     w.podList = [pod('ironic-0', true)];
     w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
     await r.reconcile(KEY);
@@ -113,11 +114,27 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     expect(w.log.filter((l) => l.startsWith('start unit')), 'plumbed and its unit started, once').to.deep.equal(['start unit ironic-0 /proc/42/ns/net']);
     expect(w.log).to.include('plumb net1 in /proc/42/ns/net');
     expect(w.candidate, 'a Ready pod, not a candidate').to.deep.equal([false, false]);
-    expect(w.standby, 'said in ironet_vip_standby').to.deep.equal([true, true]);
+    expect(w.roles, 'said in ironet_vip_standby').to.deep.equal(['standby', 'standby']);
     w.networks.set(KEY, accepted(networkObject({ role: 'Active' })));
     await r.reconcile(KEY);
     expect(w.candidate.at(-1)).to.equal(true);
-    expect(w.standby.at(-1)).to.equal(false);
+    expect(w.roles.at(-1)).to.equal('active');
+  });
+
+  it('a handover (spec.handover): the copy waits like Standby; the object it names (the source) is a candidate whose DHCP hands over; a holder gone (VIPHolderUnresponsive) is no refusal', async () => {
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    w.networks.set(KEY, accepted(networkObject({ handover: { sourceUID: 'uid-of-the-source', source: 'bootstrap' } }), 'HandoverPending'));
+    await r.reconcile(KEY);
+    expect(w.log).to.include('plumb net1 in /proc/42/ns/net');
+    expect([w.candidate.at(-1), w.roles.at(-1)], 'the target: plumbed, silent').to.deep.equal([false, 'standby']);
+    w.networks.set(KEY, accepted(networkObject({ handover: { sourceUID: 'uid-pn' } }), 'HandingOver'));
+    await r.reconcile(KEY);
+    expect([w.candidate.at(-1), w.roles.at(-1)], 'the source: holds on, DHCP read-only').to.deep.equal([true, 'handingOver']);
+    w.networks.set(KEY, accepted(networkObject(), 'VIPHolderUnresponsive'));
+    await r.reconcile(KEY);
+    expect([w.candidate.at(-1), w.roles.at(-1)], 'a dead holder is no reason to leave the pod').to.deep.equal([true, 'active']);
+    expect(w.log.filter((l) => l.startsWith('stop unit')), 'never stepped down').to.deep.equal([]);
   });
 
   it('a conflict on the wire: a Warning Event VIPConflictOnWire naming the MAC and the fix, once per claimer and outcome in WIRE_EVENT_EVERY_MS', async () => {

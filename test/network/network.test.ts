@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatCidr } from '../../src/core/cidr.js';
 import { formatIp } from '../../src/core/ip.js';
-import { parseNetwork, type Problem } from '../../src/network/network.js';
+import { effectiveRole, parseNetwork, type Problem } from '../../src/network/network.js';
 import { networkObject } from './fixtures.js';
 
 const fields = (ps: readonly Problem[]): string[] => ps.map((p) => p.field);
@@ -26,6 +26,17 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     expect(bad.network).to.equal(undefined);
     expect(bad.problems.map((p) => p.field)).to.deep.equal(['spec.role']);
     expect(bad.problems[0]!.message).to.contain('"Passive" is neither Active nor Standby');
+  });
+
+  it('spec.handover: the object it names hands over, any copy (another uid) waits as Standby; a Standby role wins; a bad uid is refused naming the field', () => {
+    const role = (spec: Parameters<typeof networkObject>[0]) => effectiveRole(parseNetwork(networkObject(spec)).network!);
+    expect(role({})).to.deep.equal({ kind: 'active' });
+    expect(role({ handover: { sourceUID: 'uid-pn', target: 'target-cluster' } })).to.deep.equal({ kind: 'handingOver', target: 'target-cluster' });
+    expect(role({ handover: { sourceUID: 'aa-bb', source: 'bootstrap' } })).to.deep.equal({ kind: 'standby', why: 'handoverPending', source: 'bootstrap' });
+    expect(role({ role: 'Standby', handover: { sourceUID: 'uid-pn' } })).to.deep.equal({ kind: 'standby', why: 'role' });
+    const bad = parseNetwork(networkObject({ handover: { sourceUID: 'not a uid!' } }));
+    expect(bad.problems.map((p) => p.field)).to.deep.equal(['spec.handover.sourceUID']);
+    expect(bad.problems[0]!.message).to.contain('remove spec.handover');
   });
 
   it('keeps boot file overrides and fills the rest', () => {

@@ -176,4 +176,19 @@ describe('network/plan: the controller decision for a ProvisioningNetwork', () =
     expect(ready(died.status.conditions), 'a VIPAssigned left behind by a holder whose Lease is no longer renewed').to.include({ status: 'True', reason: 'Standby' });
     expect(ready(planNetwork(input({ object: standby(), pools: pools(dhcpPool) })).status.conditions).reason, 'a missing pool is said first').to.equal('PoolNotFound');
   });
+
+  it('a handover: the target (a copy) is Ready True HandoverPending, naming the source; the source holding with DHCP is Ready True HandingOver, naming the target; unheld it waits as ever', () => {
+    const held: Condition[] = [
+      { type: 'VIPAssigned', status: 'True', reason: 'Held', message: '', lastTransitionTime: NOW },
+      { type: 'DHCPServing', status: 'True', reason: 'Serving', message: '', lastTransitionTime: NOW },
+    ];
+    const target = planNetwork(input({ object: networkObject({ handover: { sourceUID: 'aa-bb', source: 'bootstrap (https://10.0.0.1:6443)' } }) }));
+    expect(ready(target.status.conditions)).to.include({ status: 'True', reason: 'HandoverPending' });
+    expect(ready(target.status.conditions).message).to.contain('handover from bootstrap (https://10.0.0.1:6443)').and.contain('ironet pivot');
+    const source = (conditions: Condition[]) => Object.assign(networkObject({ handover: { sourceUID: 'uid-pn', target: 'target (https://10.0.0.2:6443)' } }), { status: { conditions } });
+    const handing = planNetwork(input({ object: source(held), holderAlive: true }));
+    expect(ready(handing.status.conditions)).to.include({ status: 'True', reason: 'HandingOver' });
+    expect(ready(handing.status.conditions).message).to.contain('handing over to target (https://10.0.0.2:6443)').and.contain('remove spec.handover to cancel');
+    expect(ready(planNetwork(input({ object: source([]) })).status.conditions).reason).to.equal('WaitingForVIPHolder');
+  });
 });
