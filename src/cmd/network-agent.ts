@@ -26,6 +26,7 @@ import { createRegistry } from '../metrics/registry.js';
 import { AgentRunner, type AgentPorts } from '../network/agent-runner.js';
 import type { WireReport } from '../network/wire-report.js';
 import type { WireEvent } from '../vip/holder.js';
+import type { DhcpMode } from '../dhcp/types.js';
 import { bootScriptCheck } from '../network/boot-script-check.js';
 import { vipsOf, type ProvisioningNetwork } from '../network/network.js';
 import { vip6LeaseName, vipLeaseName } from '../network/pods.js';
@@ -144,6 +145,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
         for (const u of units) u.close();
         throw err;
       }
+      let dhcpMode: DhcpMode = 'serving';
       const stop = new AbortController();
       const running = units.map((u) => u.run(stop.signal).catch((err: unknown) => unitLog.error({ err: describeError(err) }, 'VIP unit failed')));
       return {
@@ -152,6 +154,11 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
         },
         setRole: (role) => {
           for (const u of units) u.setRole(role);
+          const mode = role === 'handingOver' ? 'handingOver' : 'serving';
+          if (mode !== dhcpMode) {
+            dhcpMode = mode;
+            void report({ kind: 'dhcpMode', mode, pod: podName, agent: identity });
+          }
         },
         stop: async () => {
           stop.abort(new Error('leaving the pod'));

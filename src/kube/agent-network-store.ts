@@ -129,6 +129,7 @@ export class KubeAgentNetworkStore {
       const plan = planReport(this.said.get(key), r, now);
       if (plan.kind === 'ignore') return;
       this.said.set(key, plan.state);
+      if (plan.kind === 'remember') return;
       if (plan.writeIf === 'always') {
         await this.apply(network, plan.state, now);
         return;

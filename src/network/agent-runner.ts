@@ -16,6 +16,7 @@ import type { Logger } from '../core/logger.js';
 import { describeError } from '../core/errors.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import type { BootScriptVerdict } from './boot-script.js';
+import type { DhcpMode } from '../dhcp/types.js';
 import { wireConflictNote, type WireReport } from './wire-report.js';
 import { nadName } from './nad.js';
 import { effectiveRole, parseNetwork, PROBLEM_REASONS, vipsOf, type EffectiveRole, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
@@ -46,6 +47,8 @@ export type HolderReport =
   | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string; readonly urls?: UrlContract }
   | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string }
   | { readonly kind: 'bootScript'; readonly verdict: BootScriptVerdict; readonly pod: string; readonly agent: string }
+  /** The mode the unit's DHCP answers in now (a pivot's source hands over), told when it changes. */
+  | { readonly kind: 'dhcpMode'; readonly mode: DhcpMode; readonly pod: string; readonly agent: string }
   | ({ readonly kind: 'wire'; readonly vip: string; readonly primary: boolean; readonly pod: string; readonly agent: string } & WireReport);
 
 export interface AgentPorts {

@@ -21,6 +21,7 @@ import type { HolderReport } from './agent-runner.js';
 import type { WireConflictReport } from './wire-report.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from './network.js';
 import type { BootScriptVerdict } from './boot-script.js';
+import type { DhcpMode } from '../dhcp/types.js';
 import type { UrlContract } from './pods.js';
 
 /** What an agent last said on one network's status (server-side apply replaces all of a manager's fields at once). */
@@ -31,6 +32,8 @@ export interface SaidState {
   readonly agent: string;
   readonly since: string;
   readonly dhcp: { readonly serving: boolean; readonly message: string } | undefined;
+  /** How the unit's DHCP answers (kept across terms: it follows the network's role, not the Lease). */
+  readonly dhcpMode?: DhcpMode;
   /** What the holder's Ironic puts in its URLs (from its container's env). */
   readonly urls?: UrlContract;
   /** The term's last boot-script verdict (boot-script.ts), if any yet. */
@@ -42,6 +45,8 @@ export interface SaidState {
 
 export type ReportPlan =
   | { readonly kind: 'ignore'; readonly reason: 'lateReport' | 'unchanged' }
+  /** Keep `state` as said, writing nothing (it shows only once holding). */
+  | { readonly kind: 'remember'; readonly state: SaidState }
   /**
    * Write `state`; `writeIf`: `named` (stepping down) only while the cached
    * status names this unit (at its resourceVersion), `namedOrNone` (a
@@ -62,6 +67,12 @@ export function planReport(said: SaidState | undefined, r: HolderReport, now: st
     if (!r.primary || (r.outcome !== 'blocked' && r.outcome !== 'yielded')) return { kind: 'ignore', reason: 'unchanged' };
     const conflict = { outcome: r.outcome, mac: r.mac, ironet: r.ironet, ...(r.sinceMs !== undefined ? { sinceMs: r.sinceMs } : {}), ...(r.why !== undefined ? { why: r.why } : {}) };
     return { kind: 'write', state: { ...state, holding: false, pod: r.pod, agent: r.agent, dhcp: undefined, bootScript: undefined, conflict }, writeIf: 'namedOrNone' };
+  }
+  if (r.kind === 'dhcpMode') {
+    if ((state.dhcpMode ?? 'serving') === r.mode) return { kind: 'ignore', reason: 'unchanged' };
+    // remembered even while not holding (the next term serves in it); written only where it shows, while holding
+    const next = { ...state, dhcpMode: r.mode };
+    return state.holding && state.agent === r.agent ? { kind: 'write', state: next, writeIf: 'always' } : { kind: 'remember', state: next };
   }
   if (!state.holding || state.agent !== r.agent) return { kind: 'ignore', reason: 'lateReport' };
   if (r.kind === 'bootScript') {
@@ -105,7 +116,9 @@ export function agentStatus(network: ProvisioningNetwork, state: SaidState, node
       : state.dhcp === undefined
         ? cond('DHCPServing', 'False', 'Starting', `DHCP is loading its leases on ${where}`)
         : state.dhcp.serving
-          ? cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
+          ? state.dhcpMode === 'handingOver'
+            ? cond('DHCPServing', 'True', 'HandingOver', `DHCP on ${where} hands over: it answers only the leases it holds and writes none (spec.handover)`)
+            : cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
           : cond('DHCPServing', 'False', 'StartFailed', `DHCP could not start on ${where}: ${state.dhcp.message}`);
   const urls = ironicUrlsCondition(state, where);
   // the boot script's verdict is the holder's: said while holding, gone with the term
@@ -145,7 +158,9 @@ export function needsReassert(network: ProvisioningNetwork, state: SaidState | u
   const vip = shown?.conditions?.find((c) => c.type === 'VIPAssigned');
   const dhcpShown = shown?.conditions?.find((c) => c.type === 'DHCPServing')?.status;
   const dhcpSaid = network.dhcp.enabled && state.dhcp?.serving ? 'True' : 'False';
+  const dhcpReason = shown?.conditions?.find((c) => c.type === 'DHCPServing')?.reason;
+  const modeShown = dhcpSaid === 'False' || (dhcpReason === 'HandingOver') === (state.dhcpMode === 'handingOver');
   const boot = shown?.conditions?.find((c) => c.type === 'BootScript');
   const bootShown = !state.bootScript || (boot?.status === state.bootScript.status && boot.reason === state.bootScript.reason);
-  return !(shown?.vipHolder?.agent === state.agent && vip?.status === 'True' && dhcpShown === dhcpSaid && bootShown);
+  return !(shown?.vipHolder?.agent === state.agent && vip?.status === 'True' && dhcpShown === dhcpSaid && modeShown && bootShown);
 }

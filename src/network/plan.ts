@@ -379,6 +379,11 @@ function readyCondition(obj: ProvisioningNetworkObject, network: ProvisioningNet
     status = 'False';
     reason = 'WaitingForDHCP';
     message = `the VIP is held but DHCP is not serving${get('DHCPServing')?.message ? `: ${get('DHCPServing')!.message}` : ''}`;
+  } else if (role.kind === 'handingOver' && dhcpEnabled && get('DHCPServing')?.reason !== 'HandingOver') {
+    // the move must not begin before the holder's DHCP answers read-only
+    status = 'False';
+    reason = 'WaitingForDHCP';
+    message = `spec.handover names this network, but the VIP holder's DHCP has not said yet that it answers only the leases it holds (${get('DHCPServing')?.reason ?? 'no DHCPServing condition'})`;
   } else if (role.kind === 'handingOver') {
     status = 'True';
     reason = 'HandingOver';

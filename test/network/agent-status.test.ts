@@ -21,7 +21,7 @@ function fold(reports: Parameters<typeof planReport>[1][], times: string[]): Sai
   let state: SaidState | undefined;
   reports.forEach((r, i) => {
     const plan = planReport(state, r, times[i] ?? T0);
-    if (plan.kind === 'write') state = plan.state;
+    if (plan.kind === 'write' || plan.kind === 'remember') state = plan.state;
   });
   return state;
 }
@@ -129,5 +129,20 @@ describe('network/agent-status: the VIP holder’s part of a ProvisioningNetwork
     expect(planReport(ended, verdict('True', 'Served'), T2), 'a verdict of a term that ended').to.deep.equal({ kind: 'ignore', reason: 'lateReport' });
     const next = fold([holding('a', true), verdict('False', 'BootScriptMissing'), holding('a', false), holding('a', true)], [T0, T1, T1, T2]);
     expect(next?.bootScript, 'a new term judges again').to.equal(undefined);
+  });
+
+  it('the DHCP mode (a pivot\'s source hands over): remembered while not holding, shown as DHCPServing True HandingOver while holding, reasserted when the status lost it', () => {
+    const mode = (m: 'serving' | 'handingOver', agent = 'a') => ({ kind: 'dhcpMode', mode: m, pod: 'ironic-0', agent }) as const;
+    const before = planReport(undefined, mode('handingOver'), T0);
+    expect(before.kind, 'not holding: kept, not written').to.equal('remember');
+    const held = fold([mode('handingOver'), holding('a', true), { kind: 'dhcp', serving: true, message: '', pod: 'ironic-0', agent: 'a' }], [T0, T1, T1]);
+    const dhcp = agentStatus(network(), held!, 'cp-1', T1).status.conditions.find((c) => c.type === 'DHCPServing');
+    expect(dhcp).to.include({ status: 'True', reason: 'HandingOver' });
+    expect(planReport(held, mode('handingOver'), T2).kind, 'the same mode: nothing').to.equal('ignore');
+    expect(planReport(held, mode('serving'), T2)).to.include({ kind: 'write', writeIf: 'always' });
+    const shown = agentStatus(network(), held!, 'cp-1', T1).status;
+    expect(needsReassert(network(), held, shown)).to.equal(false);
+    const lost = { ...shown, conditions: shown.conditions.map((c) => (c.type === 'DHCPServing' ? { ...c, reason: 'Serving' } : c)) };
+    expect(needsReassert(network(), held, lost), 'the status shows it writing leases again').to.equal(true);
   });
 });

@@ -180,7 +180,7 @@ describe('network/plan: the controller decision for a ProvisioningNetwork', () =
   it('a handover: the target (a copy) is Ready True HandoverPending, naming the source; the source holding with DHCP is Ready True HandingOver, naming the target; unheld it waits as ever', () => {
     const held: Condition[] = [
       { type: 'VIPAssigned', status: 'True', reason: 'Held', message: '', lastTransitionTime: NOW },
-      { type: 'DHCPServing', status: 'True', reason: 'Serving', message: '', lastTransitionTime: NOW },
+      { type: 'DHCPServing', status: 'True', reason: 'HandingOver', message: '', lastTransitionTime: NOW },
     ];
     const target = planNetwork(input({ object: networkObject({ handover: { sourceUID: 'aa-bb', source: 'bootstrap (https://10.0.0.1:6443)' } }) }));
     expect(ready(target.status.conditions)).to.include({ status: 'True', reason: 'HandoverPending' });
@@ -190,5 +190,7 @@ describe('network/plan: the controller decision for a ProvisioningNetwork', () =
     expect(ready(handing.status.conditions)).to.include({ status: 'True', reason: 'HandingOver' });
     expect(ready(handing.status.conditions).message).to.contain('handing over to target (https://10.0.0.2:6443)').and.contain('remove spec.handover to cancel');
     expect(ready(planNetwork(input({ object: source([]) })).status.conditions).reason).to.equal('WaitingForVIPHolder');
+    const notYet = planNetwork(input({ object: source([held[0]!, { ...held[1]!, reason: 'Serving' }]), holderAlive: true }));
+    expect(ready(notYet.status.conditions), 'the holder\'s DHCP still writes leases: not yet').to.include({ status: 'False', reason: 'WaitingForDHCP' });
   });
 });
