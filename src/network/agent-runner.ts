@@ -16,7 +16,6 @@ import type { Logger } from '../core/logger.js';
 import { describeError } from '../core/errors.js';
 import type { WorkOutcome } from '../core/work-queue.js';
 import type { BootScriptVerdict } from './boot-script.js';
-import type { DhcpMode } from '../dhcp/types.js';
 import { wireConflictNote, type WireReport } from './wire-report.js';
 import { nadName } from './nad.js';
 import { effectiveRole, parseNetwork, PROBLEM_REASONS, vipsOf, type EffectiveRole, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
@@ -43,6 +42,9 @@ export interface UnitHandle {
 }
 
 /** What the VIP unit on a pod tells the network's status: holding (or not), and DHCP serving (or why not). */
+/** How the holder's DHCP answers: as always, or handing over (a pivot's source: only the leases it holds, nothing written). */
+export type DhcpMode = 'serving' | 'handingOver';
+
 export type HolderReport =
   | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string; readonly urls?: UrlContract }
   | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string }

@@ -17,11 +17,10 @@
  * - a condition keeps its lastTransitionTime while its status stays.
  */
 import type { Condition } from '../core/conditions.js';
-import type { HolderReport } from './agent-runner.js';
+import type { DhcpMode, HolderReport } from './agent-runner.js';
 import type { WireConflictReport } from './wire-report.js';
 import type { ProvisioningNetwork, ProvisioningNetworkObject } from './network.js';
 import type { BootScriptVerdict } from './boot-script.js';
-import type { DhcpMode } from '../dhcp/types.js';
 import type { UrlContract } from './pods.js';
 
 /** What an agent last said on one network's status (server-side apply replaces all of a manager's fields at once). */
