@@ -22,6 +22,7 @@ export const LAYER_OF = {
   election: 'capability',
   tftp: 'capability',
   status: 'capability',
+  pivot: 'capability',
   lab: 'lab',
   config: 'config',
   kube: 'adapter',
@@ -35,7 +36,8 @@ export const LAYER_OF = {
  * The capabilities' ranks: a capability may import capabilities of a lower
  * rank only. The primitives of the field (IPAM, election, TFTP) first; then
  * what is built on them (the VIP, DHCP, network data, the provisioning
- * network); then what shows them all (status).
+ * network); then what shows them all (status) and moves them between
+ * clusters (pivot).
  */
 export const CAPABILITY_RANK = {
   ipam: 1,
@@ -46,6 +48,7 @@ export const CAPABILITY_RANK = {
   netdata: 2,
   network: 2,
   status: 3,
+  pivot: 3,
 };
 
 /** Imports a layer's rules would allow but the design forbids: the importing folder, the imported file (under src/), and why. */

@@ -15,6 +15,7 @@ import { runDev } from './dev.js';
 import { runNetdataRender } from './netdata-render.js';
 import { runIpamHandback } from './ipam-handback.js';
 import { runStatus } from './status.js';
+import { runPivot } from './pivot.js';
 import { runLab } from './lab.js';
 
 function version(): string {
@@ -50,6 +51,8 @@ async function main(): Promise<number> {
       return runNetworkAgent(command, { version: version(), env: process.env });
     case 'status':
       return runStatus(command, { env: process.env }, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), isTty: process.stdout.isTTY, columns: process.stdout.columns });
+    case 'pivot':
+      return runPivot(command, { env: process.env }, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
     case 'lab':
       // a closed terminal (SIGHUP) must not crash the teardown that follows with EIO on the next line written
       process.stdout.on('error', () => undefined);

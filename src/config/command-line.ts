@@ -10,16 +10,17 @@ import { AGENT, parseAgent, type AgentConfig, type NetworkAgentConfig } from './
 import { LOG_FLAGS, type HelpCommand, type ParseContext } from './common.js';
 import { CONTROLLER, parseController, type ControllerConfig } from './controller.js';
 import { flagRows, usageOf, type CommandSpec } from './flags.js';
-import { DEV, IPAM_HANDBACK, LAB, NETDATA_RENDER, parseDev, parseIpamHandback, parseLab, parseNetdataRender, parseStatus, STATUS, type DevConfig, type IpamHandbackConfig, type LabConfig, type NetdataRenderConfig, type StatusConfig } from './tools.js';
+import { DEV, IPAM_HANDBACK, LAB, NETDATA_RENDER, parseDev, parseIpamHandback, parseLab, parseNetdataRender, parsePivot, parseStatus, PIVOT, STATUS, type DevConfig, type IpamHandbackConfig, type LabConfig, type NetdataRenderConfig, type PivotConfig, type StatusConfig } from './tools.js';
 
 export type { AgentConfig, NetworkAgentConfig } from './agent.js';
 export type { CommonConfig, KubeConnectionConfig, LogFormat, LogLevel, ParseContext } from './common.js';
 export type { ControllerConfig, ControllerLeaderElection } from './controller.js';
-export type { DevConfig, IpamHandbackConfig, LabConfig, NetdataRenderConfig, StatusConfig } from './tools.js';
+export type { DevConfig, IpamHandbackConfig, LabConfig, NetdataRenderConfig, PivotConfig, StatusConfig } from './tools.js';
 
 export type Command =
   | LabConfig
   | StatusConfig
+  | PivotConfig
   | ControllerConfig
   | NetdataRenderConfig
   | IpamHandbackConfig
@@ -38,6 +39,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   netdata: NETDATA_RENDER,
   ipam: IPAM_HANDBACK,
   status: STATUS,
+  pivot: PIVOT,
 };
 
 export function parseCommandLine(argv: readonly string[], ctx: ParseContext): Command {
@@ -61,6 +63,8 @@ export function parseCommandLine(argv: readonly string[], ctx: ParseContext): Co
       return parseStatus(rest, ctx);
     case 'lab':
       return parseLab(rest, ctx);
+    case 'pivot':
+      return parsePivot(rest, ctx);
     case 'netdata':
       if (rest[0] === 'render') return parseNetdataRender(rest.slice(1), ctx);
       throw new ConfigError('command', `unknown netdata command ${JSON.stringify(rest[0] ?? '')}; the one there is: ironet netdata render`);

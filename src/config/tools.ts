@@ -109,6 +109,78 @@ export function parseStatus(args: readonly string[], ctx: ParseContext): StatusC
   return { command: 'status', ...kubeConnectionOf(f), namespace: f.get('namespace'), watchSeconds: f.get('watch') ?? 0 };
 }
 
+export type PivotStep = 'all' | 'prepare' | 'move' | 'finish' | 'abort';
+
+export interface PivotConfig {
+  readonly command: 'pivot';
+  readonly from: { readonly kubeconfig: string; readonly context: string | undefined };
+  readonly to: { readonly kubeconfig: string; readonly context: string | undefined };
+  readonly namespace: string;
+  /** The networks to hand over; empty: every ProvisioningNetwork of the namespace. */
+  readonly networks: readonly string[];
+  readonly step: PivotStep;
+  readonly clusterctl: string;
+  readonly moveArgs: readonly string[];
+  readonly timeoutSeconds: number;
+  /** finish: the source cluster cannot be reached and is known to be gone (its holder's VIP lapsed with it). */
+  readonly sourceGone: boolean;
+}
+
+const PIVOT_FLAGS = {
+  from: option({ arg: 'KUBECONFIG', help: "required; the source cluster's kubeconfig (clusterctl move's --kubeconfig)", parse: text }),
+  'from-context': option({ arg: 'NAME', help: 'its context', parse: text }),
+  to: option({ arg: 'KUBECONFIG', help: "required; the target cluster's kubeconfig (clusterctl move's --to-kubeconfig)", parse: text }),
+  'to-context': option({ arg: 'NAME', help: 'its context', parse: text }),
+  namespace: option({ arg: 'NS', env: 'IRONET_NAMESPACE', help: "required; the namespace moved (clusterctl move's --namespace)", parse: text }),
+  network: repeated({ arg: 'NAME', help: 'a ProvisioningNetwork to hand over (repeat); default: every one in the namespace', parse: text }),
+  step: option({
+    arg: 'STEP',
+    help: 'all: prepare, move, finish. prepare: the source hands over, the target gets its waiting copy. move: clusterctl move, then finish. finish: the target takes over once the source let go. abort: the source serves again (before a move)',
+    default: 'all',
+    parse: (t, s): PivotStep => {
+      if (t !== 'all' && t !== 'prepare' && t !== 'move' && t !== 'finish' && t !== 'abort') throw invalid(s, `${JSON.stringify(t)} is not a step: all, prepare, move, finish or abort`);
+      return t;
+    },
+  }),
+  clusterctl: option({ arg: 'PATH', help: 'the clusterctl binary', default: 'clusterctl', parse: text }),
+  'move-arg': repeated({ arg: 'ARG', help: 'one more argument for clusterctl move (repeat), e.g. --move-arg=-v --move-arg=5', parse: text }),
+  'timeout-seconds': option({ arg: 'N', help: 'how long each wait may take', default: 300, parse: wholeNumber(5, 86_400) }),
+  'source-gone': toggle({ help: 'finish: the source cluster is gone (deleted, unreachable): take over without seeing it let go' }),
+} as const;
+
+export const PIVOT: CommandSpec<typeof PIVOT_FLAGS> = {
+  name: 'pivot',
+  summary:
+    "moves the provisioning network with clusterctl move (docs/pivot.md): the source keeps the VIP and answers only the\nDHCP leases it holds while clusterctl copies them; the target, plumbed and waiting, takes the VIP once the source let go",
+  flags: PIVOT_FLAGS,
+  notes:
+    'Each step prints what it does and checks it. Exit 0: the target serves the network (or the step asked for is done);\n1: a check failed (said with its fix); 2: bad flags. Safe to run again: a step already done is skipped.',
+};
+
+export function parsePivot(args: readonly string[], ctx: ParseContext): PivotConfig | HelpCommand {
+  const f = readFlags(PIVOT_FLAGS, args, ctx.env);
+  if (f.help) return { command: 'help', topic: 'pivot' };
+  const need = (flag: 'from' | 'to' | 'namespace'): string => {
+    const v = f.get(flag);
+    if (!v) throw new ConfigError(`--${flag}`, `--${flag} is required (${PIVOT_FLAGS[flag].help.replace(/^required; /, '')})`);
+    return v;
+  };
+  const step: PivotStep = f.get('step') as PivotStep;
+  const from = step === 'finish' && f.get('source-gone') ? (f.get('from') ?? '') : need('from');
+  return {
+    command: 'pivot',
+    from: { kubeconfig: from, context: f.get('from-context') },
+    to: { kubeconfig: need('to'), context: f.get('to-context') },
+    namespace: need('namespace'),
+    networks: f.get('network'),
+    step,
+    clusterctl: f.get('clusterctl'),
+    moveArgs: f.get('move-arg'),
+    timeoutSeconds: f.get('timeout-seconds'),
+    sourceGone: f.get('source-gone'),
+  };
+}
+
 const IPAM_HANDBACK_FLAGS = {
   ...KUBE_FLAGS,
   namespace: option({ arg: 'NS', env: 'IRONET_NAMESPACE', help: 'one namespace', defaultText: 'all', parse: text }),

@@ -34,6 +34,8 @@ describe('parseCommandLine', () => {
     [['controller', '--frobnicate'], {}, 'flags', /frobnicate/],
     [['controller', 'extra'], {}, 'flags', /extra/],
     [['launch'], {}, 'command', /unknown command "launch"; run `ironet help`/],
+    [['pivot', '--to', 't.kc', '--namespace', 'metal3'], {}, '--from', /--from is required \(the source cluster's kubeconfig/],
+    [['pivot', '--from', 's.kc', '--to', 't.kc', '--namespace', 'metal3', '--step', 'rollback'], {}, '--step', /"rollback" is not a step: all, prepare, move, finish or abort/],
   ];
   for (const [argv, env, setting, message] of bad) {
     it(`rejects ${argv.join(' ')} ${JSON.stringify(env)} naming ${setting}`, () => {
@@ -53,11 +55,12 @@ describe('parseCommandLine', () => {
 
 describe('config: every command’s flag table agrees with its usage, environment and defaults', () => {
   /** How each command is typed. */
-  const ARGV: Record<string, string[]> = { controller: ['controller'], agent: ['agent'], lab: ['lab'], dev: ['dev'], netdata: ['netdata', 'render'], status: ['status'], ipam: ['ipam', 'handback'] };
+  const ARGV: Record<string, string[]> = { controller: ['controller'], agent: ['agent'], lab: ['lab'], dev: ['dev'], netdata: ['netdata', 'render'], status: ['status'], ipam: ['ipam', 'handback'], pivot: ['pivot'] };
   const VIP = ['--vip', '172.22.0.2', '--interface', 'prov0'];
   const NETWORKS = ['--node-name', 'cp-1'];
   const DHCP = [...VIP, '--dhcp-pool', 'metal3/dhcp'];
   const RENDER = ['--template', 't.yaml', '--host', 'h.yaml'];
+  const PIVOT = ['--from', 's.kc', '--to', 't.kc', '--namespace', 'metal3'];
   /**
    * Per flag: what else the command line needs for the flag to be read (its mode, the flag it depends on),
    * and a valid value other than the default. Every flag of every table is here (checked below).
@@ -138,6 +141,19 @@ describe('config: every command’s flag table agrees with its usage, environmen
     },
     status: { kubeconfig: { sample: '/k/config' }, context: { sample: 'kind' }, namespace: { sample: 'metal3' }, watch: { sample: '5' } },
     ipam: { kubeconfig: { sample: '/k/config' }, context: { sample: 'kind' }, namespace: { sample: 'metal3' }, 'dry-run': {} },
+    pivot: {
+      from: { base: ['--to', 't.kc', '--namespace', 'metal3'], sample: 's2.kc' },
+      'from-context': { base: PIVOT, sample: 'kind-bootstrap' },
+      to: { base: ['--from', 's.kc', '--namespace', 'metal3'], sample: 't2.kc' },
+      'to-context': { base: PIVOT, sample: 'target' },
+      namespace: { base: ['--from', 's.kc', '--to', 't.kc'], sample: 'other' },
+      network: { base: PIVOT, sample: 'provisioning' },
+      step: { base: PIVOT, sample: 'prepare' },
+      clusterctl: { base: PIVOT, sample: '/usr/local/bin/clusterctl' },
+      'move-arg': { base: PIVOT, sample: 'v5' },
+      'timeout-seconds': { base: PIVOT, sample: '60' },
+      'source-gone': { base: PIVOT },
+    },
   };
 
   /** A flag's row in the usage text (with its continuation when the flag's column overflows). */
@@ -202,7 +218,7 @@ describe('config: help', () => {
   });
 
   it('answers --help for every command, and help with a topic', () => {
-    for (const [topic, argv] of [['controller', ['controller']], ['agent', ['agent']], ['lab', ['lab']], ['dev', ['dev']], ['status', ['status']], ['netdata', ['netdata', 'render']], ['ipam', ['ipam', 'handback']]] as const) {
+    for (const [topic, argv] of [['controller', ['controller']], ['agent', ['agent']], ['lab', ['lab']], ['dev', ['dev']], ['status', ['status']], ['netdata', ['netdata', 'render']], ['ipam', ['ipam', 'handback']], ['pivot', ['pivot']]] as const) {
       expect(parseCommandLine([...argv, '--help'], ctx()), topic).to.deep.equal({ command: 'help', topic });
       expect(parseCommandLine([...argv, '-h'], ctx()), topic).to.deep.equal({ command: 'help', topic });
     }
