@@ -39,6 +39,8 @@ export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal
   setMaxListeners(64, signal);
   const capi = await untilAnswered(() => kube.servesApi('ipam.cluster.x-k8s.io', 'v1beta2'), clock, logger, signal);
   if (!capi) logger.info({}, 'ipam.cluster.x-k8s.io/v1beta2 is not served: CAPI IPAddressClaims are ignored');
+  const clusters = await untilAnswered(() => kube.servesResource('cluster.x-k8s.io', 'v1beta2', 'clusters'), clock, logger, signal);
+  if (!clusters) logger.info({}, 'cluster.x-k8s.io/v1beta2 Clusters are not served: no pool is paused with its Cluster');
   let queue: WorkQueue | undefined = undefined;
   const store = new KubeIpamStore(kube, {
     namespace: options.namespace,
@@ -46,6 +48,7 @@ export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal
     logger,
     events: options.events,
     capi,
+    clusters,
     onPoolChanged: (key) => queue?.add(key),
   });
   const reconciler = new IpamReconciler({

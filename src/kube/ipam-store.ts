@@ -26,6 +26,7 @@ import {
   CAPI_IPAM_VERSION,
   FINALIZERS,
   METAL3_IPAM_VERSION,
+  PAUSED_ANNOTATION,
   REQUESTED_IP_ANNOTATION,
   isOurCapiPoolRef,
   type CapiIpAddressClaimObject,
@@ -56,6 +57,26 @@ export interface KubeIpamStoreOptions {
   readonly capi: boolean;
   /** Called with a pool key whenever something that pool depends on changes. */
   readonly onPoolChanged: (key: PoolKey) => void;
+  /**
+   * Watch CAPI Clusters (needs cluster.x-k8s.io/v1beta2): a pool of a paused
+   * Cluster (its spec.clusterName, as upstream ip-address-manager reads it) is
+   * paused too, as upstream's is — clusterctl move pauses the Cluster while
+   * it copies its claims and their addresses, whose status does not move.
+   */
+  readonly clusters: boolean;
+}
+
+interface ClusterObject extends KubeObject {
+  spec?: { paused?: boolean };
+}
+
+/** A Cluster as the store keeps it: whether it is paused (spec.paused or the paused annotation). */
+function trimCluster(obj: ClusterObject): ClusterObject {
+  const m = obj.metadata;
+  return {
+    metadata: { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, ...(m.annotations?.[PAUSED_ANNOTATION] !== undefined ? { annotations: { [PAUSED_ANNOTATION]: m.annotations[PAUSED_ANNOTATION] } } : {}) },
+    spec: { paused: obj.spec?.paused === true },
+  };
 }
 
 type ClaimObject = KubeObject & { status?: { conditions?: Condition[] } };
@@ -115,6 +136,7 @@ class PoolIndex<S> {
 export class KubeIpamStore implements IpamStore {
   private readonly pools: ResourceClient<IpPoolObject>;
   private readonly poolInformer: Informer<IpPoolObject>;
+  private readonly clusterInformer: Informer<ClusterObject> | undefined;
   private readonly kinds = new Map<ClaimKind, KindTable>();
   private readonly claimIndex = new PoolIndex<ClaimState>();
   private readonly addressIndex = new PoolIndex<AddressState>();
@@ -131,6 +153,17 @@ export class KubeIpamStore implements IpamStore {
     this.pools = kube.resource(RESOURCES.ipPool);
     this.kube = kube;
     this.poolInformer = informerFor(this.pools, { ...common, name: 'ippools', onEvent: (e) => options.onPoolChanged(objectKey(e.object)) });
+    this.clusterInformer = options.clusters
+      ? informerFor(kube.resource<ClusterObject>(RESOURCES.capiCluster), {
+          ...common,
+          name: 'clusters',
+          transform: trimCluster,
+          // a Cluster paused or resumed: its pools look again
+          onEvent: (e) => {
+            for (const p of this.poolInformer.list()) if (p.metadata.namespace === e.object.metadata.namespace && clusterNameOf(p) === e.object.metadata.name) options.onPoolChanged(objectKey(p));
+          },
+        })
+      : undefined;
 
     const addKind = <C extends KubeObject, A extends KubeObject>(t: {
       kind: ClaimKind;
@@ -187,7 +220,7 @@ export class KubeIpamStore implements IpamStore {
   }
 
   private informers(): Informer<KubeObject>[] {
-    return [this.poolInformer, ...[...this.kinds.values()].flatMap((k) => [k.claimInformer, k.addressInformer])];
+    return [this.poolInformer, ...(this.clusterInformer ? [this.clusterInformer as unknown as Informer<KubeObject>] : []), ...[...this.kinds.values()].flatMap((k) => [k.claimInformer, k.addressInformer])];
   }
 
   /** Why the caches are not synced yet (the first failing informer's error), or undefined. */
@@ -226,7 +259,8 @@ export class KubeIpamStore implements IpamStore {
   snapshot(key: PoolKey): PoolSnapshot | undefined {
     const obj = this.poolInformer.get(key);
     if (!obj) return undefined;
-    const pool = poolState(obj);
+    const own = poolState(obj);
+    const pool = own.paused || !this.clusterPaused(obj) ? own : { ...own, paused: true };
     return {
       pool,
       claims: this.claimIndex.of(key),
@@ -234,6 +268,14 @@ export class KubeIpamStore implements IpamStore {
       foreignAddresses: this.addressIndex.inNamespace(pool.namespace, key),
       otherPools: this.poolInformer.list().filter((p) => p.metadata.namespace === pool.namespace && objectKey(p) !== key),
     };
+  }
+
+  /** The pool's Cluster (spec.clusterName) is paused. */
+  private clusterPaused(pool: IpPoolObject): boolean {
+    const name = clusterNameOf(pool);
+    if (!name || !this.clusterInformer) return false;
+    const c = this.clusterInformer.get(`${pool.metadata.namespace ?? ''}/${name}`);
+    return c !== undefined && (c.spec?.paused === true || c.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined);
   }
 
   async readPool(key: PoolKey): Promise<PoolState | undefined> {
@@ -500,4 +542,9 @@ function trimAddress<T extends KubeObject>(obj: T): T {
       ownerReferences: m.ownerReferences,
     },
   };
+}
+
+/** The Cluster an IPPool belongs to, as upstream ip-address-manager reads it (spec.clusterName). */
+function clusterNameOf(pool: IpPoolObject): string | undefined {
+  return (pool.spec as { clusterName?: string } | undefined)?.clusterName || undefined;
 }

@@ -33,6 +33,8 @@ export const RESOURCES = {
   capiIpAddressClaim: ref('ipam.cluster.x-k8s.io', 'v1beta2', 'ipaddressclaims', 'IPAddressClaim'),
   capiIpAddress: ref('ipam.cluster.x-k8s.io', 'v1beta2', 'ipaddresses', 'IPAddress'),
   bareMetalHost: ref('metal3.io', 'v1alpha1', 'baremetalhosts', 'BareMetalHost'),
+  /** CAPI's Cluster: its spec.paused pauses the IPAM of its pools (clusterctl move pauses it; upstream IPAM honours it). */
+  capiCluster: ref('cluster.x-k8s.io', 'v1beta2', 'clusters', 'Cluster'),
   hardwareData: ref('metal3.io', 'v1alpha1', 'hardwaredata', 'HardwareData'),
   // CAPM3's (read only, ADR 0019), at its storage version: a read at another version goes through CAPM3's
   // conversion webhook, and fails while CAPM3 is down. CAPM3 releases before v1beta2 serve CAPM3_OLDER_VERSION.

@@ -9,21 +9,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from './cluster.js';
+import { ensureClusterctl } from '../../src/lab/rig/clusterctl.js';
 
 const run = promisify(execFile);
-let built: Promise<string> | undefined;
 
 /** The clusterctl binary (built the first time; a failure names the fix). */
-export function clusterctlBinary(): Promise<string> {
-  built ??= run(path.join(repoRoot, 'tools/clusterctl/build.sh'), [], { maxBuffer: 16 << 20 })
-    .then(({ stdout }) => path.join(stdout.trim().split('\n').pop() ?? '', 'clusterctl'))
-    .catch((err: unknown) => {
-      built = undefined;
-      const e = err as { stderr?: string; message?: string };
-      throw new Error(`building clusterctl failed (tools/clusterctl/build.sh): ${(e.stderr ?? e.message ?? String(err)).trim()}\nTo fix: install Go >= 1.26 and run sh scripts/setup.sh`, { cause: err });
-    });
-  return built;
+export async function clusterctlBinary(): Promise<string> {
+  return (await ensureClusterctl()).binary;
 }
 
 /** Runs `clusterctl <args>`; resolves with its output, rejects with it when it fails. */

@@ -6,7 +6,8 @@
 # Metal3's pivoting guide does. Idempotent: when the binary for these pins
 # exists, it only prints its folder.
 #
-# Prints the folder holding `clusterctl` as its last line of stdout.
+# Prints the folder holding `clusterctl` (and clusterctl-api.yaml, the provider
+# inventory's CRD) as its last line of stdout.
 # Environment: IRONET_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/ironet)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +15,7 @@ cache=${IRONET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ironet}
 key=$(cat "$here/go.mod" "$here/go.sum" "$here/build.sh" | sha256sum | cut -c1-16)
 out="$cache/clusterctl/$key"
 
-if [ -x "$out/clusterctl" ]; then echo "$out"; exit 0; fi
+if [ -x "$out/clusterctl" ] && [ -f "$out/clusterctl-api.yaml" ]; then echo "$out"; exit 0; fi
 
 command -v go >/dev/null || { echo "build.sh: Go is not installed; install Go >= $(awk '$1=="go"{print $2}' "$here/go.mod") (https://go.dev/dl), then run sh scripts/setup.sh" >&2; exit 1; }
 
@@ -33,6 +34,8 @@ ldflags="-s -w -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitVersion=$ve
 echo "building clusterctl $version (first time only)" >&2
 export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=mod -trimpath"
 go build -ldflags "$ldflags" -o "$out.tmp/clusterctl" "$mod/cmd/clusterctl"
+# the provider inventory's CRD (clusterctl.cluster.x-k8s.io Provider), as `clusterctl init` installs it
+cp "$(go list -m -f '{{.Dir}}' "$mod")/cmd/clusterctl/config/manifest/clusterctl-api.yaml" "$out.tmp/clusterctl-api.yaml"
 rm -rf "$out" && mv "$out.tmp" "$out"
 echo "built in $(( $(date +%s) - start ))s into $out" >&2
 echo "$out"

@@ -39,6 +39,9 @@ export interface ArpProbeStats {
   readonly conflicts: number;
 }
 
+/** At most this many answer times are kept (a few minutes of answers every 10 ms). */
+const KEPT_ANSWERS = 100_000;
+
 const BROADCAST = Buffer.from('ffffffffffff', 'hex');
 
 export class ArpProbe {
@@ -48,6 +51,10 @@ export class ArpProbe {
   private probes = 0;
   private answers = 0;
   private conflicts = 0;
+  /** When answers came (monotonic ms), oldest first; each with its MAC. */
+  private readonly answerLog: { readonly atMs: number; readonly mac: string }[] = [];
+  /** When probes answered by two MACs were (monotonic ms of the second answer). */
+  private readonly conflictLog: number[] = [];
   /** Probe number → the MACs that answered it (the recent probes only). */
   private readonly answeredBy = new Map<number, Set<string>>();
   /** Sender address (as 4 bytes, hex) → the number of the last probe sent from it. */
@@ -69,12 +76,16 @@ export class ArpProbe {
         // an ARP reply (op 2) whose sender protocol address is the target; its target protocol address is the probe's sender
         if (frame.length < 42 || frame.readUInt16BE(12) !== 0x0806 || frame.readUInt16BE(20) !== 2 || !frame.subarray(28, 32).equals(target)) return;
         this.answers++;
+        if (this.answerLog.push({ atMs: o.clock.monotonicMs(), mac: frame.subarray(22, 28).toString('hex') }) > KEPT_ANSWERS) this.answerLog.splice(0, KEPT_ANSWERS / 2);
         const probe = this.lastProbeOf.get(frame.subarray(38, 42).toString('hex'));
         if (probe === undefined) return;
         let macs = this.answeredBy.get(probe);
         if (!macs) this.answeredBy.set(probe, (macs = new Set()));
         macs.add(frame.subarray(22, 28).toString('hex'));
-        if (macs.size === 2) this.conflicts++;
+        if (macs.size === 2) {
+          this.conflicts++;
+          this.conflictLog.push(o.clock.monotonicMs());
+        }
       },
       () => {},
     );
@@ -102,6 +113,27 @@ export class ArpProbe {
 
   stats(): ArpProbeStats {
     return { probes: this.probes, answers: this.answers, conflicts: this.conflicts };
+  }
+
+  /**
+   * Between `fromMs` and `toMs` (monotonic): the longest time without an
+   * answer (the VIP unanswered, from a client's view: up to one probe
+   * interval more than the real gap), the probes answered by two MACs, and
+   * the MACs that answered, in the order they first did.
+   */
+  window(fromMs: number, toMs: number): { readonly longestSilenceMs: number; readonly conflicts: number; readonly macs: readonly string[] } {
+    let last = fromMs;
+    let longest = 0;
+    const macs: string[] = [];
+    for (const a of this.answerLog) {
+      if (a.atMs < fromMs || a.atMs > toMs) continue;
+      longest = Math.max(longest, a.atMs - last);
+      last = a.atMs;
+      const mac = a.mac.match(/../g)!.join(':');
+      if (!macs.includes(mac)) macs.push(mac);
+    }
+    longest = Math.max(longest, toMs - last);
+    return { longestSilenceMs: Math.round(longest), conflicts: this.conflictLog.filter((t) => t >= fromMs && t <= toMs).length, macs };
   }
 
   close(): void {
