@@ -26,6 +26,8 @@ import { createRegistry } from '../metrics/registry.js';
 import { AgentRunner, type AgentPorts } from '../network/agent-runner.js';
 import type { WireReport } from '../network/wire-report.js';
 import type { WireEvent } from '../vip/holder.js';
+import { WireGuard } from '../vip/wire-guard.js';
+import { NetnsWire } from '../host/netns-wire.js';
 import type { DhcpMode } from '../dhcp/types.js';
 import { bootScriptCheck } from '../network/boot-script-check.js';
 import { vipsOf, type ProvisioningNetwork } from '../network/network.js';
@@ -76,6 +78,21 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     findNetns: (uid) => findPodNetns(uid),
     claim: (network, pod) => store.claim(network, pod),
     releaseClaim: (ns, name) => store.releaseClaim(ns, name),
+    setAside: (network, ip, mac) => store.setAside(network, ip, mac),
+    setAsideHere: (network) => store.setAsideHere(network),
+    probeAddress: async (netnsPath, iface, ip) => {
+      if (config.wireProbeMs === 0) return undefined;
+      // the wire rule's probe (src/vip/wire-guard.ts), for a pod's own address: anyone answering it blocks it
+      const wire = NetnsWire.open({ netnsPath, iface, vip: ip });
+      const guard = new WireGuard({ wire, clock, probeMs: config.wireProbeMs, checkMs: config.wireCheckMs });
+      try {
+        const claimer = await guard.probe();
+        return claimer && { mac: claimer.mac, ironet: claimer.ironet };
+      } finally {
+        guard.close();
+        wire.close();
+      }
+    },
     plumb: async (netnsPath, iface, ip, prefix, vips, routes) => {
       const pi = PodInterface.open({ netnsPath, iface });
       try {

@@ -6,14 +6,16 @@
  * controller's Ready condition is kept).
  */
 import type { Clock } from '../core/clock.js';
+import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { KubeObject } from '../core/object-meta.js';
 import type { IpAddressObject, IpClaimObject } from '../ipam/objects.js';
 import type { HolderReport } from '../network/agent-runner.js';
 import { agentStatus, mayWrite, needsReassert, planReport, type SaidState } from '../network/agent-status.js';
-import type { ProvisioningNetwork, ProvisioningNetworkObject } from '../network/network.js';
-import { claimedAddress, podClaim, slimPod, type ClaimedAddress, type PodObject } from '../network/pods.js';
+import { claimedAddress, IN_USE_ON_WIRE_LABEL, podClaim, slimPod, wireHeldClaim, type ClaimedAddress, type PodObject } from '../network/pods.js';
+import { NETWORK_LABEL, type ProvisioningNetwork, type ProvisioningNetworkObject } from '../network/network.js';
+import { REQUESTED_IP_ANNOTATION } from '../ipam/objects.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
 import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
@@ -100,6 +102,33 @@ export class KubeAgentNetworkStore {
     const addressName = claim?.status?.address?.name;
     const address = addressName ? await this.addresses.tryGet({ namespace: network.namespace, name: addressName }) : undefined;
     return claimedAddress(network, claim, address, pod.metadata.uid);
+  }
+
+  async setAside(network: ProvisioningNetwork, ip: IpAddress, mac: string): Promise<'bound' | 'pending'> {
+    const want = wireHeldClaim(network, ip, mac, this.o.nodeName, formatTime(this.o.clock.wallMs()));
+    const id = { namespace: network.namespace, name: want.metadata.name ?? '' };
+    let claim = await this.claims.tryGet(id);
+    if (!claim) {
+      try {
+        claim = await this.claims.create(want);
+        this.o.logger.warn({ ip: formatIp(ip), mac, pool: network.podPool }, 'set an address aside: another MAC uses it on the wire');
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        claim = await this.claims.tryGet(id);
+      }
+    }
+    const name = claim?.status?.address?.name;
+    if (!name) return 'pending';
+    const address = await this.addresses.tryGet({ namespace: network.namespace, name });
+    return address?.spec?.address === formatIp(ip) ? 'bound' : 'pending';
+  }
+
+  async setAsideHere(network: ProvisioningNetwork): Promise<{ name: string; ip: IpAddress }[]> {
+    const list = await this.claims.list(network.namespace, { labelSelector: `${IN_USE_ON_WIRE_LABEL},${NETWORK_LABEL}=${network.name}` });
+    return list.items.flatMap((c) => {
+      const ip = tryParseIp(c.metadata.annotations?.[REQUESTED_IP_ANNOTATION] ?? '');
+      return ip && c.metadata.annotations?.['ironet.io/seen-by'] === this.o.nodeName && !c.metadata.deletionTimestamp ? [{ name: c.metadata.name ?? '', ip }] : [];
+    });
   }
 
   async releaseClaim(namespace: string, name: string): Promise<void> {

@@ -546,5 +546,5 @@ function trimAddress<T extends KubeObject>(obj: T): T {
 
 /** The Cluster an IPPool belongs to, as upstream ip-address-manager reads it (spec.clusterName). */
 function clusterNameOf(pool: IpPoolObject): string | undefined {
-  return (pool.spec as { clusterName?: string } | undefined)?.clusterName || undefined;
+  return pool.spec?.clusterName || undefined;
 }

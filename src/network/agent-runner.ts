@@ -20,7 +20,7 @@ import { wireConflictNote, type WireReport } from './wire-report.js';
 import { nadName } from './nad.js';
 import { effectiveRole, parseNetwork, PROBLEM_REASONS, vipsOf, type EffectiveRole, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
-import { choosePod, ironicPodProblems, podRun, unitFingerprint, UNREADY_HOLDER_MS, unreadyHolderYields, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
+import { choosePod, ironicPodProblems, podRun, unitFingerprint, wireHeldClaimName, UNREADY_HOLDER_MS, unreadyHolderYields, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
 
 export interface PodNetnsRef {
   readonly path: string;
@@ -60,6 +60,20 @@ export interface AgentPorts {
   /** Creates the pod's IPClaim if missing; what it got so far. */
   claim(network: ProvisioningNetwork, pod: PodObject): Promise<ClaimedAddress>;
   releaseClaim(namespace: string, name: string): Promise<void>;
+  /**
+   * Asks the wire whether anyone answers for `ip` (RFC 5227 ARP probe; IPv6:
+   * DAD), from the pod's interface, before the address goes on it: the MAC
+   * that does, or undefined (also when probing is off).
+   */
+  probeAddress(netnsPath: string, iface: string, ip: IpAddress): Promise<{ readonly mac: string; readonly ironet: boolean } | undefined>;
+  /**
+   * Sets `ip` aside in the network's pod pool because `mac` uses it on the
+   * wire (an IPClaim asking for it, src/network/pods.ts wireHeldClaim), so the
+   * pod's next claim gets another; `bound` once IPAM gave it that address.
+   */
+  setAside(network: ProvisioningNetwork, ip: IpAddress, mac: string): Promise<'bound' | 'pending'>;
+  /** The addresses this node set aside in the network's pod pool (their claims' names). */
+  setAsideHere(network: ProvisioningNetwork): Promise<readonly { readonly name: string; readonly ip: IpAddress }[]>;
   /** Brings the interface up with the address (in the pod's namespace), removing any other but the VIPs, and adds the network's routes. */
   plumb(netnsPath: string, iface: string, ip: IpAddress, prefix: number, vips: readonly IpAddress[], routes: ProvisioningNetwork['routes']): Promise<'added' | 'present'>;
   startUnit(network: ProvisioningNetwork, pod: PodObject, netns: { readonly path: string; readonly id: string }, iface: string, report: (r: HolderReport) => Promise<void>): Promise<UnitHandle>;
@@ -95,6 +109,9 @@ export const WIRE_EVENT_EVERY_MS = 5 * 60_000;
 
 /** Passes (about a second apart) without Multus' network-status before the agent records a Warning Event. */
 export const WARN_AFTER_WAITS = 30;
+
+/** How often an agent asks again whether the addresses it set aside are still in use on the wire. */
+export const ASIDE_RECHECK_MS = 60_000;
 
 /** Ready reasons by which the controller refuses a spec (any other reason of a checked generation accepts it: Ready, Standby, a holder gone…). */
 const REFUSALS: ReadonlySet<string> = new Set(PROBLEM_REASONS);
@@ -134,6 +151,10 @@ export class AgentRunner {
   private readonly lastCandidacy = new Map<string, string>();
   /** The run (podRun) of the network's pod that was last seen Ready. */
   private readonly readyRun = new Map<string, string>();
+  /** Per network: the pod (uid) and address the wire was last asked about and found free. */
+  private readonly probed = new Map<string, string>();
+  /** Per network: an address found in use on the wire, until IPAM set it aside. */
+  private readonly settingAside = new Map<string, { readonly ip: IpAddress; readonly mac: string }>();
   /** Passes in a row that found a pod (by UID) without its attachment. */
   private readonly attachWaits = new Map<string, number>();
 
@@ -197,9 +218,31 @@ export class AgentRunner {
     const netns = this.o.ports.findNetns(pod.metadata.uid ?? '');
     if (!netns) return wait(`no process of pod ${pod.metadata.name} (uid ${pod.metadata.uid}) is visible on this node yet (the agent needs hostPID)`);
 
+    // an address found in use on the wire is set aside before the pod claims again, so it never gets it back
+    const aside = this.settingAside.get(key);
+    if (aside) {
+      if ((await this.o.ports.setAside(network, aside.ip, aside.mac)) === 'pending') return wait(`setting ${formatIp(aside.ip)} aside (${aside.mac} uses it on the wire) before the pod claims another address`);
+      this.settingAside.delete(key);
+    }
     this.claimed.set(key, { namespace: network.namespace, pod: pod.metadata.name ?? '' });
     const address = await this.o.ports.claim(network, pod);
     if (address.kind === 'waiting') return wait(address.reason);
+    // RFC 5227: an address goes on the interface only when nobody answers for it (another cluster's pod during a pivot,
+    // a host configured by hand): this pod claims another instead, and the one in use is set aside in IPAM
+    const probedKey = `${pod.metadata.uid ?? ''}|${formatIp(address.ip)}`;
+    if (this.probed.get(key) !== probedKey) {
+      const inUse = await this.o.ports.probeAddress(netns.path, iface, address.ip);
+      if (inUse) {
+        const note = `address ${formatIp(address.ip)} of pod ${pod.metadata.name ?? '?'} (IPPool ${network.podPool}) is answered on the provisioning network by ${inUse.mac}${inUse.ironet ? ', an ironet agent (another cluster\'s Ironic pod, during a pivot?)' : ' (a host configured with it? another DHCP server\'s client?)'}: it is set aside in IPAM (IPClaim ${wireHeldClaimName(address.ip)}) and the pod claims another; ironet frees it once nothing answers for it`;
+        log.warn({ pod: pod.metadata.name, ip: formatIp(address.ip), mac: inUse.mac, reason: 'PodAddressInUse' }, note);
+        await this.o.ports.warn(network, 'PodAddressInUse', note);
+        this.settingAside.set(key, { ip: address.ip, mac: inUse.mac });
+        await this.o.ports.setAside(network, address.ip, inUse.mac);
+        await this.o.ports.releaseClaim(network.namespace, pod.metadata.name ?? '');
+        return wait(`address ${formatIp(address.ip)} is in use on the wire by ${inUse.mac}: claiming another`);
+      }
+      this.probed.set(key, probedKey);
+    }
     try {
       const done = await this.o.ports.plumb(netns.path, iface, address.ip, address.prefix, vipsOf(network), network.routes);
       if (done === 'added') log.info({ pod: pod.metadata.name, iface, address: `${formatIp(address.ip)}/${address.prefix}` }, 'pod interface plumbed');
@@ -207,6 +250,7 @@ export class AgentRunner {
       return wait(`could not configure ${iface} in pod ${pod.metadata.name}: ${describeError(err)}`);
     }
     this.lastWait.delete(key);
+    await this.freeSetAside(key, network, netns.path, iface);
 
     const fingerprint = unitFingerprint(network, pod, netns.id, iface);
     let current = this.attached.get(key);
@@ -277,6 +321,38 @@ export class AgentRunner {
     current.unit.setCandidate(candidacy.candidate, candidacy.ready);
     await this.o.ports.reassert(network);
     return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
+  }
+
+  /** When each network's set-aside addresses were last asked about, and how many times in a row each was found free. */
+  private readonly asideChecked = new Map<string, number>();
+  private readonly asideFree = new Map<string, number>();
+
+  /**
+   * Addresses this node set aside go back to the pool once nothing answers for
+   * them twice in a row, ASIDE_RECHECK_MS apart (the other cluster is gone).
+   */
+  private async freeSetAside(key: string, network: ProvisioningNetwork, netnsPath: string, iface: string): Promise<void> {
+    const clock = this.o.clock ?? systemClock;
+    const last = this.asideChecked.get(key);
+    if (last !== undefined && clock.monotonicMs() - last < ASIDE_RECHECK_MS) return;
+    this.asideChecked.set(key, clock.monotonicMs());
+    try {
+      for (const { name, ip } of await this.o.ports.setAsideHere(network)) {
+        const id = `${key}|${name}`;
+        if (await this.o.ports.probeAddress(netnsPath, iface, ip)) {
+          this.asideFree.delete(id);
+          continue;
+        }
+        const free = (this.asideFree.get(id) ?? 0) + 1;
+        this.asideFree.set(id, free);
+        if (free < 2) continue;
+        this.asideFree.delete(id);
+        await this.o.ports.releaseClaim(network.namespace, name);
+        this.o.logger.info({ provisioningNetwork: key, ip: formatIp(ip), claim: name }, 'an address set aside is free on the wire again: given back to the pool');
+      }
+    } catch (err) {
+      this.o.logger.warn({ provisioningNetwork: key, err: describeError(err) }, 'could not look at the addresses set aside; trying again later');
+    }
   }
 
   /**

@@ -8,9 +8,9 @@ import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
 import { selectorMatches } from '../core/labels.js';
 import type { KubeObject } from '../core/object-meta.js';
 import type { IpAddressObject, IpClaimObject } from '../ipam/objects.js';
-import { METAL3_IPAM_VERSION } from '../ipam/objects.js';
+import { METAL3_IPAM_VERSION, REQUESTED_IP_ANNOTATION } from '../ipam/objects.js';
 import { nadName } from './nad.js';
-import { NETWORK_LABEL, type ProvisioningNetwork } from './network.js';
+import { IRONET_API_VERSION, NETWORK_LABEL, PROVISIONING_NETWORK_KIND, type ProvisioningNetwork } from './network.js';
 import { NETWORKS_ANNOTATION, requestsNetwork } from './network-status.js';
 
 export interface PodContainerStatus {
@@ -194,6 +194,36 @@ export function podClaim(network: ProvisioningNetwork, pod: PodObject): IpClaimO
       namespace: network.namespace,
       labels: { [NETWORK_LABEL]: network.name, [POD_LABEL]: pod.metadata.name ?? '' },
       ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' }],
+    },
+    spec: { pool: { name: network.podPool } },
+  };
+}
+
+/** The label of a claim that sets an address aside because another MAC uses it on the wire (its value: that MAC, dashes for colons). */
+export const IN_USE_ON_WIRE_LABEL = 'ironet.io/in-use-on-wire';
+
+/** The IPClaim name that sets `ip` aside in a network's pod pool (one per address and namespace). */
+export function wireHeldClaimName(ip: IpAddress): string {
+  return `in-use-on-wire-${formatIp(ip).replace(/[.:]/g, '-')}`;
+}
+
+/**
+ * The IPClaim that sets `ip` aside in the network's pod pool because `mac`
+ * answers for it on the wire: it asks for that very address (upstream's
+ * ipAddress annotation), so no pod is given it while it is in use; owned by
+ * the network (it goes with it). The agent that found it deletes it once
+ * nothing answers for the address any more.
+ */
+export function wireHeldClaim(network: ProvisioningNetwork, ip: IpAddress, mac: string, nodeName: string, nowIso: string): IpClaimObject {
+  return {
+    apiVersion: METAL3_IPAM_VERSION,
+    kind: 'IPClaim',
+    metadata: {
+      name: wireHeldClaimName(ip),
+      namespace: network.namespace,
+      labels: { [NETWORK_LABEL]: network.name, [IN_USE_ON_WIRE_LABEL]: mac.replace(/:/g, '-') },
+      annotations: { [REQUESTED_IP_ANNOTATION]: formatIp(ip), 'ironet.io/seen-by': nodeName, 'ironet.io/seen-at': nowIso },
+      ownerReferences: [{ apiVersion: IRONET_API_VERSION, kind: PROVISIONING_NETWORK_KIND, name: network.name, uid: network.uid }],
     },
     spec: { pool: { name: network.podPool } },
   };

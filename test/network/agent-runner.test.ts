@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { parseIp } from '../../src/core/ip.js';
+import { formatIp, parseIp, type IpAddress } from '../../src/core/ip.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { AgentRunner, notAccepted, WIRE_EVENT_EVERY_MS, type AgentPorts, type HolderReport } from '../../src/network/agent-runner.js';
+import { AgentRunner, ASIDE_RECHECK_MS, notAccepted, WIRE_EVENT_EVERY_MS, type AgentPorts, type HolderReport } from '../../src/network/agent-runner.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { SECOND_POD_GRACE_MS, type ClaimedAddress, type PodObject } from '../../src/network/pods.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -52,6 +52,24 @@ class World implements AgentPorts {
   releaseClaim(_ns: string, name: string) {
     this.log.push(`release ${name}`);
     return Promise.resolve();
+  }
+  /** Address (text) → the MAC that answers for it on the wire. */
+  onTheWire = new Map<string, string>();
+  /** What setAside says: pending until the test says bound. */
+  asideBound = false;
+  probeAddress(_netns: string, _iface: string, ip: IpAddress) {
+    this.log.push(`probe ${formatIp(ip)}`);
+    const mac = this.onTheWire.get(formatIp(ip));
+    return Promise.resolve(mac ? { mac, ironet: true } : undefined);
+  }
+  setAside(_n: unknown, ip: IpAddress, mac: string) {
+    this.log.push(`aside ${formatIp(ip)} ${mac}`);
+    return Promise.resolve(this.asideBound ? ('bound' as const) : ('pending' as const));
+  }
+  /** The addresses this node set aside (what setAsideHere lists). */
+  aside: { name: string; ip: IpAddress }[] = [];
+  setAsideHere() {
+    return Promise.resolve(this.aside);
   }
   plumb(netnsPath: string, iface: string, _ip: unknown, _prefix: number, _vips: unknown, routes: readonly unknown[]) {
     if (routes.length > 0) this.log.push(`routes ${routes.length}`);
@@ -137,6 +155,48 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     expect(w.log.filter((l) => l.startsWith('stop unit')), 'never stepped down').to.deep.equal([]);
   });
 
+  it('an address another MAC answers for on the wire (RFC 5227 probe) never goes on the pod: a Warning Event, it is set aside, the pod claims another, probed too', async () => {
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    w.onTheWire.set('172.22.0.10', '02:00:00:00:00:33');
+    await r.reconcile(KEY);
+    expect(w.log).to.deep.equal(['claim ironic-0', 'probe 172.22.0.10', 'warn PodAddressInUse', 'aside 172.22.0.10 02:00:00:00:00:33', 'release ironic-0']);
+    expect(w.notes.at(-1)).to.match(/address 172\.22\.0\.10 of pod ironic-0 .* answered on the provisioning network by 02:00:00:00:00:33, an ironet agent .*IPClaim in-use-on-wire-172-22-0-10/);
+    w.log = [];
+    await r.reconcile(KEY);
+    expect(w.log, 'no new claim before the address is set aside').to.deep.equal(['aside 172.22.0.10 02:00:00:00:00:33']);
+    w.asideBound = true;
+    w.address = { kind: 'bound', ip: parseIp('172.22.0.11'), prefix: 24 };
+    w.log = [];
+    await r.reconcile(KEY);
+    expect(w.log.slice(0, 4)).to.deep.equal(['aside 172.22.0.10 02:00:00:00:00:33', 'claim ironic-0', 'probe 172.22.0.11', 'plumb net1 in /proc/42/ns/net']);
+    w.log = [];
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.startsWith('probe')), 'asked once per address').to.deep.equal([]);
+  });
+
+  it('an address this node set aside goes back to the pool once nothing answered for it twice, ASIDE_RECHECK_MS apart', async () => {
+    const clock = new FakeClock();
+    r = new AgentRunner({ ports: w, nodeName: 'n1', logger: silentLogger, clock });
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    w.aside = [{ name: 'in-use-on-wire-172-22-0-9', ip: parseIp('172.22.0.9') }];
+    w.onTheWire.set('172.22.0.9', '02:00:00:00:00:33');
+    await r.reconcile(KEY);
+    await clock.advance(ASIDE_RECHECK_MS);
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.includes('in-use-on-wire')), 'still in use: kept').to.deep.equal([]);
+    w.onTheWire.delete('172.22.0.9');
+    await clock.advance(ASIDE_RECHECK_MS);
+    await r.reconcile(KEY);
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.includes('in-use-on-wire')), 'free once: not yet, and not asked again within the interval').to.deep.equal([]);
+    expect(w.log.filter((l) => l === 'probe 172.22.0.9'), 'asked once per interval').to.have.length(3);
+    await clock.advance(ASIDE_RECHECK_MS);
+    await r.reconcile(KEY);
+    expect(w.log.filter((l) => l.includes('in-use-on-wire'))).to.deep.equal(['release in-use-on-wire-172-22-0-9']);
+  });
+
   it('a conflict on the wire: a Warning Event VIPConflictOnWire naming the MAC and the fix, once per claimer and outcome in WIRE_EVENT_EVERY_MS', async () => {
     const clock = new FakeClock();
     r = new AgentRunner({ ports: w, nodeName: 'n1', logger: silentLogger, clock });
@@ -164,7 +224,7 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     w.podList = [pod('ironic-0', false)];
     w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
     expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'requeueAfter', delayMs: 15_000 });
-    expect(w.log).to.deep.equal(['claim ironic-0', 'plumb net1 in /proc/42/ns/net', 'start unit ironic-0 /proc/42/ns/net']);
+    expect(w.log).to.deep.equal(['claim ironic-0', 'probe 172.22.0.10', 'plumb net1 in /proc/42/ns/net', 'start unit ironic-0 /proc/42/ns/net']);
     expect(w.candidate).to.deep.equal([false]);
     w.podList = [pod('ironic-0', true)];
     await r.reconcile(KEY);
