@@ -202,6 +202,14 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
   };
   const onVerdict = async (v: HoldingVerdict): Promise<void> => {
     if (!installed) return;
+    if (v.action === 'announce') {
+      try {
+        await o.target.announce(o.guard?.trailer());
+      } catch (err) {
+        o.logger.debug({ err: describeError(err), mac: v.prober }, 'announcing the VIP to a prober failed');
+      }
+      return;
+    }
     if (v.action === 'defend') {
       o.logger.warn({ reason: 'vipConflictOnWire', mac: v.claimer.mac, ironet: v.claimer.ironet, why: v.why }, `${v.claimer.mac} (${claimerText(v.claimer)}) claims the VIP; this agent keeps it (${v.why === 'heldLonger' ? 'it has held it longer' : 'a first conflict: RFC 5227 defence'}) and announces it once`);
       wire({ outcome: 'defended', claimer: v.claimer, why: v.why });

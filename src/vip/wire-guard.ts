@@ -18,8 +18,8 @@ export interface WireGuardOptions {
   readonly checkMs: number;
 }
 
-/** What the holder is told while holding: defend (announce once) or yield (give the VIP up). */
-export type HoldingVerdict = Extract<Verdict, { readonly action: 'defend' | 'yield' }>;
+/** What the holder is told while holding: defend (announce once), yield (give the VIP up), or announce (a prober should hear our trailer). */
+export type HoldingVerdict = Extract<Verdict, { readonly action: 'defend' | 'yield' | 'announce' }>;
 
 export class WireGuard {
   private readonly judge = new WireJudge();
@@ -45,8 +45,10 @@ export class WireGuard {
 
   /**
    * Asks whether anyone uses the VIP: probes at once, a third and two thirds
-   * of `probeMs` in, and listens until `probeMs`; the first claimer heard
-   * ends it early. Undefined: nobody answered, the VIP may go on.
+   * of `probeMs` in, and listens until `probeMs` (a claimer heard stops the
+   * probes but not the listening: an ironet holder's trailer follows its
+   * kernel's answer, and says who it is). Undefined: nobody answered, the VIP
+   * may go on.
    */
   async probe(): Promise<Claimer | undefined> {
     this.release();
@@ -56,10 +58,14 @@ export class WireGuard {
     this.wakeProbe = () => ac.abort();
     try {
       const step = this.o.probeMs / 3;
+      const until = this.o.clock.monotonicMs() + this.o.probeMs;
       for (let i = 0; i < 3 && !this.blockedBy; i++) {
         this.o.wire.probe(this.trailer());
         await this.o.clock.sleep(step, ac.signal).catch(() => undefined);
       }
+      // blocked early: listen out the window for the claimer's trailer
+      const left = until - this.o.clock.monotonicMs();
+      if (this.blockedBy && left > 0) await this.o.clock.sleep(left).catch(() => undefined);
       return this.blockedBy;
     } finally {
       this.wakeProbe = undefined;
@@ -108,9 +114,10 @@ export class WireGuard {
     if (!stance) return;
     const v = this.judge.judge(stance, h, this.o.clock.monotonicMs());
     if (v.action === 'blocked') {
-      this.blockedBy ??= v.claimer;
+      // the first claimer, told as ironet once its trailer is heard
+      if (!this.blockedBy || (this.blockedBy.mac === v.claimer.mac && v.claimer.ironet)) this.blockedBy = v.claimer;
       this.wakeProbe?.();
-    } else if (v.action === 'defend' || v.action === 'yield') {
+    } else if (v.action === 'defend' || v.action === 'yield' || v.action === 'announce') {
       const tell = this.onVerdict;
       // one yield per spell: the holder releases the guard as it steps aside
       if (v.action === 'yield') this.release();

@@ -18,6 +18,8 @@
  * keeps it without talking to each other.
  *
  * The rule (docs/vip.md "On the wire"):
+ * - holding, asked by a probe: our kernel answers it, and we announce once
+ *   (at most once per DEFEND_INTERVAL_MS) so the prober hears our trailer;
  * - probing: anything else that uses the VIP blocks the install; another
  *   ironet agent probing at the same moment blocks it too unless our MAC is
  *   the lower one (so exactly one of two simultaneous probers goes on);
@@ -186,8 +188,10 @@ function hearNd(frame: Buffer, vip: Buffer): Heard | undefined {
 
 /** What a holder does about one frame heard. */
 export type Verdict =
-  /** Nothing to do (our own frame, a probe our kernel answers, a defence already sent). */
+  /** Nothing to do (our own frame, a defence already sent). */
   | { readonly action: 'ignore' }
+  /** Holding, asked by a probe: our kernel answers it; announce once too, so the prober hears our trailer (an ironet holder, since when). */
+  | { readonly action: 'announce'; readonly prober: Mac }
   /** Probing: do not install; `mac` uses the VIP. */
   | { readonly action: 'blocked'; readonly claimer: Claimer }
   /** Holding: keep it and announce once (the claimer yields, or it is a first conflict). */
@@ -216,11 +220,13 @@ export class WireJudge {
   private readonly ironetMacs = new Map<Mac, { readonly sinceMs: number; readonly holding: boolean; readonly heardMs: number }>();
   private lastConflictMs: number | undefined;
   private lastDefenceMs: number | undefined;
+  private lastAnswerMs: number | undefined;
 
   /** A new holding spell starts with no conflict remembered (the trailers heard are kept). */
   startHolding(): void {
     this.lastConflictMs = undefined;
     this.lastDefenceMs = undefined;
+    this.lastAnswerMs = undefined;
   }
 
   judge(stance: WireStance, heard: Heard, nowMs: number): Verdict {
@@ -234,8 +240,13 @@ export class WireJudge {
       if (heard.ironet && !heard.ironet.holding && stance.mac < heard.mac) return { action: 'ignore' };
       return { action: 'blocked', claimer };
     }
-    // holding: a probe for our VIP is answered by our kernel (the prober then stays off)
-    if (heard.kind === 'probe') return { action: 'ignore' };
+    // holding: a probe for our VIP is answered by our kernel (the prober then stays off); an announcement with our
+    // trailer tells it who we are (at most once per DEFEND_INTERVAL_MS: a prober asks at every renew)
+    if (heard.kind === 'probe') {
+      if (this.lastAnswerMs !== undefined && nowMs - this.lastAnswerMs < DEFEND_INTERVAL_MS) return { action: 'ignore' };
+      this.lastAnswerMs = nowMs;
+      return { action: 'announce', prober: heard.mac };
+    }
     if (known?.holding) {
       const theirsOlder = known.sinceMs < stance.sinceMs || (known.sinceMs === stance.sinceMs && heard.mac < stance.mac);
       if (theirsOlder) return { action: 'yield', claimer, why: 'heldLongerThere' };

@@ -357,12 +357,15 @@ describe('holderHooks with the wire guard (docs/vip.md "On the wire")', () => {
     wire.answering = [OTHER];
     const leading = hooks.onLeading({ sentMs: 0 });
     await clock.advance(1);
+    expect(target.calls, 'blocked at once').to.deep.equal([]);
+    // the window is listened out: an ironet holder's trailer follows its kernel's answer
+    await clock.advance(89);
     await leading;
     expect(target.calls, 'no install, no announcement').to.deep.equal([]);
     expect(events).to.deep.equal([{ outcome: 'blocked', claimer: { mac: OTHER, ironet: false } }]);
     expect((await metrics.wireBlocked.get()).values[0]?.value).to.equal(1);
     const renew = hooks.onRenewed({ sentMs: 500 });
-    await clock.advance(1);
+    await clock.advance(90);
     await renew;
     expect(events, 'told once per claimer').to.have.length(1);
     wire.answering = [];
@@ -400,9 +403,34 @@ describe('holderHooks with the wire guard (docs/vip.md "On the wire")', () => {
     // the next renew asks again: still answered, so it stays off
     wire.answering = [OTHER];
     const renew = hooks.onRenewed({ sentMs: 2000 });
-    await clock.advance(1);
+    await clock.advance(90);
     await renew;
     expect(target.calls.filter((c) => c.startsWith('install'))).to.have.length(1);
+  });
+
+  it('holding, asked by a probe: one announcement with our trailer (so the prober knows an ironet holder), not one per probe', async () => {
+    const { clock, target, wire, hooks } = guarded();
+    const leading = hooks.onLeading({ sentMs: 0 });
+    await clock.advance(90);
+    await leading;
+    await clock.advance(1);
+    const before = target.calls.filter((c) => c === 'announce').length;
+    wire.hear({ mac: OTHER, kind: 'probe' });
+    await clock.advance(1);
+    wire.hear({ mac: OTHER, kind: 'probe' });
+    await clock.advance(1);
+    expect(target.calls.filter((c) => c === 'announce').length).to.equal(before + 1);
+  });
+
+  it('blocked by a kernel\'s answer, then that MAC\'s trailer within the window: told as an ironet holder', async () => {
+    const { clock, wire, hooks, events } = guarded();
+    wire.answering = [OTHER];
+    const leading = hooks.onLeading({ sentMs: 0 });
+    await clock.advance(5);
+    wire.hear({ mac: OTHER, kind: 'uses', ironet: { holding: true, sinceMs: 1234 } });
+    await clock.advance(90);
+    await leading;
+    expect(events).to.deep.equal([{ outcome: 'blocked', claimer: { mac: OTHER, ironet: true, sinceMs: 1234 } }]);
   });
 
   it('holding: an ironet holder that has held it longer wins; a younger one is defended against with our since', async () => {

@@ -167,8 +167,12 @@ describe('the VIP on the wire: the rule', () => {
     expect(k.judge(holding(0), uses(HIGHER), DEFEND_INTERVAL_MS).action, 'a claim long after is a first one again').to.equal('defend');
   });
 
-  it('holding: probes for the VIP are answered by our kernel, not judged', () => {
-    expect(new WireJudge().judge(holding(0), { mac: HIGHER, kind: 'probe' }, 0).action).to.equal('ignore');
+  it('holding: a probe for the VIP is answered by our kernel, and once per DEFEND_INTERVAL_MS by an announcement (the prober hears our trailer)', () => {
+    const j = new WireJudge();
+    j.startHolding();
+    expect(j.judge(holding(0), { mac: HIGHER, kind: 'probe' }, 0)).to.deep.equal({ action: 'announce', prober: HIGHER });
+    expect(j.judge(holding(0), { mac: HIGHER, kind: 'probe' }, 300).action, 'a prober asking at every renew').to.equal('ignore');
+    expect(j.judge(holding(0), { mac: HIGHER, kind: 'probe' }, DEFEND_INTERVAL_MS).action).to.equal('announce');
   });
 
   it('remembers at most 256 ironet MACs (a hostile segment cannot grow it)', () => {

@@ -12,6 +12,7 @@ import type { Clock } from '../../core/clock.js';
 import { formatIp } from '../../core/ip.js';
 import { decodeMessage } from '../../dhcp/message.js';
 import { messageTypeName } from '../../dhcp/options.js';
+import { ipv4UdpDstPort } from '../../host/bpf.js';
 import * as native from '../../host/native.js';
 
 export interface DhcpReplySeen {
@@ -43,7 +44,9 @@ export class DhcpCapture {
     const fd = native.openSocket(this.o.netnsPath, native.AF_PACKET, native.SOCK_RAW, 0);
     try {
       const info = native.interfaceInfo(fd, iface);
-      native.bindPacket(fd, info.index, ETH_P_IP);
+      // replies leave the port towards the client: outgoing frames reach only ETH_P_ALL sockets; the kernel keeps UDP to port 68
+      native.attachFilter(fd, ipv4UdpDstPort(68));
+      native.bindPacket(fd, info.index, native.ETH_P_ALL);
       const rx = new native.Receiver(fd, (frame) => this.frame(frame), () => {});
       this.sockets.push({ fd, rx });
     } catch (err) {

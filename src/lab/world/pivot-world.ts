@@ -244,12 +244,18 @@ export class PivotWorld {
     return this.vip.holdersNow();
   }
 
-  /** The network the source serves: its pools (the DHCP pool labelled to move, as docs/pivot.md says) and the ProvisioningNetwork. */
+  /** The network the source serves: its pools (made when missing) and the ProvisioningNetwork. */
   async createSourceNetwork(): Promise<void> {
     const admin = this.source.admin;
     const t = this.o.timings;
-    await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: PIVOT_NAMESPACE }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
-    await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'dhcp', namespace: PIVOT_NAMESPACE }, spec: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.150', end: '172.22.0.199', subnet: '172.22.0.0/24' }], prefix: 24 } } as KubeObject);
+    const pools = [
+      { name: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }] },
+      { name: 'dhcp', pools: [{ start: '172.22.0.150', end: '172.22.0.199', subnet: '172.22.0.0/24' }] },
+    ];
+    for (const p of pools) {
+      if (await admin.resource(RESOURCES.ipPool).tryGet({ namespace: PIVOT_NAMESPACE, name: p.name })) continue;
+      await admin.resource(RESOURCES.ipPool).create({ metadata: { name: p.name, namespace: PIVOT_NAMESPACE }, spec: { namePrefix: p.name, pools: p.pools, prefix: 24 } } as KubeObject);
+    }
     await admin.resource(RESOURCES.provisioningNetwork).create({
       metadata: { name: PIVOT_NETWORK, namespace: PIVOT_NAMESPACE },
       spec: {
