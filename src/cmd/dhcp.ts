@@ -14,6 +14,8 @@ import { DhcpServer } from '../dhcp/server.js';
 import { dhcpServerConfigOf, serverIpFor } from '../dhcp/server-config.js';
 import type { DhcpMode, DhcpServiceConfig } from '../dhcp/types.js';
 import { DhcpSocket } from '../host/dhcp-socket.js';
+import { DhcpReplies } from '../host/dhcp-replies.js';
+import { foreignReply, ForeignServers, type ForeignServer } from '../dhcp/foreign-servers.js';
 import { KubeDhcpBlockApi } from '../kube/dhcp-block-api.js';
 import { KubeKnownHosts } from '../kube/known-hosts.js';
 import type { KubeClient } from '../kube/kube-client.js';
@@ -28,6 +30,8 @@ export interface DhcpServiceOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly registry: Registry;
+  /** Told, at most every SAY_EVERY_MS per server, of another DHCP server on the segment. Must not throw. */
+  readonly onForeignServer?: (s: ForeignServer) => void;
 }
 
 export interface DhcpService {
@@ -50,6 +54,26 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
     onReservation: (kind) => metrics.reservations.labels(kind).inc(),
     onReservedFree: (n) => metrics.reservedFree.set(n),
   });
+  // another DHCP server on the segment: its replies heard for the unit's whole life (every agent, any role), and
+  // (holder) clients choosing it; counted by server, said now and then
+  const foreign = new ForeignServers();
+  const seen = (s: ForeignServer): void => {
+    const { label, say } = foreign.seen(s, o.clock.monotonicMs());
+    metrics.foreignServers.labels(label).inc();
+    if (say) {
+      o.logger.warn({ server: s.server, mac: s.mac, via: s.via, client: s.client, reason: 'foreignDhcpServer' }, 'another DHCP server on the provisioning network');
+      o.onForeignServer?.(s);
+    }
+  };
+  let replies: DhcpReplies | undefined;
+  try {
+    replies = DhcpReplies.open({ netnsPath: o.netnsPath, iface: o.iface }, (payload, mac) => {
+      const s = foreignReply(payload, mac, o.vip);
+      if (s) seen(s);
+    });
+  } catch (err) {
+    o.logger.warn({ err: String(err) }, 'cannot listen for other DHCP servers on the interface; going on without');
+  }
   const knownHosts = o.config.knownHostsOnly ? new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger: o.logger }) : undefined;
   // warm the caches now, while following
   void ledger.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease ledger not loaded yet'));
@@ -78,6 +102,7 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
           clock: o.clock,
           logger: o.logger,
           metrics,
+          onOtherServer: seen,
           ...(knownHosts ? { isKnownHost: (mac: Mac) => knownHosts.has(mac) } : {}),
         });
         server.setMode(mode);
@@ -104,6 +129,7 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
       if (m === 'serving') ledger.thaw();
     },
     close: () => {
+      replies?.close();
       ledger.close();
       knownHosts?.close();
     },

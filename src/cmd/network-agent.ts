@@ -29,6 +29,7 @@ import type { WireEvent } from '../vip/holder.js';
 import { WireGuard } from '../vip/wire-guard.js';
 import { NetnsWire } from '../host/netns-wire.js';
 import type { DhcpMode } from '../dhcp/types.js';
+import { foreignServerNote } from '../dhcp/foreign-servers.js';
 import { bootScriptCheck } from '../network/boot-script-check.js';
 import { vipsOf, type ProvisioningNetwork } from '../network/network.js';
 import { vip6LeaseName, vipLeaseName } from '../network/pods.js';
@@ -146,6 +147,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
               wire: { probeMs: config.wireProbeMs, checkMs: config.wireCheckMs },
               // what the wire rule did: an Event on the network (every VIP), its status (the primary's)
               onWire: (e) => void report({ kind: 'wire', vip: formatIp(vip), primary, pod: podName, agent: identity, ...wireReportOf(e) }),
+              onForeignDhcp: (f) => void report({ kind: 'foreignDhcp', note: foreignServerNote(f, formatIp(vip)), pod: podName, agent: identity }),
               dhcp,
               tftpRoot: primary && vip.family === 4 ? config.tftpRoot : undefined,
               work: check ? [check] : [],

@@ -22,6 +22,7 @@ import { NetnsWire } from '../host/netns-wire.js';
 import { createVipMetrics } from '../vip/metrics.js';
 import { createDhcpService } from './dhcp.js';
 import type { EffectiveRole } from '../network/network.js';
+import type { ForeignServer } from '../dhcp/foreign-servers.js';
 import { createTftpService } from './tftp.js';
 
 export interface VipUnitOptions {
@@ -55,6 +56,8 @@ export interface VipUnitOptions {
   readonly onHolding?: (holding: boolean) => Promise<void>;
   /** Told when a term's DHCP server serves, or failed to start (with why). */
   readonly onDhcp?: (serving: boolean, message: string) => Promise<void>;
+  /** Told (now and then) of another DHCP server on the segment. Must not throw. */
+  readonly onForeignDhcp?: (s: ForeignServer) => void;
 }
 
 export interface VipUnit {
@@ -104,7 +107,7 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
     announce: () => target.announce(guard?.trailer()),
     onSent: (n) => metrics.garpSent.labels(o.name).inc(n),
   });
-  const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
+  const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, onForeignServer: o.onForeignDhcp }) : undefined;
   const tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
   // a term's DHCP report follows its holding report (src/vip/holder.ts HolderReports)
   const reports = new HolderReports({ onHolding: o.onHolding, onDhcp: o.onDhcp });

@@ -21,6 +21,12 @@ function buildDhcpMetrics(registry: Registry) {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    foreignServers: new Counter({
+      name: 'ironet_dhcp_foreign_server_replies_total',
+      help: 'Another DHCP server seen on the provisioning network, by its server identifier (at most 16, then other): its replies to clients heard on the segment, and clients\' REQUESTs choosing it.',
+      labelNames: ['server'] as const,
+      registers: [registry],
+    }),
     leases: new Gauge({ name: 'ironet_dhcp_leases_active', help: 'Leases held (bound and not expired).', registers: [registry] }),
     commitSeconds: new Histogram({
       name: 'ironet_dhcp_commit_seconds',

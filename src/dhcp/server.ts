@@ -23,6 +23,7 @@ import type { Mac } from '../core/mac.js';
 import { formatIp } from '../core/ip.js';
 import { Allocator } from './allocator.js';
 import { decide, type Decision, type ReplyPlan } from './decide.js';
+import type { ForeignServer } from './foreign-servers.js';
 import { decodeMessage } from './message.js';
 import { encodeMessage } from './message.js';
 import type { DhcpMetrics } from './metrics.js';
@@ -43,6 +44,8 @@ export interface DhcpServerOptions {
   readonly reapIntervalMs?: number;
   /** Grace after expiry before a lease is reaped (default 60 s). */
   readonly reapGraceMs?: number;
+  /** Told of a client's REQUEST that chose another server's OFFER (its server identifier): another server on the segment. */
+  readonly onOtherServer?: (server: ForeignServer) => void;
 }
 
 type CommitOutcome = 'durable' | 'refused' | 'failed' | 'superseded';
@@ -167,6 +170,9 @@ export class DhcpServer {
       this.log.error({ err: describeError(err), mac: msg.mac }, 'DHCP decision failed');
       this.o.metrics?.packets.labels(type, 'error').inc();
       return;
+    }
+    if (decision.kind === 'drop' && decision.reason === 'otherServer' && msg.options.serverId) {
+      this.o.onOtherServer?.({ server: formatIp(msg.options.serverId), mac: undefined, via: 'request', client: msg.mac ?? '?' });
     }
     this.apply(type, decision);
   }

@@ -49,6 +49,8 @@ export type HolderReport =
   | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string; readonly urls?: UrlContract }
   | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string }
   | { readonly kind: 'bootScript'; readonly verdict: BootScriptVerdict; readonly pod: string; readonly agent: string }
+  /** Another DHCP server on the segment (said now and then by the unit): a Warning Event ForeignDHCPServer with `note`. */
+  | { readonly kind: 'foreignDhcp'; readonly note: string; readonly pod: string; readonly agent: string }
   /** The mode the unit's DHCP answers in now (a pivot's source hands over), told when it changes. */
   | { readonly kind: 'dhcpMode'; readonly mode: DhcpMode; readonly pod: string; readonly agent: string }
   | ({ readonly kind: 'wire'; readonly vip: string; readonly primary: boolean; readonly pod: string; readonly agent: string } & WireReport);
@@ -431,6 +433,10 @@ export class AgentRunner {
     }
     if (r.kind === 'wire') {
       await this.onWire(key, network, r);
+      return;
+    }
+    if (r.kind === 'foreignDhcp') {
+      await this.o.ports.warn(network, 'ForeignDHCPServer', r.note);
       return;
     }
     if (r.kind !== 'bootScript') return;

@@ -67,6 +67,7 @@ export function planReport(said: SaidState | undefined, r: HolderReport, now: st
     const conflict = { outcome: r.outcome, mac: r.mac, ironet: r.ironet, ...(r.sinceMs !== undefined ? { sinceMs: r.sinceMs } : {}), ...(r.why !== undefined ? { why: r.why } : {}) };
     return { kind: 'write', state: { ...state, holding: false, pod: r.pod, agent: r.agent, dhcp: undefined, bootScript: undefined, conflict }, writeIf: 'namedOrNone' };
   }
+  if (r.kind === 'foreignDhcp') return { kind: 'ignore', reason: 'unchanged' };
   if (r.kind === 'dhcpMode') {
     if ((state.dhcpMode ?? 'serving') === r.mode) return { kind: 'ignore', reason: 'unchanged' };
     // remembered even while not holding (the next term serves in it); written only where it shows, while holding
