@@ -20,14 +20,14 @@ import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
-import { formatIp } from '../core/ip.js';
+import { formatIp, ipEquals } from '../core/ip.js';
 import { Allocator } from './allocator.js';
 import { decide, type Decision, type ReplyPlan } from './decide.js';
 import type { ForeignServer } from './foreign-servers.js';
 import { decodeMessage } from './message.js';
 import { encodeMessage } from './message.js';
 import type { DhcpMetrics } from './metrics.js';
-import { messageTypeName } from './options.js';
+import { messageTypeName, MSG } from './options.js';
 import type { CommitRequest, DhcpTransport, LeaseLedger, LoadedLeases, PoolView } from './ports.js';
 import type { DhcpMode, DhcpServerConfig, Lease } from './types.js';
 
@@ -158,6 +158,11 @@ export class DhcpServer {
     }
     const msg = decoded.message;
     const type = messageTypeName(msg.options.messageType ?? 0) ?? 'unknown';
+    // a client choosing another server's offer: another server on the segment (whatever this server answers it)
+    const chosen = msg.options.serverId;
+    if (msg.op === 1 && msg.options.messageType === MSG.request && chosen && !ipEquals(chosen, this.o.config.serverIp)) {
+      this.o.onOtherServer?.({ server: formatIp(chosen), mac: undefined, via: 'request', client: msg.mac ?? '?' });
+    }
     if (!this.allocator) {
       this.o.metrics?.packets.labels(type, 'poolUnusable').inc();
       return;
@@ -170,9 +175,6 @@ export class DhcpServer {
       this.log.error({ err: describeError(err), mac: msg.mac }, 'DHCP decision failed');
       this.o.metrics?.packets.labels(type, 'error').inc();
       return;
-    }
-    if (decision.kind === 'drop' && decision.reason === 'otherServer' && msg.options.serverId) {
-      this.o.onOtherServer?.({ server: formatIp(msg.options.serverId), mac: undefined, via: 'request', client: msg.mac ?? '?' });
     }
     this.apply(type, decision);
   }

@@ -41,6 +41,8 @@ interface Harness {
   readonly log: RecordingLogger;
   readonly metrics: DhcpMetrics;
   readonly server: DhcpServer;
+  /** Other servers the server was told of (clients choosing them). */
+  readonly others: string[];
   /** A client message arriving on port 67, then every microtask it starts. */
   send(r: RequestSpec | Buffer): Promise<void>;
   /** DISCOVER then REQUEST for the offered address, answered by the ledger as durable: the lease. */
@@ -75,7 +77,8 @@ function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } =
     ...o.config,
   };
   // a reaper pass every 10 min keeps the FakeClock's sleepers few over simulated hours
-  const server = new DhcpServer({ config, transport, ledger, clock, logger: log, metrics, reapIntervalMs: REAP_INTERVAL_MS, reapGraceMs: o.reapGraceMs ?? 60_000 });
+  const others: string[] = [];
+  const server = new DhcpServer({ config, transport, ledger, clock, logger: log, metrics, reapIntervalMs: REAP_INTERVAL_MS, reapGraceMs: o.reapGraceMs ?? 60_000, onOtherServer: (f) => others.push(`${f.server} ${f.via} ${f.client}`) });
   const h: Harness = {
     v,
     transport,
@@ -84,6 +87,7 @@ function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } =
     log,
     metrics,
     server,
+    others,
     stopped: false,
     send: async (r) => {
       transport.deliver(Buffer.isBuffer(r) ? r : requestBytes(r));
@@ -400,6 +404,7 @@ describe('dhcp/server DhcpServer', () => {
       expect(h.ledger.commits).to.have.length(0);
       expect(h.transport.sent).to.have.length(0);
       expect(await count(h.metrics, 'request', 'otherServer')).to.equal(1);
+      expect(h.others, 'told: another server on the segment').to.deep.equal([`172.22.0.3 request ${A}`]);
     });
   });
 

@@ -52,9 +52,13 @@ export class Udhcpc {
   readonly events: ClientEvent[] = [];
   private readonly child: ChildProcess;
 
-  constructor(readonly ns: string) {
+  /** `extra`: more udhcpc flags, e.g. -B (ask for broadcast replies, as UEFI firmware does). */
+  constructor(
+    readonly ns: string,
+    extra: readonly string[] = [],
+  ) {
     const s = script('udhcpc.sh', UDHCPC_SCRIPT);
-    this.child = spawn('ip', ['netns', 'exec', ns, 'busybox', 'udhcpc', '-i', 'eth0', '-f', '-s', s, '-t', '20', '-T', '1', '-A', '1', '-S'], {
+    this.child = spawn('ip', ['netns', 'exec', ns, 'busybox', 'udhcpc', '-i', 'eth0', '-f', '-s', s, '-t', '20', '-T', '1', '-A', '1', '-S', ...extra], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     createInterface(this.child.stdout!).on('line', (l) => this.parse(l));
