@@ -16,7 +16,7 @@ import * as native from '../../src/host/native.js';
 import type { IpPoolObject } from '../../src/ipam/objects.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { badFrame, FUZZ_KINDS, Rng } from '../support/dhcp-fuzz.js';
-import { Udhcpc } from '../support/dhcp-clients.js';
+import { Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import { dhcpLeasesInApi } from '../support/dhcp-leases.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';

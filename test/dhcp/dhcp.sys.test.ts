@@ -9,7 +9,7 @@ import { formatIp } from '../../src/core/ip.js';
 import { indexEntryAddresses, type IpPoolObject } from '../../src/ipam/objects.js';
 import { dhcpLeaseOf, dhcpLeasesInApi } from '../support/dhcp-leases.js';
 import { RESOURCES } from '../../src/kube/resources.js';
-import { dhclient, Udhcpc } from '../support/dhcp-clients.js';
+import { dhclient, Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';
 

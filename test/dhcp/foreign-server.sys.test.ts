@@ -7,14 +7,11 @@
  * Said as one Warning Event ForeignDHCPServer naming the server and counted by
  * server in ironet_dhcp_foreign_server_replies_total on every agent.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { RESOURCES } from '../../src/kube/resources.js';
+import { Dnsmasq } from '../../src/lab/rig/dnsmasq.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
-import { Udhcpc } from '../support/dhcp-clients.js';
+import { Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import { eventually } from '../support/ipam-fixture.js';
 import { IronicPodsLab } from '../support/ironic-pods-lab.js';
 import { VIP } from '../support/vip-lab.js';
@@ -24,13 +21,11 @@ const DNSMASQ = '172.22.0.240';
 describe('another DHCP server on the provisioning network is found and said (system)', function () {
   this.timeout(5 * 60_000);
   const world = new IronicPodsLab({ env: { IRONIC_IP: VIP }, label: 'foreign-dhcp' });
-  let dnsmasq: ChildProcess | undefined;
-  let dir: string;
+  let dnsmasq: Dnsmasq | undefined;
   const clients: Udhcpc[] = [];
 
   before(async function () {
     this.timeout(240_000);
-    dir = mkdtempSync(path.join(tmpdir(), 'irn-foreign-'));
     await world.start();
     for (const p of world.ironic) await world.pods.setContainer(p, true, true);
     // ironet answers only the hosts it knows, so the test's clients are dnsmasq's
@@ -39,17 +34,13 @@ describe('another DHCP server on the provisioning network is found and said (sys
     const ns = world.lab.topology.addClient('dnsmasq', '52:54:00:ee:00:01');
     ip('-n', ns, 'addr', 'add', `${DNSMASQ}/24`, 'dev', 'eth0');
     ip('-n', ns, 'link', 'set', 'eth0', 'up');
-    dnsmasq = spawn(
-      'ip',
-      ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', 'dnsmasq', '--keep-in-foreground', '--port=0', '--interface=eth0', '--bind-interfaces', '--dhcp-range=172.22.0.200,172.22.0.210,255.255.255.0,5m', `--dhcp-leasefile=${path.join(dir, 'leases')}`, `--pid-file=${path.join(dir, 'pid')}`, '--log-dhcp'],
-      { stdio: 'ignore' },
-    );
+    dnsmasq = new Dnsmasq({ netns: ns, iface: 'eth0', range: '172.22.0.200,172.22.0.210,255.255.255.0,5m' });
+    dnsmasq.start();
   });
   after(async () => {
     for (const c of clients) c.stop();
-    dnsmasq?.kill('SIGKILL');
+    await dnsmasq?.close();
     await world.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   async function counted(i: number): Promise<number> {

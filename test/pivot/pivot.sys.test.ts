@@ -12,11 +12,9 @@
  * deleted without a handover, a forgotten keepalived — each said with a
  * VIPConflictOnWire Event and settled by the wire rule, one holder at a time.
  */
-import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { expect } from 'chai';
 import { runController } from '../../src/cmd/controller.js';
 import { systemClock } from '../../src/core/clock.js';
@@ -31,13 +29,14 @@ import { RESOURCES } from '../../src/kube/resources.js';
 import { ironetCommand } from '../../src/lab/rig/checkout.js';
 import { ensureClusterctl } from '../../src/lab/rig/clusterctl.js';
 import { DhcpCapture } from '../../src/lab/rig/dhcp-capture.js';
+import { runIronetPivot } from '../../src/lab/rig/ironet-pivot.js';
 import { Keepalived } from '../../src/lab/rig/keepalived.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
 import { QemuMachine, requirePxeTools } from '../../src/lab/rig/qemu.js';
 import { PROVISIONING_BRIDGE } from '../../src/lab/topology-plan.js';
 import { PIVOT_NAMESPACE as NS, PIVOT_NETWORK, PIVOT_VIP, PivotWorld, type PivotSide } from '../../src/lab/world/pivot-world.js';
 import { controllerConfig, upstreamCrdDirs } from '../support/cluster.js';
-import { dhclient, Udhcpc } from '../support/dhcp-clients.js';
+import { dhclient, Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import { eventually } from '../support/ipam-fixture.js';
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
@@ -46,30 +45,6 @@ const UDHCPC_MACS = ['52:54:00:aa:00:01', '52:54:00:aa:00:02'];
 const DHCLIENT_MAC = '52:54:00:aa:00:03';
 const QEMU_A = '52:54:00:cc:00:0a';
 const QEMU_B = '52:54:00:cc:00:0b';
-
-interface PivotResult {
-  ok: boolean;
-  networks: { name: string; sourceLetGoMs?: number; takeoverMs?: number; holderNamedMs?: number }[];
-}
-
-/** `ironet pivot` run as a user runs it; `onLine` hears each line as it comes. */
-function ironetPivot(args: readonly string[], onLine: (l: string) => void = () => {}): Promise<{ code: number; lines: string[]; result: PivotResult | undefined }> {
-  const [cmd, ...pre] = ironetCommand('source');
-  const child = spawn(cmd!, [...pre, 'pivot', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  const take = (l: string): void => {
-    lines.push(l);
-    onLine(l);
-  };
-  createInterface(child.stdout).on('line', take);
-  createInterface(child.stderr).on('line', (l) => take(`stderr: ${l}`));
-  return new Promise((resolve) => {
-    child.once('close', (c) => {
-      const last = lines.filter((l) => l.startsWith('{')).at(-1);
-      resolve({ code: c ?? 1, lines, result: last ? (JSON.parse(last) as PivotResult) : undefined });
-    });
-  });
-}
 
 /** Every IPv4 address on the pods' net1 and the clients' eth0, with where it is. */
 function addressesOnTheWire(namespaces: readonly { name: string; netns: string; iface: string }[]): { where: string; ip: string }[] {
@@ -199,7 +174,7 @@ describe('pivot: ironet pivot and clusterctl move between two clusters on one pr
     const t0 = systemClock.monotonicMs();
     const { binary } = await ensureClusterctl();
     let reboot: Promise<string> | undefined;
-    const out = await ironetPivot(['--from', await world.kubeconfigIn(world.source, dir), '--to', await world.kubeconfigIn(world.target, dir), '--namespace', NS, '--clusterctl', binary, '--timeout-seconds', '120'], (l) => {
+    const out = await runIronetPivot(['--from', await world.kubeconfigIn(world.source, dir), '--to', await world.kubeconfigIn(world.target, dir), '--namespace', NS, '--clusterctl', binary, '--timeout-seconds', '120'], (l) => {
       // the machine PXE-boots again while the source hands over
       if (!reboot && / HandingOver: /.test(l)) reboot = pxeBoot(QEMU_A);
     });
