@@ -36,8 +36,8 @@ export interface DhcpServiceOptions {
 
 export interface DhcpService {
   readonly dependent: DependentWork;
-  /** The mode of this run and the next (a pivot's source hands over: DhcpServer.setMode). */
-  setMode(mode: DhcpMode): void;
+  /** The mode of this run and the next (a pivot's source hands over: DhcpServer.setMode); resolves once nothing more is written. */
+  setMode(mode: DhcpMode): Promise<void>;
   close(): void;
 }
 
@@ -87,7 +87,7 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
       let server: DhcpServer | undefined;
       const ready = (async () => {
         // handing over already: the load reserves and repairs nothing either
-        if (mode === 'handingOver') ledger.freeze();
+        if (mode === 'handingOver') await ledger.freeze();
         const loaded = await ledger.load();
         // known-hosts-only: answer nobody before the hosts are listed
         await knownHosts?.warm();
@@ -105,7 +105,7 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
           onOtherServer: seen,
           ...(knownHosts ? { isKnownHost: (mac: Mac) => knownHosts.has(mac) } : {}),
         });
-        server.setMode(mode);
+        void server.setMode(mode);
         current = server;
         // a stop() from here on reaches the server, whose start() then never begins answering
         await server.start(loaded);
@@ -122,11 +122,11 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
   };
   return {
     dependent,
-    setMode: (m) => {
+    setMode: async (m) => {
       mode = m;
-      if (m === 'handingOver') ledger.freeze();
-      current?.setMode(m);
-      if (m === 'serving') ledger.thaw();
+      if (current) return current.setMode(m);
+      if (m === 'handingOver') return ledger.freeze();
+      ledger.thaw();
     },
     close: () => {
       replies?.close();

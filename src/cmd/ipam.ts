@@ -39,8 +39,13 @@ export async function startIpam(options: IpamRuntimeOptions, signal: AbortSignal
   setMaxListeners(64, signal);
   const capi = await untilAnswered(() => kube.servesApi('ipam.cluster.x-k8s.io', 'v1beta2'), clock, logger, signal);
   if (!capi) logger.info({}, 'ipam.cluster.x-k8s.io/v1beta2 is not served: CAPI IPAddressClaims are ignored');
-  const clusters = await untilAnswered(() => kube.servesResource('cluster.x-k8s.io', 'v1beta2', 'clusters'), clock, logger, signal);
-  if (!clusters) logger.info({}, 'cluster.x-k8s.io/v1beta2 Clusters are not served: no pool is paused with its Cluster');
+  // CAPI before 1.11 serves Clusters at v1beta1 only
+  const clusters = (await untilAnswered(() => kube.servesResource('cluster.x-k8s.io', 'v1beta2', 'clusters'), clock, logger, signal))
+    ? ('v1beta2' as const)
+    : (await untilAnswered(() => kube.servesResource('cluster.x-k8s.io', 'v1beta1', 'clusters'), clock, logger, signal))
+      ? ('v1beta1' as const)
+      : undefined;
+  if (!clusters) logger.info({}, 'cluster.x-k8s.io Clusters are not served: no pool is paused with its Cluster (clusterctl move pauses Clusters; without CAPI there are none)');
   let queue: WorkQueue | undefined = undefined;
   const store = new KubeIpamStore(kube, {
     namespace: options.namespace,

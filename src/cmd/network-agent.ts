@@ -172,11 +172,15 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
           for (const u of units) u.setCandidate(c, preferred);
         },
         setRole: (role) => {
-          for (const u of units) u.setRole(role);
+          const applied = Promise.all(units.map((u) => u.setRole(role)));
           const mode = role === 'handingOver' ? 'handingOver' : 'serving';
           if (mode !== dhcpMode) {
             dhcpMode = mode;
-            void report({ kind: 'dhcpMode', mode, pod: podName, agent: identity });
+            // said once DHCP writes nothing more (its writes from before the switch landed), unless the mode changed meanwhile
+            void applied.then(
+              () => (dhcpMode === mode ? report({ kind: 'dhcpMode', mode, pod: podName, agent: identity }) : undefined),
+              (err: unknown) => unitLog.warn({ err: describeError(err) }, 'could not switch DHCP to its mode'),
+            );
           }
         },
         stop: async () => {

@@ -30,7 +30,7 @@ import { RESOURCES } from '../kube/resources.js';
 import { parseNetwork, vipsOf, type ProvisioningNetworkObject } from '../network/network.js';
 import { vipHolderAlive } from '../network/plan.js';
 import { vip6LeaseName, vipLeaseName } from '../network/pods.js';
-import { copyFor, handoverOf, MOVE_LABEL, poolMove, poolsOf, sideState, sourceHandsOver, sourceProblem, targetProblem, targetServes, targetWaits, type Handover, type SideState } from '../pivot/plan.js';
+import { copyFor, handoverOf, MOVE_LABEL, poolMove, poolsOf, sideState, sourceHandsOver, sourceLetGo, sourceProblem, targetProblem, targetServes, targetWaits, type Handover, type SideState } from '../pivot/plan.js';
 import { kubeSourceFor, shutdownSignal, type RunContext } from './runtime.js';
 
 export interface PivotIo {
@@ -255,7 +255,11 @@ class Pivot {
       else this.say(`the source is gone (--source-gone): its holder's VIP lapsed with it`);
       letGoAt = this.clock.monotonicMs();
       result.sourceLetGoMs = Math.round(letGoAt - this.t0);
-      await this.networks(this.target).mergePatch({ namespace: this.ns, name }, { spec: { handover: null } });
+      // the source let go: nobody holds the VIP until this lands, so a failed write is tried again
+      await this.waitUntil(`the handover removed on the target's ${ref}`, async () => {
+        await this.networks(this.target).mergePatch({ namespace: this.ns, name }, { spec: { handover: null } });
+        return true;
+      });
       this.say(`target ${ref}: handover removed: its agents take the VIP`);
     }
     const letGo = letGoAt;
@@ -282,8 +286,10 @@ class Pivot {
     const names = parsed ? [...new Set(vipsOf(parsed).map((v) => (v.family === 4 ? vipLeaseName(parsed) : vip6LeaseName(parsed))))] : [vipLeaseName({ name })];
     const seen = new Map<string, { key: string; atMs: number }>();
     let said = false;
-    await this.waitUntil(`the source's holder of ${this.ref(name)} to let go of the VIP (clusterctl deletes the source network; its holder steps down)`, async () => {
+    await this.waitUntil(`the source's network ${this.ref(name)} to be deleted by the move and its holder to let go of the VIP`, async () => {
       const now = this.clock.monotonicMs();
+      const net = await this.networks(source).tryGet({ namespace: this.ns, name });
+      const state = !net ? 'gone' : net.metadata.deletionTimestamp ? 'deleting' : 'present';
       let alive = false;
       for (const leaseName of names) {
         const lease = await leases.tryGet({ namespace: this.ns, name: leaseName });
@@ -293,13 +299,13 @@ class Pivot {
         const durationMs = (lease?.spec?.leaseDurationSeconds ?? 0) * 1000;
         if (vipHolderAlive(lease ? { holder, durationMs } : undefined, seen.get(leaseName)?.atMs, now)) alive = true;
       }
-      if (alive && !said) {
+      if (state !== 'present' && alive && !said) {
         said = true;
-        this.say(`source ${this.ref(name)}: waiting for its holder to let go of the VIP`);
+        this.say(`source ${this.ref(name)}: deleted by the move; waiting for its holder to let go of the VIP`);
       }
-      return !alive;
+      return sourceLetGo(state, alive);
     }, cancelled);
-    this.say(`source ${this.ref(name)}: the VIP is let go (its Lease released or expired)`);
+    this.say(`source ${this.ref(name)}: gone, and the VIP let go (its Lease released or expired)`);
   }
 
   /** Before a move: the source serves again; the target's waiting copies go. */

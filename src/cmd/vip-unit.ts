@@ -64,8 +64,8 @@ export interface VipUnit {
   readonly target: NetnsVip;
   /** Whether this agent may hold the VIP (interface up, pod plumbed), and whether it is preferred (Ready: ADR 0022). */
   setCandidate(candidate: boolean, preferred?: boolean): void;
-  /** What this cluster does for the network: `standby` is said in ironet_vip_standby; `handingOver` makes DHCP answer read-only. */
-  setRole(role: EffectiveRole['kind']): void;
+  /** What this cluster does for the network: `standby` is said in ironet_vip_standby; `handingOver` makes DHCP answer read-only (resolves once it writes nothing more). */
+  setRole(role: EffectiveRole['kind']): Promise<void>;
   /** Campaigns until `signal` aborts; steps down in the safe order (work, VIP, Lease) before resolving. */
   run(signal: AbortSignal): Promise<void>;
   /** Releases sockets and caches (after run settled). */
@@ -108,7 +108,13 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
     onSent: (n) => metrics.garpSent.labels(o.name).inc(n),
   });
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, onForeignServer: o.onForeignDhcp }) : undefined;
-  const tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
+  let tftp: ReturnType<typeof createTftpService> | undefined;
+  try {
+    tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
+  } catch (err) {
+    dhcp?.close(); // its sockets and caches: the caller closes the rest
+    throw err;
+  }
   // a term's DHCP report follows its holding report (src/vip/holder.ts HolderReports)
   const reports = new HolderReports({ onHolding: o.onHolding, onDhcp: o.onDhcp });
   const dhcpWork = dhcp && reports.dhcp(dhcp.dependent);
@@ -129,9 +135,9 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
   return {
     target,
     setCandidate: (c, preferred) => elector.setCandidate(c, preferred),
-    setRole: (role) => {
+    setRole: async (role) => {
       metrics.standby.labels(o.name).set(role === 'standby' ? 1 : 0);
-      dhcp?.setMode(role === 'handingOver' ? 'handingOver' : 'serving');
+      await dhcp?.setMode(role === 'handingOver' ? 'handingOver' : 'serving');
     },
     run: (signal) => elector.run(signal),
     close: () => {

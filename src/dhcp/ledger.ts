@@ -188,8 +188,9 @@ export class DhcpLeaseLedger implements LeaseLedger {
     this.serving = false;
   }
 
-  freeze(): void {
+  async freeze(): Promise<void> {
     this.frozen = true;
+    await this.reserving?.catch(() => undefined);
   }
 
   thaw(): void {

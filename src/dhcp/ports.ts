@@ -87,9 +87,10 @@ export interface LeaseLedger {
   /**
    * Handing over (a pivot's source): no address is reserved, repaired or
    * given back, here or at the next load(), until thaw(); the lease blocks
-   * stay as they are while clusterctl copies them.
+   * stay as they are while clusterctl copies them. Resolves once a
+   * reservation under way has landed.
    */
-  freeze(): void;
+  freeze(): Promise<void>;
   thaw(): void;
 }
 

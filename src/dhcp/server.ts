@@ -85,14 +85,26 @@ export class DhcpServer {
   /**
    * `handingOver` (a pivot's source): only the leases held are answered, read
    * only; nothing is reaped, tidied or reserved, so the lease blocks stay as
-   * clusterctl copies them. `serving` again when the handover is cancelled.
+   * clusterctl copies them. Resolves once what was decided before the switch
+   * is written (its commits, their ACKs, a reservation under way): from then
+   * on nothing is written. `serving` again when the handover is cancelled.
    */
-  setMode(mode: DhcpMode): void {
+  async setMode(mode: DhcpMode): Promise<void> {
     if (mode === this.mode) return;
     this.mode = mode;
-    if (mode === 'handingOver') this.o.ledger.freeze();
-    else this.o.ledger.thaw();
-    this.log.info({ reason: mode }, mode === 'handingOver' ? 'DHCP hands over: answering only the leases held, writing none' : 'DHCP serves again (the handover ended here)');
+    if (mode === 'serving') {
+      this.o.ledger.thaw();
+      this.log.info({ reason: mode }, 'DHCP serves again (the handover ended here)');
+      return;
+    }
+    await this.o.ledger.freeze();
+    while (this.mode === 'handingOver' && (this.committing || this.pendingBind.size > 0 || this.pendingUnbind.length > 0 || this.answersPending > 0)) {
+      // the API server refuses writes: what is left is the target's to find missing (the client asks again)
+      if (this.lastCommitFailed && !this.committing && this.answersPending === 0) break;
+      if (!this.committing) void this.flush();
+      await this.o.clock.sleep(5);
+    }
+    this.log.info({ reason: mode }, 'DHCP hands over: answering only the leases held, writing none');
   }
 
   /** `loaded`: the ledger's load() when the caller already did it (it needed the pool first), else done here. */

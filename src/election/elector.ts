@@ -243,8 +243,8 @@ export class Elector {
     if (this.freeSinceMs !== undefined) this.options.metrics?.takeover.labels(this.options.name).observe((now - this.freeSinceMs) / 1000);
     this.freeSinceMs = undefined;
     this.log.info({ reason }, `acquired the Lease: ${this.words.starting}`);
+    // whether the VIP is on (ironet_vip_owned) is the holder's to say: the wire may keep it off while this leads
     await this.options.hooks.onLeading({ sentMs });
-    this.options.metrics?.owned.labels(this.options.name).set(this.state.leading ? 1 : 0);
   }
 
   /** Stops leading: dependent work stops and the VIP goes. Idempotent and safe to call from the timer. */
@@ -270,7 +270,6 @@ export class Elector {
       )
       .finally(() => {
         this.fencing = undefined;
-        this.options.metrics?.owned.labels(this.options.name).set(0);
         this.wake?.();
       });
     return this.fencing;

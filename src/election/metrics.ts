@@ -11,7 +11,6 @@ interface LabelledCounter<L extends string> {
 
 /** The counters an elector moves, labelled by its name first (the VIP's registered ones fit). */
 export interface ElectionMetrics {
-  readonly owned: { labels(name: string): { set(v: number): void } };
   readonly transitions: LabelledCounter<string>;
   readonly takeover: { labels(name: string): { observe(seconds: number): void } };
   readonly renewFailures: LabelledCounter<string>;

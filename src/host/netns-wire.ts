@@ -61,13 +61,15 @@ export class NetnsWire implements VipWire {
     return new NetnsWire(o);
   }
 
-  probe(trailer: WireTrailer): void {
-    if (this.closed) return;
+  probe(trailer: WireTrailer): boolean {
+    if (this.closed) return false;
     const p = probeFrame(this.o.vip, this.mac, trailer);
     try {
       native.sendPacket(this.fd, this.ifindex, this.protocol, p.destination, p.frame);
+      return true;
     } catch {
-      /* a full buffer or a link going down: this probe is skipped, the next one goes */
+      /* a full buffer or a link going down: this probe is skipped */
+      return false;
     }
   }
 

@@ -62,8 +62,9 @@ export interface KubeIpamStoreOptions {
    * Cluster (its spec.clusterName, as upstream ip-address-manager reads it) is
    * paused too, as upstream's is — clusterctl move pauses the Cluster while
    * it copies its claims and their addresses, whose status does not move.
+   * The version the API server serves them at, or undefined: no Clusters.
    */
-  readonly clusters: boolean;
+  readonly clusters: 'v1beta2' | 'v1beta1' | undefined;
 }
 
 interface ClusterObject extends KubeObject {
@@ -137,6 +138,8 @@ export class KubeIpamStore implements IpamStore {
   private readonly pools: ResourceClient<IpPoolObject>;
   private readonly poolInformer: Informer<IpPoolObject>;
   private readonly clusterInformer: Informer<ClusterObject> | undefined;
+  /** The Clusters last seen paused. */
+  private readonly clusterPausedSeen = new Map<string, boolean>();
   private readonly kinds = new Map<ClaimKind, KindTable>();
   private readonly claimIndex = new PoolIndex<ClaimState>();
   private readonly addressIndex = new PoolIndex<AddressState>();
@@ -154,12 +157,17 @@ export class KubeIpamStore implements IpamStore {
     this.kube = kube;
     this.poolInformer = informerFor(this.pools, { ...common, name: 'ippools', onEvent: (e) => options.onPoolChanged(objectKey(e.object)) });
     this.clusterInformer = options.clusters
-      ? informerFor(kube.resource<ClusterObject>(RESOURCES.capiCluster), {
+      ? informerFor(kube.resource<ClusterObject>({ ...RESOURCES.capiCluster, version: options.clusters }), {
           ...common,
           name: 'clusters',
           transform: trimCluster,
-          // a Cluster paused or resumed: its pools look again
+          // a Cluster paused or resumed (not every status change): its pools look again
           onEvent: (e) => {
+            const key = objectKey(e.object);
+            const paused = e.type !== 'deleted' && isPaused(e.object);
+            if ((this.clusterPausedSeen.get(key) ?? false) === paused) return;
+            if (paused) this.clusterPausedSeen.set(key, true);
+            else this.clusterPausedSeen.delete(key);
             for (const p of this.poolInformer.list()) if (p.metadata.namespace === e.object.metadata.namespace && clusterNameOf(p) === e.object.metadata.name) options.onPoolChanged(objectKey(p));
           },
         })
@@ -275,7 +283,7 @@ export class KubeIpamStore implements IpamStore {
     const name = clusterNameOf(pool);
     if (!name || !this.clusterInformer) return false;
     const c = this.clusterInformer.get(`${pool.metadata.namespace ?? ''}/${name}`);
-    return c !== undefined && (c.spec?.paused === true || c.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined);
+    return c !== undefined && isPaused(c);
   }
 
   async readPool(key: PoolKey): Promise<PoolState | undefined> {
@@ -542,6 +550,10 @@ function trimAddress<T extends KubeObject>(obj: T): T {
       ownerReferences: m.ownerReferences,
     },
   };
+}
+
+function isPaused(c: ClusterObject): boolean {
+  return c.spec?.paused === true || c.metadata.annotations?.[PAUSED_ANNOTATION] !== undefined;
 }
 
 /** The Cluster an IPPool belongs to, as upstream ip-address-manager reads it (spec.clusterName). */

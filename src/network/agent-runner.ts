@@ -41,10 +41,10 @@ export interface UnitHandle {
   stop(): Promise<void>;
 }
 
-/** What the VIP unit on a pod tells the network's status: holding (or not), and DHCP serving (or why not). */
 /** How the holder's DHCP answers: as always, or handing over (a pivot's source: only the leases it holds, nothing written). */
 export type DhcpMode = 'serving' | 'handingOver';
 
+/** What the VIP unit on a pod tells the network's status: holding (or not), and DHCP serving (or why not). */
 export type HolderReport =
   | { readonly kind: 'holding'; readonly holding: boolean; readonly pod: string; readonly agent: string; readonly urls?: UrlContract }
   | { readonly kind: 'dhcp'; readonly serving: boolean; readonly message: string; readonly pod: string; readonly agent: string }
@@ -112,6 +112,8 @@ export const WIRE_EVENT_EVERY_MS = 5 * 60_000;
 /** Passes (about a second apart) without Multus' network-status before the agent records a Warning Event. */
 export const WARN_AFTER_WAITS = 30;
 
+/** How long a pod waits for an address in use to be set aside before it claims without (IPAM may have given it to another claim). */
+export const ASIDE_GIVE_UP_MS = 120_000;
 /** How often an agent asks again whether the addresses it set aside are still in use on the wire. */
 export const ASIDE_RECHECK_MS = 60_000;
 
@@ -156,7 +158,7 @@ export class AgentRunner {
   /** Per network: the pod (uid) and address the wire was last asked about and found free. */
   private readonly probed = new Map<string, string>();
   /** Per network: an address found in use on the wire, until IPAM set it aside. */
-  private readonly settingAside = new Map<string, { readonly ip: IpAddress; readonly mac: string }>();
+  private readonly settingAside = new Map<string, { readonly ip: IpAddress; readonly mac: string; readonly sinceMs: number }>();
   /** Passes in a row that found a pod (by UID) without its attachment. */
   private readonly attachWaits = new Map<string, number>();
 
@@ -167,6 +169,10 @@ export class AgentRunner {
     const obj = this.o.ports.network(key);
     const parsed = obj ? parseNetwork(obj).network : undefined;
     if (!obj || !parsed) {
+      if (!obj) {
+        for (const m of [this.probed, this.settingAside, this.asideChecked, this.lastCandidacy]) m.delete(key);
+        for (const id of this.asideFree.keys()) if (id.startsWith(`${key}|`)) this.asideFree.delete(id);
+      }
       await this.detach(key, obj ? 'the ProvisioningNetwork is not valid (see its Ready condition)' : 'the ProvisioningNetwork was deleted');
       return { kind: 'done' };
     }
@@ -220,10 +226,18 @@ export class AgentRunner {
     const netns = this.o.ports.findNetns(pod.metadata.uid ?? '');
     if (!netns) return wait(`no process of pod ${pod.metadata.name} (uid ${pod.metadata.uid}) is visible on this node yet (the agent needs hostPID)`);
 
-    // an address found in use on the wire is set aside before the pod claims again, so it never gets it back
+    // an address found in use on the wire is set aside before the pod claims again, so it never gets it back; the pod's
+    // claim on it is deleted again while it is not (a delete that failed); after ASIDE_GIVE_UP_MS the pod claims anyway
+    // (the next probe says whether that address is still in use)
     const aside = this.settingAside.get(key);
     if (aside) {
-      if ((await this.o.ports.setAside(network, aside.ip, aside.mac)) === 'pending') return wait(`setting ${formatIp(aside.ip)} aside (${aside.mac} uses it on the wire) before the pod claims another address`);
+      const clock = this.o.clock ?? systemClock;
+      const state = await this.o.ports.setAside(network, aside.ip, aside.mac);
+      if (state === 'pending' && clock.monotonicMs() - aside.sinceMs < ASIDE_GIVE_UP_MS) {
+        await this.o.ports.releaseClaim(network.namespace, pod.metadata.name ?? '');
+        return wait(`setting ${formatIp(aside.ip)} aside (${aside.mac} uses it on the wire) before the pod claims another address`);
+      }
+      if (state === 'pending') log.warn({ pod: pod.metadata.name, ip: formatIp(aside.ip), reason: 'setAsidePending' }, 'the address in use could not be set aside in time (IPAM gave it to another claim?): claiming without it');
       this.settingAside.delete(key);
     }
     this.claimed.set(key, { namespace: network.namespace, pod: pod.metadata.name ?? '' });
@@ -235,10 +249,11 @@ export class AgentRunner {
     if (this.probed.get(key) !== probedKey) {
       const inUse = await this.o.ports.probeAddress(netns.path, iface, address.ip);
       if (inUse) {
-        const note = `address ${formatIp(address.ip)} of pod ${pod.metadata.name ?? '?'} (IPPool ${network.podPool}) is answered on the provisioning network by ${inUse.mac}${inUse.ironet ? ', an ironet agent (another cluster\'s Ironic pod, during a pivot?)' : ' (a host configured with it? another DHCP server\'s client?)'}: it is set aside in IPAM (IPClaim ${wireHeldClaimName(address.ip)}) and the pod claims another; ironet frees it once nothing answers for it`;
+        const note = `address ${formatIp(address.ip)} of pod ${pod.metadata.name ?? '?'} (IPPool ${network.podPool}) is answered on the provisioning network by ${inUse.mac}${inUse.ironet ? ', an ironet agent (another cluster\'s Ironic pod, during a pivot?)' : ' (a host configured with it? another DHCP server\'s client?)'}: it is set aside in IPAM (IPClaim ${wireHeldClaimName(network, address.ip)}) and the pod claims another; ironet frees it once nothing answers for it`;
         log.warn({ pod: pod.metadata.name, ip: formatIp(address.ip), mac: inUse.mac, reason: 'PodAddressInUse' }, note);
         await this.o.ports.warn(network, 'PodAddressInUse', note);
-        this.settingAside.set(key, { ip: address.ip, mac: inUse.mac });
+        // remembered first: whatever write fails below is done again by the next pass, before any new claim
+        this.settingAside.set(key, { ip: address.ip, mac: inUse.mac, sinceMs: (this.o.clock ?? systemClock).monotonicMs() });
         await this.o.ports.setAside(network, address.ip, inUse.mac);
         await this.o.ports.releaseClaim(network.namespace, pod.metadata.name ?? '');
         return wait(`address ${formatIp(address.ip)} is in use on the wire by ${inUse.mac}: claiming another`);

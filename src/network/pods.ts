@@ -202,9 +202,9 @@ export function podClaim(network: ProvisioningNetwork, pod: PodObject): IpClaimO
 /** The label of a claim that sets an address aside because another MAC uses it on the wire (its value: that MAC, dashes for colons). */
 export const IN_USE_ON_WIRE_LABEL = 'ironet.io/in-use-on-wire';
 
-/** The IPClaim name that sets `ip` aside in a network's pod pool (one per address and namespace). */
-export function wireHeldClaimName(ip: IpAddress): string {
-  return `in-use-on-wire-${formatIp(ip).replace(/[.:]/g, '-')}`;
+/** The IPClaim name that sets `ip` aside in a network's pod pool (one per network and address; the name's length kept within 253). */
+export function wireHeldClaimName(network: Pick<ProvisioningNetwork, 'name'>, ip: IpAddress): string {
+  return `in-use-on-wire-${network.name.slice(0, 190)}-${formatIp(ip).replace(/[.:]/g, '-')}`;
 }
 
 /**
@@ -219,7 +219,7 @@ export function wireHeldClaim(network: ProvisioningNetwork, ip: IpAddress, mac: 
     apiVersion: METAL3_IPAM_VERSION,
     kind: 'IPClaim',
     metadata: {
-      name: wireHeldClaimName(ip),
+      name: wireHeldClaimName(network, ip),
       namespace: network.namespace,
       labels: { [NETWORK_LABEL]: network.name, [IN_USE_ON_WIRE_LABEL]: mac.replace(/:/g, '-') },
       annotations: { [REQUESTED_IP_ANNOTATION]: formatIp(ip), 'ironet.io/seen-by': nodeName, 'ironet.io/seen-at': nowIso },

@@ -126,3 +126,16 @@ export function targetWaits(s: SideState | undefined): boolean {
 export function targetServes(s: SideState | undefined): boolean {
   return s !== undefined && s.generationChecked && s.ready === 'True' && s.reason === 'Ready';
 }
+
+/**
+ * Whether the source has let go of the VIP for good: its network is gone or
+ * being deleted (clusterctl deletes the moved objects only after it created
+ * them all on the target, so the lease blocks are there) *and* none of its
+ * VIP Leases has a holder renewing it. A Lease released while the network
+ * still exists is a release inside the source cluster (a rollout, a holder
+ * not Ready): another source agent takes the VIP, and the move has not
+ * copied the leases yet — never a moment to take over.
+ */
+export function sourceLetGo(network: 'present' | 'deleting' | 'gone', holderRenewing: boolean): boolean {
+  return network !== 'present' && !holderRenewing;
+}

@@ -87,6 +87,8 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
    */
   let spell = 0;
   let installed = false;
+  /** When the kernel removes the VIP unless a renew extends it (monotonic; set by each install that worked). */
+  let lapsesAtMs = Number.POSITIVE_INFINITY;
   /** Who blocked the last probe, until a probe goes through. */
   let blockedBy: Claimer | undefined;
   let runs: DependentRun[] = [];
@@ -137,7 +139,13 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
   /** The guard's say before a spell: false when another MAC uses the VIP (told once per claimer). */
   const wireClear = async (): Promise<boolean> => {
     if (!o.guard) return true;
-    const claimer = await o.guard.probe();
+    let claimer: Claimer | undefined;
+    try {
+      claimer = await o.guard.probe();
+    } catch (err) {
+      o.logger.warn({ err: describeError(err), reason: 'probeNotSent' }, 'not installing the VIP: the wire could not be asked; asking again at the next renew');
+      return false;
+    }
     if (claimer) {
       if (blockedBy?.mac !== claimer.mac) {
         o.logger.warn({ reason: 'vipConflictOnWire', mac: claimer.mac, ironet: claimer.ironet }, `not installing the VIP: ${claimer.mac} (${claimerText(claimer)}) answers for it on the wire; holding the Lease and asking again at each renew`);
@@ -154,6 +162,12 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
     return true;
   };
   const install = async (ctx: LeadingContext, why: 'acquired' | 'renewed'): Promise<void> => {
+    // a VIP whose kernel lifetime ran out (renews too slow to extend it) is gone: its spell ends, and it goes on again
+    // only after a new probe, as any install (another holder may have taken it on the wire meanwhile)
+    if (installed && o.clock.monotonicMs() >= lapsesAtMs) {
+      o.logger.warn({ reason: 'vipLapsed' }, 'the VIP\'s kernel lifetime ran out before a renew extended it: ending this spell, probing again');
+      await end('renewDeadlineExceeded');
+    }
     if (!installed && !(await wireClear())) return;
     const now = o.clock.monotonicMs();
     const lifetime = vipLifetimeSeconds(o.timings, ctx.sentMs, now);
@@ -167,11 +181,14 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
       o.logger.warn({ reason: 'deadlinePassed' }, 'VIP not installed: the renew deadline had passed');
       return;
     }
+    lapsesAtMs = now + lifetime * 1000;
     // the spell's first install that worked starts its work, even when the address was still there
     const first = !installed;
     if (first) {
       installed = true;
-      o.guard?.hold(o.clock.wallMs(), (v) => void inTurn(() => onVerdict(v)));
+      o.guard?.hold(o.clock.wallMs(), (v) =>
+        void inTurn(() => onVerdict(v)).catch((err: unknown) => o.logger.error({ err: describeError(err), reason: 'wireConflict' }, 'acting on the wire rule failed; the VIP\'s kernel lifetime removes it if it is still up')),
+      );
     }
     if (result === 'added' || first) {
       o.logger.info({ reason: why, lifetimeSeconds: lifetime }, `VIP installed: ${o.target.description}`);

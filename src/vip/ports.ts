@@ -25,8 +25,8 @@ export interface VipTarget {
 export interface VipWire {
   /** Our MAC on the interface (frames from it are ours). */
   readonly mac: Mac;
-  /** Sends one probe for the VIP (ARP Probe / DAD NS) carrying `trailer`; never throws (a full buffer skips it). */
-  probe(trailer: WireTrailer): void;
+  /** Sends one probe for the VIP (ARP Probe / DAD NS) carrying `trailer`; false when it could not go out (a full buffer, the link down). Never throws. */
+  probe(trailer: WireTrailer): boolean;
   /** Calls back with what each frame from another host says about the VIP; returns a function that stops. */
   listen(onHeard: (heard: Heard) => void): () => void;
 }

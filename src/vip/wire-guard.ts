@@ -48,7 +48,8 @@ export class WireGuard {
    * of `probeMs` in, and listens until `probeMs` (a claimer heard stops the
    * probes but not the listening: an ironet holder's trailer follows its
    * kernel's answer, and says who it is). Undefined: nobody answered, the VIP
-   * may go on.
+   * may go on. Throws when not one probe went out: nothing was asked, so
+   * nothing may go on (fail closed).
    */
   async probe(): Promise<Claimer | undefined> {
     this.release();
@@ -59,10 +60,12 @@ export class WireGuard {
     try {
       const step = this.o.probeMs / 3;
       const until = this.o.clock.monotonicMs() + this.o.probeMs;
+      let sent = 0;
       for (let i = 0; i < 3 && !this.blockedBy; i++) {
-        this.o.wire.probe(this.trailer());
+        if (this.o.wire.probe(this.trailer())) sent++;
         await this.o.clock.sleep(step, ac.signal).catch(() => undefined);
       }
+      if (sent === 0 && !this.blockedBy) throw new Error('no probe could be sent on the interface (a full buffer, the link down): nothing was asked');
       // blocked early: listen out the window for the claimer's trailer
       const left = until - this.o.clock.monotonicMs();
       if (this.blockedBy && left > 0) await this.o.clock.sleep(left).catch(() => undefined);

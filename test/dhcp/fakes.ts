@@ -255,8 +255,9 @@ export class FakeLeaseLedger implements LeaseLedger {
   /** Whether the server said it stopped serving. */
   paused = false;
   frozen = false;
-  freeze(): void {
+  freeze(): Promise<void> {
     this.frozen = true;
+    return Promise.resolve();
   }
   thaw(): void {
     this.frozen = false;

@@ -417,7 +417,7 @@ describe('dhcp/ledger DhcpLeaseLedger (over a strict fake of the block API)', ()
     it('frozen (handing over): a load reserves, repairs and gives back nothing, tidy() writes nothing; thawed, the repair and the look-ahead run', async () => {
       w.server.putBlock('dhcp-blk-mmmmmmmm', { pool: 'dhcp', leases: { '10.0.0.14': A } });
       const { ledger } = w.ledger();
-      ledger.freeze();
+      await ledger.freeze();
       const loaded = await ledger.load();
       await ledger.tidy();
       await w.settle();

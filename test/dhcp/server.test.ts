@@ -459,7 +459,7 @@ describe('dhcp/server DhcpServer', () => {
 
     it('handing over: a held lease renews without a write, a new client waits, nothing is reaped or tidied; serving again, it is', async () => {
       const h = await started({ reapGraceMs: 60_000, leases: [storedLease(A, '172.22.0.10')] });
-      h.server.setMode('handingOver');
+      await h.server.setMode('handingOver');
       expect(h.ledger.frozen, 'the ledger reserves and repairs nothing').to.equal(true);
       await h.send(renewing(A, ip('172.22.0.10')));
       expect(lastReply(h.transport, 'ack').value).to.equal(ip('172.22.0.10').value);
@@ -470,11 +470,30 @@ describe('dhcp/server DhcpServer', () => {
       expect(h.server.leaseCount, 'expired, but not reaped while handing over').to.equal(1);
       expect(h.ledger.commits, 'nothing written').to.have.length(0);
       expect(h.ledger.tidied).to.equal(0);
-      h.server.setMode('serving');
+      await h.server.setMode('serving');
       expect(h.ledger.frozen).to.equal(false);
       await h.clock.advance(REAP_INTERVAL_MS);
       expect(h.server.leaseCount, 'reaped once serving again').to.equal(0);
       expect(h.ledger.tidied).to.be.greaterThan(0);
+    });
+
+    it('handing over resolves only once a commit decided before the switch landed (its ACK sent); nothing is written after', async () => {
+      const h = await started();
+      await h.send(discover(A));
+      const offered = lastReply(h.transport, 'offer');
+      await h.send(selecting(A, offered));
+      expect(h.ledger.commits, 'a commit in flight').to.have.length(1);
+      let switched = false;
+      const switching = h.server.setMode('handingOver').then(() => (switched = true));
+      await h.clock.advance(20);
+      expect(switched, 'not before the write in flight landed').to.equal(false);
+      h.ledger.answer(0);
+      await flushMicrotasks();
+      await h.clock.advance(10);
+      await switching;
+      expect(lastReply(h.transport, 'ack').value, 'its ACK sent').to.equal(offered.value);
+      await h.send(discover(B));
+      expect(h.ledger.commits, 'nothing written after').to.have.length(1);
     });
 
     it('a release whose write failed is retried by the reaper when no other request comes', async () => {

@@ -105,7 +105,8 @@ async function value(
   return values.find((v) => (metricName === undefined || v.metricName === metricName) && Object.entries(labels).every(([k, want]) => v.labels[k] === want))?.value;
 }
 
-const owned = (a: Agent): Promise<number | undefined> => value(a.metrics.owned, { vip: VIP });
+/** Leading as the hooks saw it (the VIP's holder says it in ironet_vip_owned, not the elector). */
+const owned = (a: Agent): Promise<number | undefined> => Promise.resolve(a.hooks.leading ? 1 : 0);
 const transitions = (a: Agent, direction: 'acquired' | 'lost', reason: string): Promise<number | undefined> => value(a.metrics.transitions, { vip: VIP, direction, reason });
 const renewFailures = (a: Agent, reason: string): Promise<number | undefined> => value(a.metrics.renewFailures, { vip: VIP, reason });
 

@@ -261,6 +261,8 @@ export class FakeLeasePort implements LeasePort {
 export class RecordingHooks implements ElectorHooks {
   /** What onStopLeading does after recording the call; resolves at once unless a test replaces it. */
   stopBehaviour: (reason: FenceReason) => Promise<void> = () => Promise.resolve();
+  /** Between an onLeading and the end of the next onStopLeading (what a holder says in ironet_vip_owned). */
+  leading = false;
   private stopping = 0;
 
   constructor(
@@ -271,6 +273,7 @@ export class RecordingHooks implements ElectorHooks {
   async onLeading(ctx: LeadingContext): Promise<void> {
     this.checkNoFenceInFlight('onLeading');
     this.timeline.add({ atMs: this.now(), agent: this.agent, kind: 'leading', sentMs: ctx.sentMs });
+    this.leading = true;
   }
 
   async onRenewed(ctx: LeadingContext): Promise<void> {
@@ -285,6 +288,7 @@ export class RecordingHooks implements ElectorHooks {
       await this.stopBehaviour(reason);
     } finally {
       this.stopping -= 1;
+      this.leading = false;
       this.timeline.add({ atMs: this.now(), agent: this.agent, kind: 'stopLeadingDone', reason });
     }
   }

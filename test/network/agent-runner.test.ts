@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatIp, parseIp, type IpAddress } from '../../src/core/ip.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { AgentRunner, ASIDE_RECHECK_MS, notAccepted, WIRE_EVENT_EVERY_MS, type AgentPorts, type HolderReport } from '../../src/network/agent-runner.js';
+import { AgentRunner, ASIDE_GIVE_UP_MS, ASIDE_RECHECK_MS, notAccepted, WIRE_EVENT_EVERY_MS, type AgentPorts, type HolderReport } from '../../src/network/agent-runner.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { SECOND_POD_GRACE_MS, type ClaimedAddress, type PodObject } from '../../src/network/pods.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -161,10 +161,10 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     w.onTheWire.set('172.22.0.10', '02:00:00:00:00:33');
     await r.reconcile(KEY);
     expect(w.log).to.deep.equal(['claim ironic-0', 'probe 172.22.0.10', 'warn PodAddressInUse', 'aside 172.22.0.10 02:00:00:00:00:33', 'release ironic-0']);
-    expect(w.notes.at(-1)).to.match(/address 172\.22\.0\.10 of pod ironic-0 .* answered on the provisioning network by 02:00:00:00:00:33, an ironet agent .*IPClaim in-use-on-wire-172-22-0-10/);
+    expect(w.notes.at(-1)).to.match(/address 172\.22\.0\.10 of pod ironic-0 .* answered on the provisioning network by 02:00:00:00:00:33, an ironet agent .*IPClaim in-use-on-wire-provisioning-172-22-0-10/);
     w.log = [];
     await r.reconcile(KEY);
-    expect(w.log, 'no new claim before the address is set aside').to.deep.equal(['aside 172.22.0.10 02:00:00:00:00:33']);
+    expect(w.log, 'no new claim before the address is set aside; the old claim deleted again').to.deep.equal(['aside 172.22.0.10 02:00:00:00:00:33', 'release ironic-0']);
     w.asideBound = true;
     w.address = { kind: 'bound', ip: parseIp('172.22.0.11'), prefix: 24 };
     w.log = [];
@@ -173,6 +173,25 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     w.log = [];
     await r.reconcile(KEY);
     expect(w.log.filter((l) => l.startsWith('probe')), 'asked once per address').to.deep.equal([]);
+  });
+
+  it('an address that cannot be set aside in ASIDE_GIVE_UP_MS (IPAM gave it to another claim) no longer holds the pod back', async () => {
+    const clock = new FakeClock();
+    r = new AgentRunner({ ports: w, nodeName: 'n1', logger: silentLogger, clock });
+    w.podList = [pod('ironic-0', true)];
+    w.netns['uid-ironic-0'] = { path: '/proc/42/ns/net', id: 'net:[1]' };
+    w.onTheWire.set('172.22.0.10', '02:00:00:00:00:33');
+    await r.reconcile(KEY);
+    w.onTheWire.clear();
+    w.address = { kind: 'bound', ip: parseIp('172.22.0.11'), prefix: 24 };
+    await clock.advance(ASIDE_GIVE_UP_MS - 1);
+    w.log = [];
+    await r.reconcile(KEY);
+    expect(w.log.includes('claim ironic-0'), 'still waiting').to.equal(false);
+    await clock.advance(1);
+    w.log = [];
+    await r.reconcile(KEY);
+    expect(w.log.slice(0, 4)).to.deep.equal(['aside 172.22.0.10 02:00:00:00:00:33', 'claim ironic-0', 'probe 172.22.0.11', 'plumb net1 in /proc/42/ns/net']);
   });
 
   it('an address this node set aside goes back to the pool once nothing answered for it twice, ASIDE_RECHECK_MS apart', async () => {

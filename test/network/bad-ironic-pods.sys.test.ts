@@ -88,6 +88,8 @@ describe('bad Ironic pods and a missing boot script are said, nothing crashes (s
   });
 
   it('the holder\'s HTTP root: unreachable, then without boot.ipxe, then serving it — the BootScript condition and one Event per problem', async () => {
+    // the first test can end before the holder's probes are done (a loaded machine): wait for it, then judge
+    await eventually(async () => (world.holders().length > 0 ? true : undefined), 'a VIP holder', 30_000);
     expect(world.holders(), 'the good pod holds the VIP').to.deep.equal([0]);
     const unreachable = await eventually(async () => {
       const c = (await world.network()).status?.conditions?.find((x) => x.type === 'BootScript');

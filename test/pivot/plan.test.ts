@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { IpPoolObject } from '../../src/ipam/objects.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
-import { copyFor, handoverOf, poolMove, poolsOf, sideState, sourceHandsOver, sourceProblem, targetProblem, targetServes, targetWaits } from '../../src/pivot/plan.js';
+import { copyFor, handoverOf, poolMove, poolsOf, sideState, sourceHandsOver, sourceLetGo, sourceProblem, targetProblem, targetServes, targetWaits } from '../../src/pivot/plan.js';
 import { networkObject } from '../network/fixtures.js';
 
 const NOW = '2026-12-03T10:00:00Z';
@@ -61,5 +61,12 @@ describe('pivot/plan: what ironet pivot decides', () => {
     expect(targetServes(sideState(ready(n, 'True', 'HandoverPending')))).to.equal(false);
     expect(sideState(n)).to.include({ ready: 'Unknown', reason: 'NotChecked' });
     expect(sideState(undefined)).to.equal(undefined);
+  });
+
+  it('the source let go only once the move deleted its network and no holder renews: a release inside the source cluster is not it', () => {
+    expect(sourceLetGo('present', false), 'a holder released in the source (rollout, not Ready): the leases are not copied yet').to.equal(false);
+    expect(sourceLetGo('deleting', true), 'deleted, the holder still renewing').to.equal(false);
+    expect(sourceLetGo('deleting', false)).to.equal(true);
+    expect(sourceLetGo('gone', false)).to.equal(true);
   });
 });

@@ -309,10 +309,14 @@ describe('holderHooks with the wire guard (docs/vip.md "On the wire")', () => {
     readonly mac = OURS;
     readonly probes: WireTrailer[] = [];
     answering: Mac[] = [];
+    /** Probes cannot go out (a full buffer, the link down). */
+    unsendable = false;
     private readonly listeners = new Set<(h: Heard) => void>();
-    probe(trailer: WireTrailer): void {
+    probe(trailer: WireTrailer): boolean {
+      if (this.unsendable) return false;
       this.probes.push(trailer);
       for (const mac of this.answering) queueMicrotask(() => this.hear({ mac, kind: 'uses' }));
+      return true;
     }
     listen(onHeard: (h: Heard) => void): () => void {
       this.listeners.add(onHeard);
@@ -406,6 +410,38 @@ describe('holderHooks with the wire guard (docs/vip.md "On the wire")', () => {
     await clock.advance(90);
     await renew;
     expect(target.calls.filter((c) => c.startsWith('install'))).to.have.length(1);
+  });
+
+  it('a VIP whose kernel lifetime ran out before a renew (renews stalled) is not put back without a probe: the spell ends, the wire is asked again', async () => {
+    const { clock, target, wire, hooks, order } = guarded();
+    const leading = hooks.onLeading({ sentMs: 0 });
+    await clock.advance(90);
+    await leading;
+    await clock.advance(1);
+    const probes = wire.probes.length;
+    await clock.advance(5000); // far past any lifetime the timings allow
+    const renew = hooks.onRenewed({ sentMs: clock.monotonicMs() });
+    for (let i = 0; i < 30; i++) await clock.advance(10);
+    await renew;
+    expect(target.calls.filter((c) => c === 'remove'), 'the spell ended').to.have.length(1);
+    expect(wire.probes.length, 'asked the wire again').to.be.greaterThan(probes);
+    expect(target.calls.filter((c) => c.startsWith('install')), 'then on again').to.have.length(2);
+    expect(order).to.deep.equal(['dhcp start', 'dhcp stop', 'dhcp start']);
+  });
+
+  it('fails closed: when no probe could be sent, the VIP is not installed (asked again at the next renew)', async () => {
+    const { clock, target, wire, hooks, logger } = guarded();
+    wire.unsendable = true;
+    const leading = hooks.onLeading({ sentMs: 0 });
+    await clock.advance(90);
+    await leading;
+    expect(target.calls, 'nothing installed').to.deep.equal([]);
+    expect(logger.entries.some((e) => (e.msg ?? '').includes('the wire could not be asked'))).to.equal(true);
+    wire.unsendable = false;
+    const renew = hooks.onRenewed({ sentMs: 500 });
+    await clock.advance(90);
+    await renew;
+    expect(target.calls[0]).to.match(/^install/);
   });
 
   it('holding, asked by a probe: one announcement with our trailer (so the prober knows an ironet holder), not one per probe', async () => {
