@@ -247,7 +247,13 @@ export class AgentRunner {
     // a host configured by hand): this pod claims another instead, and the one in use is set aside in IPAM
     const probedKey = `${pod.metadata.uid ?? ''}|${formatIp(address.ip)}`;
     if (this.probed.get(key) !== probedKey) {
-      const inUse = await this.o.ports.probeAddress(netns.path, iface, address.ip);
+      let inUse: Awaited<ReturnType<AgentPorts['probeAddress']>>;
+      try {
+        inUse = await this.o.ports.probeAddress(netns.path, iface, address.ip);
+      } catch (err) {
+        // fail closed: an address nobody could ask about does not go on
+        return wait(`could not ask the wire whether ${formatIp(address.ip)} is in use: ${describeError(err)}`);
+      }
       if (inUse) {
         const note = `address ${formatIp(address.ip)} of pod ${pod.metadata.name ?? '?'} (IPPool ${network.podPool}) is answered on the provisioning network by ${inUse.mac}${inUse.ironet ? ', an ironet agent (another cluster\'s Ironic pod, during a pivot?)' : ' (a host configured with it? another DHCP server\'s client?)'}: it is set aside in IPAM (IPClaim ${wireHeldClaimName(network, address.ip)}) and the pod claims another; ironet frees it once nothing answers for it`;
         log.warn({ pod: pod.metadata.name, ip: formatIp(address.ip), mac: inUse.mac, reason: 'PodAddressInUse' }, note);
