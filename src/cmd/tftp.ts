@@ -23,6 +23,8 @@ export interface TftpServiceOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly registry: Registry;
+  /** The only names served (the boot files DHCP hands out); absent: any regular file under the root. */
+  readonly allowedFiles?: readonly string[];
 }
 
 export function createTftpService(o: TftpServiceOptions): DependentWork {
@@ -44,6 +46,7 @@ export function createTftpService(o: TftpServiceOptions): DependentWork {
         clock: o.clock,
         logger: o.logger,
         metrics,
+        ...(o.allowedFiles ? { allowedFiles: o.allowedFiles } : {}),
       });
       return { ready: server.start(), stop: () => server.stop() };
     },

@@ -110,7 +110,9 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, onForeignServer: o.onForeignDhcp }) : undefined;
   let tftp: ReturnType<typeof createTftpService> | undefined;
   try {
-    tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry }) : undefined;
+    // only the boot files DHCP hands out are served (the folder may hold more)
+    const allowedFiles = o.dhcp ? [o.dhcp.biosFile, o.dhcp.efiX64File, o.dhcp.efiArm64File].filter((f): f is string => Boolean(f)) : undefined;
+    tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, ...(allowedFiles ? { allowedFiles } : {}) }) : undefined;
   } catch (err) {
     dhcp?.close(); // its sockets and caches: the caller closes the rest
     throw err;

@@ -60,7 +60,9 @@ export type RunnerReason =
   /** stop() ended the transfer. */
   | 'serverStopping'
   /** A bug: something threw where nothing should. */
-  | 'internalError';
+  | 'internalError'
+  /** Ended to make room: every slot was taken and its peer had never answered (a forged request, a client gone). */
+  | 'evicted';
 
 /** Every reason label a transfer can end with (bounded: safe as a metric label). */
 export type TransferReason = DoneReason | FailReason | RefusalReason | RunnerReason;

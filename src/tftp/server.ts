@@ -10,7 +10,11 @@
  * - Datagrams on a transfer's socket from anyone but its peer are answered
  *   with ERROR 5 (an ERROR is never answered) and change nothing.
  * - At most `maxTransfers` transfers run at once (counted from the request,
- *   while the file is opened); a request beyond that gets ERROR 0 "busy".
+ *   while the file is opened), at most `maxTransfersPerPeer` to one address.
+ *   When every slot is taken, a new request ends the oldest transfer whose
+ *   peer never answered (no ACK, no ERROR) for `evictAfterMs` — a forged
+ *   request, or a client that went away — so forged RRQs cannot lock real
+ *   PXE clients out; with none to end, the request gets ERROR 0 "busy".
  * - WRQ gets ERROR 2; refusals are sent from a new socket too.
  * - Datagrams on port 69 that are not requests (or not packets) are dropped
  *   without an answer: answering junk sent to a well-known port from forged
@@ -49,13 +53,19 @@ import {
 export interface TftpServerLimits extends SessionLimits {
   /** Transfers running at once (including requests whose file is being opened). */
   readonly maxTransfers: number;
+  /** Transfers to one address at once (EDK2 runs two in a row; a retransmitted RRQ adds one). */
+  readonly maxTransfersPerPeer: number;
+  /** A transfer whose peer has not answered this long may be ended to make room. */
+  readonly evictAfterMs: number;
 }
 
-export const DEFAULT_TFTP_LIMITS: TftpServerLimits = { ...DEFAULT_SESSION_LIMITS, maxTransfers: 64 };
+export const DEFAULT_TFTP_LIMITS: TftpServerLimits = { ...DEFAULT_SESSION_LIMITS, maxTransfers: 64, maxTransfersPerPeer: 8, evictAfterMs: 1000 };
 
 export function validateTftpLimits(l: TftpServerLimits, prefix = 'tftp'): TftpServerLimits {
   validateSessionLimits(l, prefix);
   if (!Number.isInteger(l.maxTransfers) || l.maxTransfers < 1) throw new ConfigError(`${prefix}.maxTransfers`, `${l.maxTransfers} must be a positive integer`);
+  if (!Number.isInteger(l.maxTransfersPerPeer) || l.maxTransfersPerPeer < 1) throw new ConfigError(`${prefix}.maxTransfersPerPeer`, `${l.maxTransfersPerPeer} must be a positive integer`);
+  if (!Number.isInteger(l.evictAfterMs) || l.evictAfterMs < 0) throw new ConfigError(`${prefix}.evictAfterMs`, `${l.evictAfterMs} must be a whole number of ms`);
   return l;
 }
 
@@ -106,6 +116,8 @@ export class TftpServer {
   private readonly transfers = new Set<Transfer>();
   /** Admissions in progress plus running transfers. */
   private slots = 0;
+  /** The same, per peer address. */
+  private readonly perPeer = new Map<string, number>();
 
   constructor(private readonly o: TftpServerOptions) {
     this.limits = validateTftpLimits({ ...DEFAULT_TFTP_LIMITS, ...o.limits });
@@ -175,14 +187,37 @@ export class TftpServer {
     if (mode.kind === 'refused') return this.refuse(from, p.filename, mode);
     const path = decidePath(p.filename, this.allowed);
     if (path.kind === 'refused') return this.refuse(from, p.filename, path);
-    if (this.slots >= this.limits.maxTransfers) return this.refuse(from, p.filename, REFUSALS.busy);
-    this.slots++;
+    if ((this.perPeer.get(from.address) ?? 0) >= this.limits.maxTransfersPerPeer) return this.refuse(from, p.filename, REFUSALS.peerBusy);
+    if (this.slots >= this.limits.maxTransfers && !this.evictOne()) return this.refuse(from, p.filename, REFUSALS.busy);
+    this.take(from.address);
     let handedOver = false;
     this.admit(p, path.name, from, () => (handedOver = true))
       .catch((err: unknown) => this.log.error({ err, ip: from.address }, 'TFTP admission failed'))
       .finally(() => {
-        if (!handedOver) this.slots--;
+        if (!handedOver) this.give(from.address);
       });
+  }
+
+  private take(address: string): void {
+    this.slots++;
+    this.perPeer.set(address, (this.perPeer.get(address) ?? 0) + 1);
+  }
+
+  private give(address: string): void {
+    this.slots--;
+    const n = (this.perPeer.get(address) ?? 1) - 1;
+    if (n > 0) this.perPeer.set(address, n);
+    else this.perPeer.delete(address);
+  }
+
+  /** Ends the oldest transfer whose peer never answered for evictAfterMs (its slot is free at once); false when there is none. */
+  private evictOne(): boolean {
+    const now = this.o.clock.monotonicMs();
+    let oldest: Transfer | undefined;
+    for (const t of this.transfers) if (!t.answered && now - t.startedMs >= this.limits.evictAfterMs && (!oldest || t.startedMs < oldest.startedMs)) oldest = t;
+    if (!oldest) return false;
+    oldest.evict();
+    return true;
   }
 
   /**
@@ -225,7 +260,7 @@ export class TftpServer {
       state: initialState(negotiated, file.size, this.limits.maxRetries),
       onEnd: (result, reason, bytes) => {
         this.transfers.delete(transfer);
-        this.slots--;
+        this.give(from.address);
         this.report(result, reason, bytes);
       },
     });
@@ -277,7 +312,9 @@ class Transfer {
   private queue: Promise<void> = Promise.resolve();
   private timer: AbortController | undefined;
   private ended = false;
-  private readonly startedMs: number;
+  readonly startedMs: number;
+  /** The peer has sent something (an ACK, an ERROR): a real client, not a forged request. */
+  answered = false;
   private clientError: { code: number; message: string } | undefined;
 
   constructor(private readonly c: TransferContext) {
@@ -296,6 +333,13 @@ class Transfer {
     this.enqueue({ kind: 'start' });
   }
 
+  /** Ends the transfer now to make room (its peer never answered), telling it. */
+  evict(): void {
+    if (this.ended) return;
+    this.transmit(encodePacket({ kind: 'error', code: TftpErrorCode.notDefined, message: 'no answer: transfer ended to serve others' }));
+    this.finish('aborted', 'evicted');
+  }
+
   /** Ends the transfer now (server stopping), telling the client. */
   abort(): void {
     if (this.ended) return;
@@ -311,6 +355,7 @@ class Transfer {
         this.answerStranger(decoded, from);
         return;
       }
+      this.answered = true;
       if (decoded.kind === 'packet' && decoded.packet.kind === 'error') this.clientError = decoded.packet;
       this.enqueue(eventOf(decoded));
     } catch (err) {

@@ -17,7 +17,7 @@
  *   case-insensitively and are echoed in the client's spelling. No OACK is
  *   sent when no option was granted.
  *   - blksize (RFC 2348) 8..65464, granted up to `maxBlockSizeBytes`.
- *   - timeout (RFC 2349) 1..255 s, echoed as asked and used as the
+ *   - timeout (RFC 2349) 1..maxTimeoutSeconds (5), echoed as asked and used as the
  *     retransmission interval.
  *   - tsize (RFC 2349) answered with the file's size whatever the client sent.
  *   - windowsize (RFC 7440) 1..65535, granted up to `maxWindowSize`.
@@ -53,9 +53,17 @@ export interface SessionLimits {
   readonly defaultTimeoutMs: number;
   /** Retransmissions of the same window (or OACK) without progress before the transfer fails. */
   readonly maxRetries: number;
+  /**
+   * The largest `timeout` option granted (seconds); a client asking for more
+   * gets none (RFC 2349 lets a server leave an option out of its OACK) and the
+   * default. A transfer that makes no progress holds its slot at most
+   * maxRetries × this long: 255 s asked by a forged request would hold one
+   * for ~25 minutes.
+   */
+  readonly maxTimeoutSeconds: number;
 }
 
-export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxBlockSizeBytes: 1468, maxWindowSize: 8, defaultTimeoutMs: 1000, maxRetries: 5 };
+export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxBlockSizeBytes: 1468, maxWindowSize: 8, defaultTimeoutMs: 1000, maxRetries: 5, maxTimeoutSeconds: 5 };
 
 /** RFC 2348 §"Blocksize Option Specification". */
 export const MIN_BLOCK_SIZE_BYTES = 8;
@@ -73,6 +81,7 @@ export function validateSessionLimits(l: SessionLimits, prefix = 'tftp'): Sessio
   integerIn(l.maxWindowSize, 1, MAX_WINDOW_SIZE, 'maxWindowSize');
   integerIn(l.defaultTimeoutMs, 10, 255_000, 'defaultTimeoutMs');
   integerIn(l.maxRetries, 0, 1000, 'maxRetries');
+  integerIn(l.maxTimeoutSeconds, 1, 255, 'maxTimeoutSeconds');
   return l;
 }
 
@@ -90,7 +99,8 @@ export type RefusalReason =
   | 'absolutePath'
   | 'notAllowed'
   | 'notFound'
-  | 'busy';
+  | 'busy'
+  | 'peerBusy';
 
 export interface Refusal {
   readonly kind: 'refused';
@@ -108,6 +118,7 @@ function refuse(code: TftpErrorCode, reason: RefusalReason, message: string): Re
 export const REFUSALS = {
   writeRequest: refuse(TftpErrorCode.accessViolation, 'writeRequest', 'read-only server'),
   busy: refuse(TftpErrorCode.notDefined, 'busy', 'busy, try again later'),
+  peerBusy: refuse(TftpErrorCode.notDefined, 'peerBusy', 'too many transfers to you, try again later'),
   notFound: refuse(TftpErrorCode.fileNotFound, 'notFound', 'file not found'),
 } as const;
 
@@ -152,7 +163,7 @@ export function decidePath(filename: string, allowed: ReadonlySet<string> | 'any
 
 // ---- negotiation ----------------------------------------------------------
 
-export type IgnoredOptionReason = 'unknownOption' | 'badValue' | 'duplicate';
+export type IgnoredOptionReason = 'unknownOption' | 'badValue' | 'duplicate' | 'aboveLimit';
 
 export interface Negotiated {
   readonly blockSizeBytes: number;
@@ -197,6 +208,11 @@ export function negotiate(options: readonly TftpOption[], fileSizeBytes: number,
         continue;
       case 'timeout':
         if (n === undefined || n < 1 || n > 255) break;
+        if (n > limits.maxTimeoutSeconds) {
+          // RFC 2349: the value cannot be lowered, only left out of the OACK
+          ignored.push({ name, value, reason: 'aboveLimit' });
+          continue;
+        }
         timeoutMs = n * 1000;
         grant(n);
         continue;

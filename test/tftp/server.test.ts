@@ -322,6 +322,47 @@ describe('TftpServer', () => {
       expectClean();
     });
 
+    it('every slot held by peers that never answer (forged RRQs): a new request ends the oldest after evictAfterMs and is served; answered ones are never ended', async () => {
+      const { network, metrics, server, clock, expectClean } = await setup({ limits: { maxTransfers: 3, evictAfterMs: 1000 } });
+      const at = (address: string, port = 1000): Peer => ({ address, port });
+      network.request(rrq('snponly.efi', EDK2_PROBE), at('10.0.0.1'));
+      await flushMicrotasks();
+      network.endpointFor(at('10.0.0.1')).take();
+      network.endpointFor(at('10.0.0.1')).deliver(ack(0), at('10.0.0.1')); // a real client: it answered
+      await flushMicrotasks();
+      await clock.advance(100);
+      for (const forged of ['10.9.0.1', '10.9.0.2']) network.request(rrq('snponly.efi', EDK2_PROBE), at(forged));
+      await flushMicrotasks();
+      expect(server.activeTransfers).to.equal(3);
+      network.request(rrq('snponly.efi', EDK2_PROBE), at('10.0.0.7'));
+      await flushMicrotasks();
+      expect(network.endpointFor(at('10.0.0.7')).take().map((p) => p.kind), 'too early to end anyone: busy').to.deep.equal(['error']);
+      await clock.advance(1000);
+      network.request(rrq('snponly.efi', EDK2_PROBE), at('10.0.0.8'));
+      await flushMicrotasks();
+      expect(network.endpointFor(at('10.0.0.8')).take().map((p) => p.kind), 'served').to.deep.equal(['oack']);
+      expect(metrics.calls.filter(([, reason]) => reason === 'evicted'), 'the oldest forged one ended').to.have.length(1);
+      expect(network.endpointFor(at('10.9.0.1')).take().at(-1)).to.include({ kind: 'error', code: 0 });
+      expect(network.endpointFor(at('10.0.0.1')).closed, 'the answered one goes on').to.equal(false);
+      expect(server.activeTransfers).to.equal(3);
+      await server.stop();
+      expectClean();
+    });
+
+    it('at most maxTransfersPerPeer to one address: the next from it gets ERROR 0, others are served', async () => {
+      const { network, metrics, server, expectClean } = await setup({ limits: { maxTransfersPerPeer: 2 } });
+      const port = (p: number): Peer => ({ address: CLIENT.address, port: p });
+      for (const p of [1, 2, 3]) network.request(rrq('snponly.efi', EDK2_PROBE), port(p));
+      await flushMicrotasks();
+      expect(network.endpointFor(port(3)).take()).to.deep.equal([{ kind: 'error', code: 0, message: 'too many transfers to you, try again later' }]);
+      expect(metrics.calls).to.deep.equal([['failed', 'peerBusy', 0]]);
+      network.request(rrq('snponly.efi', EDK2_PROBE), { address: '10.0.0.99', port: 1 });
+      await flushMicrotasks();
+      expect(server.activeTransfers).to.equal(3);
+      await server.stop();
+      expectClean();
+    });
+
     it('datagrams on port 69 that are not requests are dropped without an answer', async () => {
       const { network, metrics, log, expectClean } = await setup();
       network.request(Buffer.from('GET / HTTP/1.0\r\n'));
