@@ -13,7 +13,7 @@ import { createLogger } from '../log/logger.js';
 import { startHealthServer } from '../metrics/http-server.js';
 import { createRegistry } from '../metrics/registry.js';
 import { validateTimings } from '../election/election.js';
-import { connectComponent, type RunContext, shutdownSignal } from './runtime.js';
+import { connectComponent, connectLeases, type RunContext, shutdownSignal } from './runtime.js';
 import { openVipUnit, type VipUnit } from './vip-unit.js';
 
 export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<number> {
@@ -29,11 +29,13 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
 
   const registry = createRegistry('agent', ctx.version);
   const kube = await connectComponent('agent', config, ctx, registry);
+  const leaseKube = await connectLeases('agent', config, ctx, registry);
   // The target first: a wrong namespace or interface is a configuration error, reported before anything else.
   let unit: VipUnit;
   try {
     unit = await openVipUnit({
       kube,
+      leaseKube,
       clock,
       logger,
       registry,
@@ -51,7 +53,10 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
       tftpRoot: config.tftpRoot,
     });
   } catch (err) {
-    if (!ctx.kube) kube.close();
+    if (!ctx.kube) {
+      kube.close();
+      leaseKube.close();
+    }
     if (err instanceof ConfigError) throw err;
     throw new ConfigError(config.netns ? '--netns/--interface' : '--interface', describeError(err));
   }
@@ -78,7 +83,10 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
     stopLinkWatch();
     unit.close();
     await health.close();
-    if (!ctx.kube) kube.close();
+    if (!ctx.kube) {
+      kube.close();
+      leaseKube.close();
+    }
   }
   logger.info({ reason: describeError(signal.reason) }, 'agent stopped');
   return 0;

@@ -18,7 +18,7 @@ import { runAsLeader } from '../election/leader.js';
 import { CoordinationLease, type LeaseObject } from '../kube/coordination-lease.js';
 import { startNetdata } from './netdata.js';
 import { startNetworks } from './networks.js';
-import { connectComponent, shutdownSignal, type RunContext } from './runtime.js';
+import { connectComponent, connectLeases, shutdownSignal, type RunContext } from './runtime.js';
 
 export async function runController(config: ControllerConfig, ctx: RunContext): Promise<number> {
   // timings the elector refuses are a configuration error: before anything starts
@@ -103,9 +103,13 @@ export async function runController(config: ControllerConfig, ctx: RunContext): 
     // a standby is Ready (a rollout must not wait for it); its checks start with its work
     readiness.ipam = readiness.networks = readiness.netdata = () => undefined;
     const { namespace, leaseName, leaseDurationMs, renewDeadlineMs, retryPeriodMs } = config.leaderElection;
-    const lease = new CoordinationLease(kube.resource<LeaseObject>(RESOURCES.lease), { namespace, name: leaseName }, { 'app.kubernetes.io/component': 'controller' }, { clock, logger });
+    // its own connection: a burst of IPAM writes never delays a renew past its deadline
+    const leaseKube = await connectLeases('controller', config, ctx, registry);
+    const lease = new CoordinationLease(leaseKube.resource<LeaseObject>(RESOURCES.lease), { namespace, name: leaseName }, { 'app.kubernetes.io/component': 'controller' }, { clock, logger });
     const timings = { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
-    const outcome = await runAsLeader({ lease, leaseName: `${namespace}/${leaseName}`, timings, identity: config.podName, clock, logger, registry }, signal, work);
+    const outcome = await runAsLeader({ lease, leaseName: `${namespace}/${leaseName}`, timings, identity: config.podName, clock, logger, registry }, signal, work).finally(() => {
+      if (!ctx.kube) leaseKube.close();
+    });
     if (outcome === 'lostLease') code = 1;
   } else {
     await work(signal);

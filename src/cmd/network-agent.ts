@@ -34,7 +34,7 @@ import { bootScriptCheck } from '../network/boot-script-check.js';
 import { vipsOf, type ProvisioningNetwork } from '../network/network.js';
 import { vip6LeaseName, vipLeaseName } from '../network/pods.js';
 import { validateTimings } from '../election/election.js';
-import { connectComponent, type RunContext, shutdownSignal } from './runtime.js';
+import { connectComponent, connectLeases, type RunContext, shutdownSignal } from './runtime.js';
 import { openVipUnit, type VipUnit } from './vip-unit.js';
 
 /**
@@ -69,6 +69,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
   const clock = systemClock;
   const registry = createRegistry('agent', ctx.version);
   const kube = await connectComponent('agent', config, ctx, registry);
+  const leaseKube = await connectLeases('agent', config, ctx, registry);
 
   const events = new EventRecorder(kube.resource<EventObject>(RESOURCES.event), { controller: 'ironet.io/agent', instance: config.identity, clock, logger });
   let queue: WorkQueue | undefined = undefined;
@@ -133,6 +134,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
           units.push(
             await openVipUnit({
               kube,
+              leaseKube,
               clock,
               logger: unitLog.child({ vip: formatIp(vip) }),
               registry,
@@ -239,7 +241,10 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
   } finally {
     await runner.stopAll();
     await health.close();
-    if (!ctx.kube) kube.close();
+    if (!ctx.kube) {
+      kube.close();
+      leaseKube.close();
+    }
   }
   logger.info({ reason: describeError(signal.reason) }, 'agent stopped');
   return 0;

@@ -48,6 +48,17 @@ export async function connectComponent(component: string, config: { kubeconfig: 
   });
 }
 
+/**
+ * A second API connection for a component's Lease renewals (its own TCP
+ * connection and user agent, `ironet-<component>-leases`, which the chart's
+ * FlowSchema gives the leader-election priority level): a burst of DHCP or
+ * IPAM writes on the main connection never delays a renew past its deadline.
+ * The context's connection in tests.
+ */
+export async function connectLeases(component: string, config: { kubeconfig: string | undefined; context: string | undefined }, ctx: RunContext, registry: Registry): Promise<KubeClient> {
+  return ctx.kube ?? connectComponent(`${component}-leases`, config, { ...ctx, kube: undefined }, registry);
+}
+
 /** SIGTERM / SIGINT → one AbortSignal for the whole process; a second signal exits at once. */
 export function shutdownSignal(onSecond: () => void = () => process.exit(130)): AbortSignal {
   const ac = new AbortController();

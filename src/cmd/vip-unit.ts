@@ -27,6 +27,8 @@ import { createTftpService } from './tftp.js';
 
 export interface VipUnitOptions {
   readonly kube: KubeClient;
+  /** The Lease's own connection (src/cmd/runtime.ts connectLeases); default `kube`. */
+  readonly leaseKube?: KubeClient;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly registry: Registry;
@@ -97,7 +99,7 @@ export async function openVipUnit(o: VipUnitOptions): Promise<VipUnit> {
 
 function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined, metrics: ReturnType<typeof createVipMetrics>): VipUnit {
   const { clock, logger } = o;
-  const leases = new CoordinationLease(kubeLeases(o.kube), { namespace: o.lease.namespace, name: o.lease.name }, o.lease.labels, { clock, logger });
+  const leases = new CoordinationLease(kubeLeases(o.leaseKube ?? o.kube), { namespace: o.lease.namespace, name: o.lease.name }, o.lease.labels, { clock, logger });
   const guard = wire ? new WireGuard({ wire, clock, probeMs: o.wire.probeMs, checkMs: o.wire.checkMs }) : undefined;
   const announcer = new Announcer({
     schedule: o.garp,

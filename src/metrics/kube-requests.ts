@@ -1,5 +1,6 @@
 /** Counts and times every API request the process makes, by verb, resource and status code. */
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { oncePer } from '../core/once-per.js';
 
 export interface KubeRequestInfo {
   readonly verb: string;
@@ -8,7 +9,10 @@ export interface KubeRequestInfo {
   readonly durationMs: number;
 }
 
-export function kubeRequestMetrics(registry: Registry): (info: KubeRequestInfo) => void {
+/** The observer of `registry`, registered once however many connections a process opens (its Lease connection too). */
+export const kubeRequestMetrics = oncePer(buildKubeRequestMetrics);
+
+function buildKubeRequestMetrics(registry: Registry): (info: KubeRequestInfo) => void {
   const total = new Counter({
     name: 'ironet_kube_requests_total',
     help: 'Requests to the Kubernetes API server by verb, resource and HTTP status (0: no answer).',

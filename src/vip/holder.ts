@@ -67,8 +67,13 @@ export type WireEvent =
 
 /** How long a dependent's start may take before the holder stops waiting for it (logged as an error). */
 export const DEPENDENT_START_TIMEOUT_MS = 10_000;
-/** How long stepping down waits for each dependent's stop before removing the VIP anyway. */
-export const DEPENDENT_STOP_TIMEOUT_MS = 1_000;
+/**
+ * How long stepping down waits for the dependents' stops (all at once) before
+ * removing the VIP anyway: well inside the fence margin (FENCE_MARGIN_MS,
+ * 500 ms), so a holder that must fence removes its VIP before any follower
+ * may take over, whatever DHCP or TFTP are doing.
+ */
+export const DEPENDENT_STOP_TIMEOUT_MS = 250;
 
 export function holderHooks(o: HolderOptions): ElectorHooks {
   /**
@@ -77,7 +82,7 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
    * keep the VIP from being renewed or removed. Each spell (the VIP installed
    * → removed, within one Lease term or ended by the wire rule) starts its own
    * runs at its first install, and its end stops exactly those runs, bounded:
-   * the VIP's removal waits at most DEPENDENT_STOP_TIMEOUT_MS for each (its
+   * the VIP's removal waits at most DEPENDENT_STOP_TIMEOUT_MS for them all (its
    * kernel lifetime bounds it anyway).
    *
    * With a wire guard, a spell begins only after a probe nobody answered; a
@@ -211,7 +216,8 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
     const stopping = runs.reverse();
     runs = [];
     const fence: FenceReason = reason === 'wireConflict' ? 'shutdown' : reason;
-    for (const r of stopping) await bounded('stopping dependent work', () => r.stop(fence), DEPENDENT_STOP_TIMEOUT_MS, reason);
+    // all at once, bounded together: the VIP goes within the fence margin however many there are
+    await bounded('stopping dependent work', () => Promise.all(stopping.map((r) => r.stop(fence))).then(() => undefined), DEPENDENT_STOP_TIMEOUT_MS, reason);
     const removed = await o.target.remove();
     o.metrics?.owned.labels(o.name).set(0);
     o.logger.info({ reason, removed }, `VIP removed: ${o.target.description}`);

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
+import https from 'node:https';
 import path from 'node:path';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { runController } from '../../src/cmd/controller.js';
@@ -23,7 +24,9 @@ import type { KubeObject } from '../../src/core/object-meta.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { installCrds, loadManifests } from '../../src/kube/manifests.js';
 import { systemClock } from '../../src/core/clock.js';
-import { freePort } from '../../src/lab/rig/local-apiserver.js';
+import { ensureApiServerBinaries, freePort, startLocalApiServer } from '../../src/lab/rig/local-apiserver.js';
+import { connectWithToken } from '../../src/kube/kube-client.js';
+import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import { ensureUpstream } from '../../src/lab/rig/upstream-builds.js';
 import { clientWithToken, controllerConfig, freshNamespace, repoRoot, testCluster, tokenWithChartRole, type ChartRules } from '../support/cluster.js';
 import { chartDir, renderChart, runHelm } from '../support/helm.js';
@@ -53,6 +56,7 @@ function pathOf(o: KubeObject, namespace: string): string {
     CustomResourceDefinition: 'customresourcedefinitions',
     ServiceMonitor: 'servicemonitors',
     PrometheusRule: 'prometheusrules',
+    FlowSchema: 'flowschemas',
     IPPool: 'ippools',
     ProvisioningNetwork: 'provisioningnetworks',
   };
@@ -61,7 +65,7 @@ function pathOf(o: KubeObject, namespace: string): string {
   if (!p) throw new Error(`the chart renders a ${kind}, which this test does not know how to dry-run`);
   const gv = o.apiVersion ?? '';
   const base = gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`;
-  const namespaced = !['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition'].includes(kind);
+  const namespaced = !['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'FlowSchema'].includes(kind);
   return `${base}${namespaced ? `/namespaces/${o.metadata.namespace ?? namespace}` : ''}/${p}/${o.metadata.name ?? ''}`;
 }
 
@@ -274,6 +278,51 @@ describe('the Helm chart (real helm, real API server)', function () {
       stop.abort();
       await running;
       kube.close();
+    }
+  });
+
+  it('the leases FlowSchema: the agent\'s and the controller\'s Lease writes run at the leader-election priority level (the API server says which schema matched), their other writes do not', async () => {
+    // an API server of its own with API Priority and Fairness on (the tests' shared one runs without it)
+    const apiserver = await startLocalApiServer({ binDir: await ensureApiServerBinaries(repoRoot), runRoot: path.join(tmpdir(), 'ironet-run'), clock: systemClock, extraApiServerArgs: ['--enable-priority-and-fairness=true'] });
+    const admin = connectWithToken(apiserver.server, apiserver.adminToken, apiserver.caPem);
+    const ns = 'apf';
+    await admin.resource(RESOURCES.namespace).create({ metadata: { name: ns } });
+    const tokenFor = async (_ns: string, name: string): Promise<string> => {
+      await admin.resource(RESOURCES.serviceAccount).create({ metadata: { name, namespace: ns } });
+      return requestServiceAccountToken(admin, { namespace: ns, name });
+    };
+    const schema = (await renderChart({ namespace: ns, release: 'apf' })).find((o) => o.kind === 'FlowSchema');
+    expect(schema, 'rendered by default').to.not.equal(undefined);
+    const fs = { group: 'flowcontrol.apiserver.k8s.io', version: 'v1', plural: 'flowschemas', kind: 'FlowSchema', namespaced: false } as const;
+    const created = await admin.resource(fs).create(schema!);
+    const level = await eventually(() => admin.resource({ group: 'flowcontrol.apiserver.k8s.io', version: 'v1', plural: 'prioritylevelconfigurations', kind: 'PriorityLevelConfiguration', namespaced: false }).tryGet({ name: 'leader-election' }), 'the built-in leader-election priority level', 30_000);
+    try {
+      const schemaUid = created.metadata.uid;
+      for (const sa of ['apf-ironet-agent', 'apf-ironet-controller']) {
+        const token = await tokenFor(ns, sa);
+        await admin.resource(RESOURCES.role).create({ metadata: { name: sa, namespace: ns }, rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }, { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }] } as KubeObject);
+        await admin.resource(RESOURCES.roleBinding).create({ metadata: { name: sa, namespace: ns }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa }, subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }] } as KubeObject);
+        // the response headers say which FlowSchema and priority level the API server used
+        const post = (resourcePath: string, body: object): Promise<{ status: number; schema: string | undefined; level: string | undefined }> =>
+          new Promise((resolve, reject) => {
+            const req = https.request(`${apiserver.server}${resourcePath}`, { method: 'POST', ca: apiserver.caPem, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
+              res.resume();
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, schema: res.headers['x-kubernetes-pf-flowschema-uid'] as string | undefined, level: res.headers['x-kubernetes-pf-prioritylevel-uid'] as string | undefined }));
+            });
+            req.once('error', reject);
+            req.end(JSON.stringify(body));
+          });
+        const lease = await post(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: `ironet-vip-${sa}` }, spec: { holderIdentity: sa } });
+        expect(lease.status, `${sa} creates its Lease`).to.equal(201);
+        expect(lease.schema, `${sa}'s Lease write matched ironet's FlowSchema`).to.equal(schemaUid);
+        expect(lease.level, 'at the leader-election level').to.equal(level.metadata.uid);
+        const other = await post(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `bulk-${sa}` } });
+        expect(other.status).to.equal(201);
+        expect(other.schema, 'a bulk write is not lifted').to.not.equal(schemaUid);
+      }
+    } finally {
+      admin.close();
+      await apiserver.stop();
     }
   });
 

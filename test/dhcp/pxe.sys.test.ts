@@ -7,6 +7,7 @@
  * Each passes only when its MAC's machine made the HTTP request (by source
  * address = its lease).
  */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
@@ -23,6 +24,7 @@ describe('PXE boot (system, QEMU)', function () {
   let http: BootHttp;
   const machines: QemuMachine[] = [];
   let taps = 0;
+  let forger: ChildProcess | undefined;
 
   before(async function () {
     this.timeout(120_000);
@@ -40,6 +42,7 @@ describe('PXE boot (system, QEMU)', function () {
     expect(await lab.vip.nextHolder(0, 20_000)).to.not.equal(undefined);
   });
   after(async () => {
+    forger?.kill('SIGKILL');
     for (const m of machines) m.stop();
     http?.stop();
     await lab?.stop();
@@ -92,6 +95,37 @@ describe('PXE boot (system, QEMU)', function () {
     expect(console).to.include('NBP filename is snponly-x86_64.efi');
     expect(console).to.include('NBP file downloaded successfully');
     expect(console).to.match(/iPXE \d/);
+  });
+
+  it('64 forged RRQs in flight, again every 0.5 s (timeout 255 s, from 64 addresses that never answer): a UEFI machine still gets its file by TFTP and boots', async () => {
+    // a host on the segment with 64 addresses, one RRQ from each, none ever acknowledged: every transfer slot taken
+    const ns = lab.topology.addClient('forger', '52:54:00:66:00:01');
+    const addresses = Array.from({ length: 64 }, (_, i) => `172.22.0.${150 + i}`);
+    for (const a of addresses) spawnSync('ip', ['-n', ns, 'addr', 'add', `${a}/24`, 'dev', 'eth0']);
+    spawnSync('ip', ['-n', ns, 'link', 'set', 'eth0', 'up']);
+    const FORGER = `
+      const dgram = require('node:dgram');
+      const rrq = Buffer.from('\\x00\\x01snponly-x86_64.efi\\x00octet\\x00timeout\\x00255\\x00blksize\\x001468\\x00', 'latin1');
+      const held = [];
+      for (const a of process.argv.slice(1)) {
+        const s = dgram.createSocket('udp4');
+        s.bind(0, a, () => s.send(rrq, 69, '${VIP}'));
+        held.push(s); // never answers what comes back
+      }
+      // asked again and again, as a flood would: every slot stays taken
+      setInterval(() => held.forEach((s) => s.send(rrq, 69, '${VIP}', () => undefined)), 500);
+      setTimeout(() => process.exit(0), 600000);
+    `;
+    forger = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', FORGER, ...addresses], { stdio: 'ignore' });
+    await systemClock.sleep(1500);
+    const mac = '52:54:00:20:00:02';
+    const m = boot('uefi', mac);
+    await reachedBootScript(m, mac, 300_000);
+    expect(m.console.join('\n')).to.include('NBP file downloaded successfully');
+    const holder = lab.vip.holders()[0]!;
+    const metrics = await lab.agents.metrics(holder);
+    const evicted = metrics.split('\n').filter((l) => l.startsWith('ironet_tftp_transfers_total') && l.includes('reason="evicted"')).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+    expect(evicted, 'forged transfers ended to make room').to.be.greaterThan(0);
   });
 
   it('six BIOS machines booting at once all reach boot.ipxe with distinct addresses', async () => {

@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { silentLogger } from '../../src/core/logger.js';
 import { Announcer } from '../../src/vip/announcer.js';
 import type { ElectorHooks } from '../../src/election/elector.js';
+import { FENCE_MARGIN_MS } from '../../src/election/election.js';
 import { DEPENDENT_START_TIMEOUT_MS, DEPENDENT_STOP_TIMEOUT_MS, HolderReports, holderHooks, type DependentWork } from '../../src/vip/holder.js';
 import { createVipMetrics } from '../../src/vip/metrics.js';
 import type { InstallResult, VipTarget, VipWire } from '../../src/vip/ports.js';
@@ -175,8 +176,10 @@ describe('holderHooks', () => {
       expect(log).to.deep.equal(['start 1', 'stop 1', 'start 2', 'stop 2']);
     });
 
-    it('a stop that hangs delays the VIP’s removal by at most DEPENDENT_STOP_TIMEOUT_MS', async () => {
-      const { clock, target, hooks } = world([{ start: () => ({ ready: Promise.resolve(), stop: never }) }]);
+    it('stops that hang (DHCP, TFTP, the boot-script check) delay the VIP’s removal by at most DEPENDENT_STOP_TIMEOUT_MS in all, inside the fence margin', async () => {
+      expect(DEPENDENT_STOP_TIMEOUT_MS).to.be.below(FENCE_MARGIN_MS);
+      const hung = { start: () => ({ ready: Promise.resolve(), stop: never }) };
+      const { clock, target, hooks } = world([hung, hung, hung]);
       await hooks.onLeading({ sentMs: 0 });
       await clock.advance(1);
       let removed = false;
