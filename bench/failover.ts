@@ -31,7 +31,7 @@ import { VIP, VipWorld } from '../src/lab/world/vip-world.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const TRIALS = Number(process.env.IRONET_BENCH_TRIALS ?? 10);
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 const PORT = 7777;
 const now = (): number => systemClock.monotonicMs();
 const sleep = (ms: number): Promise<void> => systemClock.sleep(ms);

@@ -44,7 +44,7 @@ import { VipWatch } from '../src/lab/world/vip-watch.js';
 const TRIALS = Number(process.env.IRONET_BENCH_TRIALS ?? 3);
 /** ironet or keepalived: run only that side. */
 const ONLY = process.env.IRONET_BENCH_ONLY;
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 const UDHCPC = '52:54:00:aa:00:01';
 const DHCLIENT = '52:54:00:aa:00:03';
 const now = (): number => systemClock.monotonicMs();

@@ -35,10 +35,30 @@ export interface ElectionTimings {
 export const CONTROLLER_LEASE_NAME = 'ironet-controller';
 
 export const FENCE_MARGIN_MS = 500;
-/** How late the kernel may remove an address after its lifetime (measured: about 0.2 s). */
-export const LIFETIME_SLACK_MS = 400;
+/**
+ * How late the kernel may remove an address after its lifetime ends, at worst.
+ * Its lifetime check runs at the expiry only when nothing else happened: any
+ * address added or refreshed in the namespace (on older kernels, on the node)
+ * runs the check at once and puts the next one at least 1 s later
+ * (ADDRCONF_TIMER_FUZZ_MAX), rounded up by up to 250 ms (ADDRCONF_TIMER_FUZZ).
+ * A change just before the VIP's expiry therefore leaves it up to 1.25 s
+ * longer (measured on 6.18: 1.82–1.99 s for a 1 s lifetime), plus 50 ms for
+ * the kernel's work queue to run.
+ */
+export const LIFETIME_SLACK_MS = 1300;
 /** A 1 s kernel lifetime + its slack + a renew round trip must fit in one lease. */
 export const MIN_LEASE_DURATION_MS = 1000 + LIFETIME_SLACK_MS + 100;
+
+/**
+ * The latest monotonic time at which the kernel may start a `lifetimeSeconds`
+ * lifetime for the VIP after a renew sent at `sentMs` and stay safe: its
+ * removal (up to LIFETIME_SLACK_MS late) comes before any follower may take
+ * over, and the leader has not passed its renew deadline. The netlink send is
+ * refused after it; a send that returns after it is withdrawn (the VIP removed).
+ */
+export function vipInstallDeadlineMs(timings: ElectionTimings, sentMs: number, lifetimeSeconds: number, slackMs = LIFETIME_SLACK_MS): number {
+  return Math.min(sentMs + timings.renewDeadlineMs, sentMs + timings.leaseDurationMs - slackMs - lifetimeSeconds * 1000);
+}
 
 /** Checks timings up front, naming the setting and the rule it breaks. */
 export function validateTimings(t: ElectionTimings, prefix = 'election'): ElectionTimings {
@@ -59,7 +79,7 @@ export function validateTimings(t: ElectionTimings, prefix = 'election'): Electi
   check(
     t.leaseDurationMs >= MIN_LEASE_DURATION_MS,
     'leaseDurationMs',
-    `${t.leaseDurationMs} must be at least ${MIN_LEASE_DURATION_MS}: the VIP's kernel lifetime has 1 s steps and must end ${LIFETIME_SLACK_MS} ms before the Lease may be taken over`,
+    `${t.leaseDurationMs} must be at least ${MIN_LEASE_DURATION_MS}: the VIP's kernel lifetime has 1 s steps, and the kernel may remove it up to ${LIFETIME_SLACK_MS} ms late (1 s after any other address change in the pod, +250 ms rounding), all before the Lease may be taken over`,
   );
   return t;
 }
@@ -212,7 +232,7 @@ export function sameRecord(a: LeaseRecord | undefined, b: LeaseRecord | undefine
  * The kernel lifetime for the VIP after a renew sent at `sentMs` returned at
  * `nowMs`: whole seconds (the kernel's unit) that end before any follower may
  * take over, counting the renew's round trip and `slackMs` for the kernel's
- * own timer (it removes an address about 0.2 s late). 0 means "too late to
+ * own timer (LIFETIME_SLACK_MS: up to 1.3 s late). 0 means "too late to
  * refresh": let the previous lifetime run out.
  */
 export function vipLifetimeSeconds(timings: ElectionTimings, sentMs: number, nowMs: number, slackMs = LIFETIME_SLACK_MS): number {

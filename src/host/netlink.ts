@@ -19,6 +19,20 @@ export class NetlinkError extends Error {
   }
 }
 
+/**
+ * A request the kernel acked whose send returned after its deadline: the
+ * kernel applied it, possibly later than the caller could allow.
+ */
+export class SentLateError extends Error {
+  override readonly name = 'SentLateError';
+  constructor(
+    what: string,
+    readonly lateMs: number,
+  ) {
+    super(`${what}: applied, but the send returned ${lateMs.toFixed(3)} ms after its deadline`);
+  }
+}
+
 const ERRNO_NAMES: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 13: 'EACCES', 17: 'EEXIST', 19: 'ENODEV', 22: 'EINVAL', 99: 'EADDRNOTAVAIL' };
 
 interface Pending {
@@ -27,6 +41,8 @@ interface Pending {
   readonly reject: (e: Error) => void;
   readonly what: string;
   readonly timer: NodeJS.Timeout;
+  /** Set when the send returned after the request's deadline: an ack then rejects with SentLateError. */
+  lateMs?: number;
 }
 
 export class NetlinkSocket {
@@ -53,7 +69,12 @@ export class NetlinkSocket {
     }
   }
 
-  /** Sends one request built for a fresh sequence number; resolves with its replies up to the ack, error or end of dump. */
+  /**
+   * Sends one request built for a fresh sequence number; resolves with its
+   * replies up to the ack, error or end of dump. With `deadlineNs` nothing is
+   * sent once CLOCK_MONOTONIC passed it, and an acked request whose send
+   * returned after it rejects with {@link SentLateError}.
+   */
   request(build: (seq: number) => Buffer, what: string, options: { deadlineNs?: bigint; timeoutMs?: number } = {}): Promise<NetlinkMessage[]> {
     if (this.closed) return Promise.reject(new Error(`${what}: netlink socket closed`));
     const seq = (this.seq = (this.seq + 1) >>> 0 || 1);
@@ -62,9 +83,15 @@ export class NetlinkSocket {
         this.pending.delete(seq);
         reject(new Error(`${what}: no netlink reply within ${options.timeoutMs ?? 5000} ms`));
       }, options.timeoutMs ?? 5000);
-      this.pending.set(seq, { messages: [], resolve, reject, what, timer });
+      const pending: Pending = { messages: [], resolve, reject, what, timer };
+      this.pending.set(seq, pending);
       try {
         native.sendNetlink(this.fd, build(seq), options.deadlineNs);
+        // rtnetlink applies a request inside the send; a send that returned late may have been applied late
+        if (options.deadlineNs !== undefined) {
+          const now = native.monotonicNs();
+          if (now > options.deadlineNs) pending.lateMs = Number(now - options.deadlineNs) / 1e6;
+        }
       } catch (err) {
         clearTimeout(timer);
         this.pending.delete(seq);
@@ -100,7 +127,8 @@ export class NetlinkSocket {
         p.reject(new NetlinkError(m.errno, ERRNO_NAMES[m.errno] ?? `errno ${m.errno}`, p.what));
       } else if (m.kind === 'ack' || m.kind === 'done') {
         this.settle(seq!, p);
-        p.resolve(p.messages);
+        if (p.lateMs !== undefined) p.reject(new SentLateError(p.what, p.lateMs));
+        else p.resolve(p.messages);
       } else p.messages.push(m);
     }
   }

@@ -12,7 +12,7 @@ import { announcementsFor } from '../vip/garp.js';
 import type { InstallResult, VipTarget } from '../vip/ports.js';
 import type { WireTrailer } from '../vip/wire.js';
 import * as native from './native.js';
-import { NetlinkError, NetlinkSocket } from './netlink.js';
+import { NetlinkError, NetlinkSocket, SentLateError } from './netlink.js';
 import { encodeDelAddress, encodeGetAddresses, encodeGetLinks, encodeNewAddress, NLM_F, RTMGRP, type AddressInfo, type LinkInfo } from './netlink-codec.js';
 
 export interface NetnsVipOptions {
@@ -53,6 +53,17 @@ export class NetnsVip implements VipTarget {
   }
 
   async install(lifetimeSeconds: number, deadlineMs: number): Promise<InstallResult> {
+    try {
+      return await this.send(lifetimeSeconds, deadlineMs);
+    } catch (err) {
+      if (!(err instanceof SentLateError)) throw err;
+      // the kernel may have started this lifetime after the deadline: take the VIP off rather than trust it
+      await this.remove();
+      return 'withdrawn';
+    }
+  }
+
+  private async send(lifetimeSeconds: number, deadlineMs: number): Promise<InstallResult> {
     const deadlineNs = native.monotonicMsToNs(deadlineMs);
     const req = { ifindex: this.ifindex, ip: this.o.vip, prefixLen: this.prefixLen, lifetimeSeconds };
     try {

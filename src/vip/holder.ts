@@ -12,7 +12,7 @@ import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Announcer } from './announcer.js';
-import { vipLifetimeSeconds, type ElectionTimings, type FenceReason } from '../election/election.js';
+import { vipInstallDeadlineMs, vipLifetimeSeconds, type ElectionTimings, type FenceReason } from '../election/election.js';
 import type { ElectorHooks, ElectorWording, LeadingContext } from '../election/elector.js';
 import type { VipMetrics } from './metrics.js';
 import type { VipTarget } from './ports.js';
@@ -180,10 +180,18 @@ export function holderHooks(o: HolderOptions): ElectorHooks {
       o.logger.warn({ reason: 'slowRenew', elapsedMs: Math.round(now - ctx.sentMs) }, 'renew too slow to extend the VIP lifetime; it will lapse');
       return;
     }
-    const result = await o.target.install(lifetime, ctx.sentMs + o.timings.renewDeadlineMs);
+    // the lifetime is safe only if the kernel starts it by this deadline: checked just before the send, and again after it
+    const result = await o.target.install(lifetime, vipInstallDeadlineMs(o.timings, ctx.sentMs, lifetime));
     if (result === 'tooLate') {
       o.metrics?.renewFailures.labels(o.name, 'tooLate').inc();
-      o.logger.warn({ reason: 'deadlinePassed' }, 'VIP not installed: the renew deadline had passed');
+      o.logger.warn({ reason: 'deadlinePassed' }, `VIP not ${installed ? 'refreshed' : 'installed'}: too late for a ${lifetime} s lifetime to end before another agent may take over`);
+      return;
+    }
+    if (result === 'withdrawn') {
+      // the kernel may have started the lifetime after the deadline: the VIP was removed, so the spell ends
+      o.metrics?.renewFailures.labels(o.name, 'tooLate').inc();
+      o.logger.warn({ reason: 'sentLate' }, 'VIP withdrawn: the netlink send returned after the deadline, so its lifetime might outlast the Lease');
+      if (installed) await end('renewDeadlineExceeded');
       return;
     }
     lapsesAtMs = now + lifetime * 1000;

@@ -2,7 +2,12 @@
 import type { Mac } from '../core/mac.js';
 import type { Heard, WireTrailer } from './wire.js';
 
-export type InstallResult = 'added' | 'refreshed' | 'tooLate';
+/**
+ * `tooLate`: nothing sent, the deadline had passed. `withdrawn`: sent, but the
+ * send returned after the deadline, so the kernel may have started the
+ * lifetime too late; the VIP has been removed.
+ */
+export type InstallResult = 'added' | 'refreshed' | 'tooLate' | 'withdrawn';
 
 /** The VIP on one interface of one network namespace. */
 export interface VipTarget {
@@ -11,7 +16,9 @@ export interface VipTarget {
   /**
    * Adds the VIP, or refreshes it, with a kernel lifetime of `lifetimeSeconds`;
    * does nothing and answers `tooLate` when the monotonic clock has passed
-   * `deadlineMs` at the moment of sending (checked in the same syscall path).
+   * `deadlineMs` at the moment of sending (checked in the same syscall path),
+   * and removes it again and answers `withdrawn` when the clock had passed it
+   * once the send returned.
    */
   install(lifetimeSeconds: number, deadlineMs: number): Promise<InstallResult>;
   /** Removes the VIP; false when it was not there. */

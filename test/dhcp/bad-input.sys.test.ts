@@ -21,7 +21,7 @@ import { dhcpLeasesInApi } from '../support/dhcp-leases.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';
 
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 const POOL = { namePrefix: 'dhcp', pools: [{ start: '172.22.0.50', end: '172.22.0.99', subnet: '172.22.0.0/24' }], prefix: 24 };
 
 /** Sums the samples of one metric (all label sets). */

@@ -13,7 +13,7 @@ import { dhclient, Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';
 
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 
 describe('DHCP (system)', function () {
   this.timeout(5 * 60_000);

@@ -16,7 +16,7 @@ import { QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../../src
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';
 
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 
 describe('PXE boot (system, QEMU)', function () {
   this.timeout(10 * 60_000);

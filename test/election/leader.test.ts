@@ -5,7 +5,7 @@ import { runAsLeader } from '../../src/election/leader.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
 import { FakeLeasePort, FakeLeaseServer, RecordingLogger, Timeline } from './fakes.js';
 
-const TIMINGS = validateTimings({ leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 });
+const TIMINGS = validateTimings({ leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 });
 
 /** The controller's election against one fake Lease: the work it runs, and the gauge it sets. */
 function world() {

@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import { Buffer } from 'node:buffer';
 import { systemClock } from '../../src/core/clock.js';
+import { LIFETIME_SLACK_MS } from '../../src/election/election.js';
 import { parseIp } from '../../src/core/ip.js';
 import * as native from '../../src/host/native.js';
 import { NetnsVip } from '../../src/host/netns-vip.js';
@@ -80,6 +81,41 @@ describe('NetnsVip (system)', function () {
     const v = open(a, '172.22.0.4');
     expect(await v.install(30, systemClock.monotonicMs() - 1)).to.equal('tooLate');
     expect(net.addresses(a, 'prov0')).to.not.include('172.22.0.4');
+  });
+
+  it('takes a VIP whose send returned after its deadline off again (withdrawn), and leaves one sent in time', async () => {
+    const { a } = pair();
+    const v = open(a, '172.22.0.5');
+    // deadlines a few microseconds after now: some pass before the send (tooLate), some while it runs (withdrawn)
+    const seen = new Set<string>();
+    for (let i = 0; i < 4000 && !(seen.has('withdrawn') && seen.has('added')); i++) {
+      const deadlineMs = systemClock.monotonicMs() + (i % 200) / 1000; // 0–199 µs ahead
+      const result = await v.install(30, deadlineMs);
+      seen.add(result);
+      const present = net.addresses(a, 'prov0').includes('172.22.0.5');
+      expect(present, `after '${result}'`).to.equal(result === 'added' || result === 'refreshed');
+      if (present) await v.remove();
+    }
+    expect([...seen]).to.include.members(['withdrawn', 'added']);
+  });
+
+  it('the kernel removes an address up to 1.25 s past its lifetime when another changed just before: inside the 1.3 s budgeted', async function () {
+    const { a } = pair();
+    const v = open(a, '172.22.0.6');
+    const lateness: number[] = [];
+    for (const changeAtMs of [800, 950]) {
+      const setAt = systemClock.monotonicMs();
+      expect(await v.install(1, future())).to.equal('added');
+      await new Promise((r) => setTimeout(r, setAt + changeAtMs - systemClock.monotonicMs()));
+      net.run('ip', '-n', a, 'addr', 'add', `172.22.9.${changeAtMs % 250}/32`, 'dev', 'prov0');
+      while (net.addresses(a, 'prov0').includes('172.22.0.6')) {
+        if (systemClock.monotonicMs() - setAt > 5000) throw new Error('the kernel did not remove the address');
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      lateness.push(Math.round(systemClock.monotonicMs() - setAt - 1000));
+    }
+    this.test!.title += ` (measured: ${lateness.join(', ')} ms late)`;
+    for (const late of lateness) expect(late).to.be.at.most(LIFETIME_SLACK_MS);
   });
 
   it('announces on the wire: gratuitous ARP request and reply, and an unsolicited NA', async () => {

@@ -35,7 +35,7 @@ import { QemuMachine, requirePxeTools } from '../../src/lab/rig/qemu.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';
 
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 /** The network is dual-stack: its IPv6 VIP is elected on its own Lease (ironet-vip6-provisioning). */
 const VIP6 = 'fd00:22::2';
 

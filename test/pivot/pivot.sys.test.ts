@@ -39,7 +39,7 @@ import { controllerConfig, upstreamCrdDirs } from '../support/cluster.js';
 import { dhclient, Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import { eventually } from '../support/ipam-fixture.js';
 
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 const CLUSTER = { group: 'cluster.x-k8s.io', version: 'v1beta2', plural: 'clusters', kind: 'Cluster', namespaced: true } as const;
 const UDHCPC_MACS = ['52:54:00:aa:00:01', '52:54:00:aa:00:02'];
 const DHCLIENT_MAC = '52:54:00:aa:00:03';

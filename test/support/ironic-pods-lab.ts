@@ -29,7 +29,7 @@ import { controllerConfig, repoRoot } from './cluster.js';
 import { eventually } from './ipam-fixture.js';
 import { startVipLab, VIP } from './vip-lab.js';
 
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 
 export interface IronicPodsLabOptions {
   /** Nodes of the world (default 2). */

@@ -9,7 +9,7 @@ import { systemClock } from '../../src/core/clock.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import { startVipLab } from '../support/vip-lab.js';
 
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 const CRASH_BOUND_MS = TIMINGS.leaseDurationMs + 1000;
 const GRACEFUL_BOUND_MS = 1000;
 

@@ -71,8 +71,31 @@ describe('holderHooks', () => {
     const { clock, target, hooks } = setup();
     await clock.advance(10_000);
     await hooks.onLeading({ sentMs: 10_000 - 100 }); // the winning write took 100 ms
-    // (3000 - 100 - 400) / 1000 → 2 s; deadline = sent + 2000
-    expect(target.calls[0]).to.equal('install 2s deadline 11900');
+    // (3000 - 100 - 1300) / 1000 → 1 s; the kernel must start it by sent + 3000 - 1300 - 1000 (before sent + 2000, the renew deadline)
+    expect(target.calls[0]).to.equal('install 1s deadline 10600');
+  });
+
+  it('a longer lease: a longer lifetime, and the renew deadline when it comes first', async () => {
+    const { clock, target } = setup();
+    const hooks = holderHooks({ target, timings: { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 }, clock, logger: silentLogger, announcer: new Announcer({ schedule: { burstCount: 1, burstIntervalMs: 1000, refreshMs: 0 }, clock, logger: silentLogger, announce: () => target.announce() }), name: 'vip', dependents: [] });
+    await clock.advance(10_000);
+    await hooks.onLeading({ sentMs: 10_000 - 200 });
+    // (15000 - 200 - 1300) / 1000 → 13 s, to start by 9800 + 15000 - 1300 - 13000 = 10500 (the renew deadline, 19800, comes later)
+    expect(target.calls[0]).to.equal('install 13s deadline 10500');
+  });
+
+  it('a send that returned after its deadline (the VIP withdrawn) ends the spell: dependent work stops, the metric counts it', async () => {
+    const { clock, target, hooks, order, metrics } = setup();
+    await hooks.onLeading({ sentMs: 0 });
+    await clock.advance(1);
+    expect(order).to.deep.equal(['dhcp start']);
+    target.next = 'withdrawn';
+    await hooks.onRenewed({ sentMs: 300 });
+    await clock.advance(1);
+    expect(order).to.deep.equal(['dhcp start', 'dhcp stop']);
+    expect(target.calls.at(-1)).to.equal('remove');
+    expect((await metrics.renewFailures.get()).values.find((v) => v.labels.reason === 'tooLate')?.value).to.equal(1);
+    expect((await metrics.owned.get()).values[0]?.value).to.equal(0);
   });
 
   it('announces and starts dependent work after adding; refreshes do neither', async () => {
@@ -108,7 +131,7 @@ describe('holderHooks', () => {
   it('does nothing when the renew came back too late for even a 1 s lifetime, or the deadline passed', async () => {
     const { clock, target, hooks, metrics } = setup();
     await clock.advance(5000);
-    await hooks.onRenewed({ sentMs: 5000 - 1700 }); // 3000 - 1700 - 400 < 1000
+    await hooks.onRenewed({ sentMs: 5000 - 800 }); // 3000 - 800 - 1300 < 1000
     expect(target.calls).to.deep.equal([]);
     target.next = 'tooLate';
     await hooks.onRenewed({ sentMs: 5000 });

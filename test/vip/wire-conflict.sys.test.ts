@@ -16,7 +16,7 @@ import { systemClock } from '../../src/core/clock.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';
 
-const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1200, retryPeriodMs: 300 };
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 const CLUSTER_B = ['--lease-name', 'ironet-vip-cluster-b'];
 const FOREIGN = 3;
 
