@@ -10,6 +10,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
+import { FENCE_MARGIN_MS } from '../../src/election/election.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { BootHttp } from '../../src/lab/rig/boot-http.js';
 import { QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../../src/lab/rig/qemu.js';
@@ -134,5 +135,29 @@ describe('PXE boot (system, QEMU)', function () {
     const ips = await Promise.all(ms.map((m, i) => reachedBootScript(m, macs[i]!, 240_000)));
     expect(new Set(ips).size).to.equal(6);
     expect(VIP).to.not.be.oneOf(ips);
+  });
+
+  it('the holder cut off from the API server while it serves DHCP and TFTP (the forged transfers still in flight): it stops both and removes the VIP by its fence, before another node adds it', async () => {
+    const [h] = await lab.vip.holdersNow();
+    expect(h, 'a holder').to.not.equal(undefined);
+    const tftpEnded = async (): Promise<number> =>
+      (await lab.agents.metrics(h!)).split('\n').filter((l) => l.startsWith('ironet_tftp_transfers_total')).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+    const before = await tftpEnded();
+    await systemClock.sleep(1500);
+    expect(await tftpEnded(), 'the holder is busy with TFTP (forged transfers ending and starting)').to.be.greaterThan(before);
+    const cutAt = systemClock.monotonicMs();
+    lab.faults.cutApi(h!);
+    try {
+      const next = await lab.vip.nextHolder(cutAt, TIMINGS.leaseDurationMs + 5000, h);
+      expect(next, 'another node took the VIP').to.not.equal(undefined);
+      const removed = lab.vip.events.find((e) => e.node === h && e.kind === 'del' && e.atMs >= cutAt);
+      expect(removed, 'the cut-off holder removed the VIP').to.not.equal(undefined);
+      // its last renew went out before the cut: the fence is due by cut + renewDeadline, the VIP gone within the margin after
+      expect(removed!.atMs - cutAt, 'cut to VIP removed (ms)').to.be.at.most(TIMINGS.renewDeadlineMs + FENCE_MARGIN_MS);
+      expect(next!.atMs, 'the next holder adds it only after').to.be.greaterThan(removed!.atMs);
+      expect(lab.vip.dualHolderMs()).to.equal(0);
+    } finally {
+      lab.faults.restoreApi(h!);
+    }
   });
 });
