@@ -1,8 +1,22 @@
 # syntax=docker/dockerfile:1
 # ironet: one image, one CLI (`ironet controller`, `ironet agent`).
 # Build: docker build -t ironet .   (every COPY source below is checked by test/cmd/build.test.ts)
+#
+# Base images: the official node images of the Node.js the tests run on
+# (NODE_VERSION = tools/node/versions.env, checked by test/cmd/dockerfile.test.ts),
+# pinned by the digest of each tag's multi-arch index once recorded: run
+# `sh scripts/pin-base-images.sh` (crane, skopeo or docker buildx on a machine
+# that reaches Docker Hub) and commit the result. While a digest is empty the
+# stage is built from its tag alone (still checked for the pinned node below);
+# ADR 0028 says which digests are recorded (none yet: Docker Hub was out of reach).
+ARG NODE_VERSION=24.22.3
+ARG NODE_BUILD_DIGEST=
+ARG NODE_RUNTIME_DIGEST=
 
-FROM node:20-bookworm AS build
+FROM node:${NODE_VERSION}-bookworm${NODE_BUILD_DIGEST:+@}${NODE_BUILD_DIGEST} AS build
+ARG NODE_VERSION
+# a digest of another tag would go unnoticed otherwise
+RUN test "$(node --version)" = "v${NODE_VERSION}"
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -13,7 +27,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:${NODE_VERSION}-bookworm-slim${NODE_RUNTIME_DIGEST:+@}${NODE_RUNTIME_DIGEST}
+ARG NODE_VERSION
+RUN test "$(node --version)" = "v${NODE_VERSION}"
 WORKDIR /app
 # The iPXE binaries the agent serves by TFTP (the chart's default agent.tftpRoot):
 # Debian's ipxe, under the names DHCP hands out (docs/dhcp.md "TFTP").

@@ -2,8 +2,10 @@
 # Installs everything `npm start` and `npm test` need, idempotently; fast when
 # all is present. Safe to run again at any time.
 #   1. Debian packages listed in scripts/apt-packages.txt (root only; only missing ones)
-#   2. npm dependencies (npm ci when package-lock.json changed)
-#   3. the native addon (scripts/build-native.sh, skipped when up to date)
+#   2. the pinned Node.js (tools/node/versions.env) into the cache (tools/node/install.sh), first
+#      on PATH from there on; npm test, the benchmarks and the lab run on it (scripts/with-node.sh)
+#   3. npm dependencies (npm ci when package-lock.json changed)
+#   4. the native addon (scripts/build-native.sh, skipped when up to date for this Node)
 #   4. etcd, kube-apiserver and kubectl built from Go modules (tools/apiserver/build.sh, cached)
 #   5. the Multus CNI thin plugin and clusterctl built from their Go modules (tools/multus/build.sh,
 #      tools/clusterctl/build.sh, cached)
@@ -42,7 +44,13 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-# 3. npm dependencies
+# 3. the pinned Node.js (ADR 0028), unless the machine's node is that version: installed once into
+# ~/.cache/ironet/node/<hash>, then first on PATH, so npm ci, node-gyp and the native addon use it
+nodebin=$(sh tools/node/install.sh)
+PATH="$nodebin:$PATH"
+export PATH
+
+# npm dependencies
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "installing npm dependencies (npm ci)"
   npm ci --no-audit --no-fund --loglevel=error >&2

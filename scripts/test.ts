@@ -4,6 +4,11 @@
  * plain line `N passed, N failed` that CI reads.
  *
  *   node --import tsx scripts/test.ts [static] [unit] [integration] [system]
+ *
+ * It runs on the pinned Node.js (tools/node/versions.env, ADR 0028): started by
+ * another node (the machine's), it runs itself again through scripts/with-node.sh,
+ * which installs the pinned one first if needed; and that Node's folder goes first
+ * on PATH, so mocha, tsc, eslint and whatever the tests start run on it too.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -25,6 +30,27 @@ interface TierResult {
 const TIER_LIMIT_SECONDS: Record<Exclude<Tier, 'static'>, number> = { unit: 600, integration: 900, system: 2400 };
 
 const root = path.resolve(import.meta.dirname, '..');
+
+function pinnedNodeVersion(): string {
+  const env = readFileSync(path.join(root, 'tools/node/versions.env'), 'utf8');
+  const m = /^NODE_VERSION=(\S+)$/m.exec(env);
+  if (!m) throw new Error('tools/node/versions.env names no NODE_VERSION');
+  return `v${m[1]}`;
+}
+
+const pinned = pinnedNodeVersion();
+if (process.version !== pinned) {
+  if (process.env.IRONET_TEST_ON_PINNED_NODE) throw new Error(`scripts/with-node.sh started Node ${process.version}, not the pinned ${pinned}`);
+  console.log(`test: Node ${process.version} is not the pinned ${pinned}: running again on it (scripts/with-node.sh)`);
+  const again = spawnSync('sh', [path.join(root, 'scripts/with-node.sh'), 'node', '--import', 'tsx', path.join(root, 'scripts/test.ts'), ...process.argv.slice(2)], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, IRONET_TEST_ON_PINNED_NODE: '1' },
+  });
+  process.exit(again.status ?? 1);
+}
+const nodeBin = path.dirname(process.execPath);
+if (process.env.PATH?.split(path.delimiter)[0] !== nodeBin) process.env.PATH = [nodeBin, process.env.PATH].filter(Boolean).join(path.delimiter);
 const requested = process.argv.slice(2) as Tier[];
 for (const t of requested) if (!ALL.includes(t)) throw new Error(`unknown tier ${t}; choose from ${ALL.join(', ')}`);
 const tiers = requested.length > 0 ? requested : ALL;
@@ -100,6 +126,7 @@ function runMocha(tier: Exclude<Tier, 'static'>): TierResult {
   return result;
 }
 
+console.log(`test: Node ${process.version} (${process.execPath})`);
 const results: TierResult[] = tiers.map((t) => (t === 'static' ? runStatic() : runMocha(t)));
 console.log('\n── summary');
 for (const r of results) {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../../src/core/errors.js';
@@ -73,6 +73,31 @@ describe('credentials', () => {
     expect(r.tls.rejectUnauthorized).to.equal(false);
     expect(r.tls.servername).to.equal('kubernetes');
     expect(r.headers.Authorization).to.equal('Bearer from-file');
+  });
+
+  // The one path through @kubernetes/client-node (ADR 0004): re-proven when its major changes (ADR 0028).
+  it('kubeconfig with an exec plugin: the token or the client certificate it prints, the cluster CA', async () => {
+    const d = dir();
+    const plugin = (name: string, status: Record<string, string>): string => {
+      const file = path.join(d, name);
+      const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status };
+      writeFileSync(file, `#!/bin/sh\ncat <<'JSON'\n${JSON.stringify(credential)}\nJSON\n`);
+      chmodSync(file, 0o755);
+      return file;
+    };
+    const exec = (command: string): string => `    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: ${command}\n      interactiveMode: Never`;
+
+    const withToken = await kubeconfigCredentials(kubeconfig(d, exec(plugin('token.sh', { token: 'from-exec' }))), undefined);
+    expect(withToken.server.origin).to.equal('https://10.0.0.1:6443');
+    const r = await withToken.resolve();
+    expect(r.headers.Authorization).to.equal('Bearer from-exec');
+    expect(r.tls.ca?.toString()).to.equal('CA');
+
+    const withCert = await kubeconfigCredentials(kubeconfig(mkdtempSync(path.join(d, 'cert-')), exec(plugin('cert.sh', { clientCertificateData: 'CERT', clientKeyData: 'KEY' }))), undefined);
+    const c = await withCert.resolve();
+    expect(c.tls.cert?.toString()).to.equal('CERT');
+    expect(c.tls.key?.toString()).to.equal('KEY');
+    expect(c.headers.Authorization).to.equal(undefined);
   });
 
   it('names the setting when the file or the context is missing', async () => {
