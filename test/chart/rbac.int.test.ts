@@ -455,7 +455,7 @@ function chartSuite(title: string, options: { release: string; watchNamespace: b
       await policyActive('agent-leases', () => clients.agent.rest.request({ method: 'POST', path: admin.resource(RESOURCES.lease).path(servedNs), query: dryRun, body: object(RESOURCES.lease, servedNs, 'kube-scheduler') }));
       await policyActive('controller-lease', () => clients.controller.rest.request({ method: 'POST', path: admin.resource(RESOURCES.lease).path(releaseNs), query: dryRun, body: object(RESOURCES.lease, releaseNs, 'kube-scheduler') }));
       await policyActive('controller-secrets', () => clients.controller.rest.request({ method: 'POST', path: admin.resource(RESOURCES.secret).path(servedNs), query: dryRun, body: object(RESOURCES.secret, servedNs, 'probe') }));
-      await policyActive('controller-hosts', () => clients.controller.rest.request({ method: 'PATCH', path: admin.resource(RESOURCES.bareMetalHost).path(servedNs, 'policy-probe'), query: dryRun, body: { metadata: { labels: { a: 'b' } } }, contentType: 'application/merge-patch+json' }));
+      await policyActive('controller-hosts', () => clients.controller.rest.request({ method: 'PATCH', path: admin.resource(RESOURCES.bareMetalHost).path(servedNs, 'policy-probe'), query: dryRun, body: { spec: { online: false } }, contentType: 'application/merge-patch+json' }));
 
       // one test per rendered rule, added now that the rules are known
       for (const role of ROLES) {
