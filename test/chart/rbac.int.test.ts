@@ -29,9 +29,11 @@ import { RESOURCES } from '../../src/kube/resources.js';
 import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { ResourceRef } from '../../src/kube/types.js';
 import { runController } from '../../src/cmd/controller.js';
+import { parseIp } from '../../src/core/ip.js';
 import { freePort } from '../../src/lab/rig/local-apiserver.js';
 import { HOST_LABEL, NAME_SET_ANNOTATION, secretNameFor, TEMPLATE_LABEL } from '../../src/netdata/template.js';
-import { VIP_LEASE_PREFIX } from '../../src/network/pods.js';
+import { agentHeartbeatName } from '../../src/network/pod-census.js';
+import { VIP_LEASE_PREFIX, vip6LeaseName, vipLeaseName } from '../../src/network/pods.js';
 import { clientWithToken, controllerConfig, freshNamespace, testCluster } from '../support/cluster.js';
 import { renderChart } from '../support/helm.js';
 import { eventually } from '../support/ipam-fixture.js';
@@ -152,7 +154,6 @@ const PROBE = 'rbac-probe';
 const HOST = 'h';
 const microTime = (): string => new Date().toISOString().replace('Z', '000Z');
 const withLabel = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, 'rbac-test': 'updated' } } });
-const heartbeatLease = (node: string): string => `ironet-agent-${node}`;
 
 function object(ref: ResourceRef, ns: string, name: string, rest: object = {}, meta: object = {}): KubeObject {
   return { apiVersion: ref.group === '' ? ref.version : `${ref.group}/${ref.version}`, kind: ref.kind, metadata: { name, namespace: ns, ...meta }, ...rest };
@@ -203,7 +204,7 @@ const SUBJECTS: Record<string, Subject> = {
   'coordination.k8s.io/leases': {
     ref: RESOURCES.lease,
     sample: (_c, ns, name) => object(RESOURCES.lease, ns, name, { spec: { holderIdentity: 'test', leaseDurationSeconds: 15 } }),
-    names: { controller: CONTROLLER_LEASE_NAME, agent: `${VIP_LEASE_PREFIX}-rbac` },
+    names: { controller: CONTROLLER_LEASE_NAME, agent: vipLeaseName({ name: 'rbac' }) },
     mutate: (o) => ({ ...o, spec: { ...(o as { spec?: object }).spec, holderIdentity: 'renewed' } }) as KubeObject,
     neighbours: {
       controller: async (c) => [
@@ -216,8 +217,8 @@ const SUBJECTS: Record<string, Subject> = {
         await ensure(c, RESOURCES.lease, object(RESOURCES.lease, 'kube-node-lease', 'node-0', { spec: { holderIdentity: 'node-0' } }));
         await ensure(c, RESOURCES.lease, object(RESOURCES.lease, 'kube-system', 'kube-controller-manager', { spec: { holderIdentity: 'kcm' } }));
         return [
-          create(c, 'agent', RESOURCES.lease, c.servedNs, object(RESOURCES.lease, c.servedNs, heartbeatLease('node-0')), 'ok', 'its node\'s heartbeat Lease'),
-          create(c, 'agent', RESOURCES.lease, c.servedNs, object(RESOURCES.lease, c.servedNs, 'ironet-vip6-rbac'), 'ok', 'an IPv6 VIP Lease'),
+          create(c, 'agent', RESOURCES.lease, c.servedNs, object(RESOURCES.lease, c.servedNs, agentHeartbeatName('node-0')), 'ok', 'its node\'s heartbeat Lease'),
+          create(c, 'agent', RESOURCES.lease, c.servedNs, object(RESOURCES.lease, c.servedNs, vip6LeaseName({ name: 'rbac', vip4: parseIp('172.22.0.2') })), 'ok', 'a dual-stack network\'s IPv6 VIP Lease'),
           create(c, 'agent', RESOURCES.lease, c.servedNs, object(RESOURCES.lease, c.servedNs, CONTROLLER_LEASE_NAME), 'policy', 'the controller\'s Lease'),
           create(c, 'agent', RESOURCES.lease, c.servedNs, object(RESOURCES.lease, c.servedNs, 'kube-scheduler'), 'policy', 'a Lease named kube-scheduler in its namespace'),
           create(c, 'agent', RESOURCES.lease, 'kube-system', object(RESOURCES.lease, 'kube-system', 'kube-scheduler'), near, 'kube-system\'s kube-scheduler Lease'),
@@ -554,6 +555,14 @@ function chartSuite(title: string, options: { release: string; watchNamespace: b
 }
 
 describe('the chart\'s RBAC and admission policies, rule by rule (real API server)', () => {
+  it('renders the policies by default, the agents\' only with the agents, none with admissionPolicies.enabled=false', async () => {
+    const policies = async (set: string[]) => (await renderChart({ set })).filter((o) => o.kind?.startsWith('ValidatingAdmissionPolicy')).map((o) => `${o.kind ?? ''}/${o.metadata.name ?? ''}`).sort();
+    const all = ['agent-leases', 'controller-hosts', 'controller-lease', 'controller-secrets'].flatMap((n) => [`ValidatingAdmissionPolicy/ironet-${n}`, `ValidatingAdmissionPolicyBinding/ironet-${n}`]).sort();
+    expect(await policies([])).to.deep.equal(all);
+    expect(await policies(['agent.enabled=false'])).to.deep.equal(all.filter((n) => !n.includes('agent')));
+    expect(await policies(['admissionPolicies.enabled=false'])).to.deep.equal([]);
+  });
+
   chartSuite('default values: roles bound cluster-wide, writes narrowed by the policies', { release: 'rbac', watchNamespace: false });
   chartSuite('controller.watchNamespace and agent.watchNamespace: every rule in the served namespace only', { release: 'rbacns', watchNamespace: true });
 });
