@@ -1,6 +1,6 @@
 /**
  * The chart's RBAC and admission policies, rule by rule (issue 20, point 6;
- * ADR 0028), against the real API server. The ServiceAccounts, roles,
+ * ADR 0029), against the real API server. The ServiceAccounts, roles,
  * bindings and ValidatingAdmissionPolicies are rendered by `helm template` and
  * created as they are; every request below runs with one of those accounts'
  * tokens.
