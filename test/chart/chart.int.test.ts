@@ -57,6 +57,8 @@ function pathOf(o: KubeObject, namespace: string): string {
     ServiceMonitor: 'servicemonitors',
     PrometheusRule: 'prometheusrules',
     FlowSchema: 'flowschemas',
+    ValidatingAdmissionPolicy: 'validatingadmissionpolicies',
+    ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings',
     IPPool: 'ippools',
     ProvisioningNetwork: 'provisioningnetworks',
   };
@@ -65,7 +67,7 @@ function pathOf(o: KubeObject, namespace: string): string {
   if (!p) throw new Error(`the chart renders a ${kind}, which this test does not know how to dry-run`);
   const gv = o.apiVersion ?? '';
   const base = gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`;
-  const namespaced = !['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'FlowSchema'].includes(kind);
+  const namespaced = !['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(kind);
   return `${base}${namespaced ? `/namespaces/${o.metadata.namespace ?? namespace}` : ''}/${p}/${o.metadata.name ?? ''}`;
 }
 
@@ -124,7 +126,7 @@ describe('the Helm chart (real helm, real API server)', function () {
       }
     }
     const defaults = await renderChart();
-    expect(defaults.map((o) => o.kind).sort()).to.include.members(['Deployment', 'DaemonSet', 'ClusterRole', 'Role', 'ServiceAccount', 'Service']);
+    expect(defaults.map((o) => o.kind).sort()).to.include.members(['Deployment', 'DaemonSet', 'ClusterRole', 'Role', 'ServiceAccount', 'Service', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     expect(await dryRunApply(defaults, 'ironet-system')).to.have.length(defaults.length);
     const full = await renderChart({ values: [FULL] });
     expect(await dryRunApply(full, 'ironet-system')).to.include.members(['PrometheusRule', 'ServiceMonitor', 'CustomResourceDefinition']);
