@@ -298,6 +298,15 @@ describe('the Helm chart (real helm, real API server)', function () {
     const fs = { group: 'flowcontrol.apiserver.k8s.io', version: 'v1', plural: 'flowschemas', kind: 'FlowSchema', namespaced: false } as const;
     const created = await admin.resource(fs).create(schema!);
     const level = await eventually(() => admin.resource({ group: 'flowcontrol.apiserver.k8s.io', version: 'v1', plural: 'prioritylevelconfigurations', kind: 'PriorityLevelConfiguration', namespaced: false }).tryGet({ name: 'leader-election' }), 'the built-in leader-election priority level', 30_000);
+    // the API server uses a FlowSchema once its configuration controller has digested it (it then writes the Dangling condition)
+    await eventually(
+      async () => {
+        const got = await admin.resource<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(fs).tryGet({ name: String(created.metadata.name) });
+        return got?.status?.conditions?.some((c) => c.type === 'Dangling' && c.status === 'False') ? got : undefined;
+      },
+      'the FlowSchema taken into use (Dangling False)',
+      30_000,
+    );
     try {
       const schemaUid = created.metadata.uid;
       for (const sa of ['apf-ironet-agent', 'apf-ironet-controller']) {
