@@ -83,12 +83,12 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
   } catch (err) {
     o.logger.warn({ err: String(err) }, 'cannot listen for other DHCP servers on the interface; going on without');
   }
-  // the BareMetalHosts' boot MACs: answered first and never rate-limited; in `only` mode (and `auto` while any host
-  // exists) the only MACs answered
-  const knownHosts = o.config.knownHosts === 'any' ? undefined : new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger: o.logger });
+  // the BareMetalHosts' boot MACs: never rate-limited (every mode); in `only` mode (and `auto` while any host exists)
+  // the only MACs answered
+  const knownHosts = new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger: o.logger });
   // warm the caches now, while following
   void ledger.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease ledger not loaded yet'));
-  void knownHosts?.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
+  void knownHosts.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
   let mode: DhcpMode = 'serving';
   let current: DhcpServer | undefined;
   // one run per term: a run stopped while it is still loading opens nothing, and never touches another term's run
@@ -102,8 +102,8 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
         const loaded = await ledger.load();
         // known hosts only (or maybe, in auto mode): answer nobody before the hosts are listed; auto mode gives up
         // waiting after KNOWN_HOSTS_AUTO_WAIT_MS (no BareMetalHost API installed: nobody is known, every MAC is answered)
-        if (o.config.knownHosts === 'only') await knownHosts?.warm();
-        else if (knownHosts) await waitAtMost(knownHosts.warm(), KNOWN_HOSTS_AUTO_WAIT_MS, o.clock);
+        if (o.config.knownHosts === 'only') await knownHosts.warm();
+        else await waitAtMost(knownHosts.warm(), KNOWN_HOSTS_AUTO_WAIT_MS, o.clock);
         if (stopped) return;
         const config = dhcpServerConfigOf(o.config, loaded.pool.spec, o.vip);
         const transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip });
@@ -116,8 +116,8 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
           logger: o.logger,
           metrics,
           onOtherServer: seen,
-          ...(knownHosts ? { isKnownHost: (mac: Mac) => knownHosts.has(mac) } : {}),
-          ...(knownHosts && o.config.knownHosts === 'auto' ? { restrictToKnownHosts: () => knownHosts.size > 0 } : {}),
+          isKnownHost: (mac: Mac) => knownHosts.has(mac),
+          ...(o.config.knownHosts === 'auto' ? { restrictToKnownHosts: () => knownHosts.size > 0 } : {}),
           admission: o.config.admission,
         });
         void server.setMode(mode);
@@ -146,7 +146,7 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
     close: () => {
       replies?.close();
       ledger.close();
-      knownHosts?.close();
+      knownHosts.close();
     },
   };
 }
