@@ -179,7 +179,7 @@ async function main(): Promise<void> {
     await Promise.all(
       clients.map(async (c, i) => {
         try {
-          await c.waitFor('bound', 0, (SECONDS - 5) * 1000);
+          await c.waitFor('bound', 0, Math.max(SECONDS - 5, 20) * 1000);
           known.push({ mac: knownMac(i), seconds: round((c.events.find((e) => e.kind === 'bound')!.atMs - startedWallMs) / 1000) });
         } catch {
           known.push({ mac: knownMac(i), seconds: null });
