@@ -41,6 +41,15 @@ export interface DhcpService {
   close(): void;
 }
 
+/** Known-hosts mode `auto`: how long a new holder waits for the BareMetalHosts to be listed before it answers. */
+const KNOWN_HOSTS_AUTO_WAIT_MS = 5000;
+
+async function waitAtMost(p: Promise<void>, ms: number, clock: Clock): Promise<void> {
+  const ac = new AbortController();
+  await Promise.race([p.catch(() => undefined), clock.sleep(ms, ac.signal).catch(() => undefined)]);
+  ac.abort();
+}
+
 export function createDhcpService(o: DhcpServiceOptions): DhcpService {
   serverIpFor(o.config, o.vip);
   const metrics = createDhcpMetrics(o.registry);
@@ -74,10 +83,12 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
   } catch (err) {
     o.logger.warn({ err: String(err) }, 'cannot listen for other DHCP servers on the interface; going on without');
   }
-  const knownHosts = o.config.knownHostsOnly ? new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger: o.logger }) : undefined;
+  // the BareMetalHosts' boot MACs: never rate-limited (every mode); in `only` mode (and `auto` while any host exists)
+  // the only MACs answered
+  const knownHosts = new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger: o.logger });
   // warm the caches now, while following
   void ledger.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'DHCP lease ledger not loaded yet'));
-  void knownHosts?.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
+  void knownHosts.warm().catch((err: unknown) => o.logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
   let mode: DhcpMode = 'serving';
   let current: DhcpServer | undefined;
   // one run per term: a run stopped while it is still loading opens nothing, and never touches another term's run
@@ -89,8 +100,10 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
         // handing over already: the load reserves and repairs nothing either
         if (mode === 'handingOver') await ledger.freeze();
         const loaded = await ledger.load();
-        // known-hosts-only: answer nobody before the hosts are listed
-        await knownHosts?.warm();
+        // known hosts only (or maybe, in auto mode): answer nobody before the hosts are listed; auto mode gives up
+        // waiting after KNOWN_HOSTS_AUTO_WAIT_MS (no BareMetalHost API installed: nobody is known, every MAC is answered)
+        if (o.config.knownHosts === 'only') await knownHosts.warm();
+        else await waitAtMost(knownHosts.warm(), KNOWN_HOSTS_AUTO_WAIT_MS, o.clock);
         if (stopped) return;
         const config = dhcpServerConfigOf(o.config, loaded.pool.spec, o.vip);
         const transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip });
@@ -103,7 +116,9 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
           logger: o.logger,
           metrics,
           onOtherServer: seen,
-          ...(knownHosts ? { isKnownHost: (mac: Mac) => knownHosts.has(mac) } : {}),
+          isKnownHost: (mac: Mac) => knownHosts.has(mac),
+          ...(o.config.knownHosts === 'auto' ? { restrictToKnownHosts: () => knownHosts.size > 0 } : {}),
+          admission: o.config.admission,
         });
         void server.setMode(mode);
         current = server;
@@ -131,7 +146,7 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
     close: () => {
       replies?.close();
       ledger.close();
-      knownHosts?.close();
+      knownHosts.close();
     },
   };
 }

@@ -10,6 +10,7 @@ import type { NetworkAgentConfig } from '../config/agent.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { DhcpServiceConfig } from '../dhcp/types.js';
+import { ADMISSION_DEFAULTS } from '../dhcp/admission.js';
 import { formatIp } from '../core/ip.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { defaultIpxeScriptUrl } from '../dhcp/server-config.js';
@@ -57,8 +58,10 @@ export function dhcpConfigOf(network: ProvisioningNetwork): DhcpServiceConfig | 
     efiArm64File: network.dhcp.bootFiles.uefiArm64,
     ipxeScriptUrl: network.dhcp.ipxeScriptUrl,
     httpBootUrl: undefined,
-    knownHostsOnly: network.dhcp.knownHostsOnly,
+    // spec.dhcp.knownHostsOnly: true only, false any, unset auto (ADR 0030)
+    knownHosts: network.dhcp.knownHostsOnly === undefined ? 'auto' : network.dhcp.knownHostsOnly ? 'only' : 'any',
     knownHostsNamespace: network.namespace,
+    admission: ADMISSION_DEFAULTS,
     settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
   };
 }

@@ -11,9 +11,10 @@ import { VIP_LEASE_PREFIX } from '../network/pods.js';
 import { parseCidr, type Cidr } from '../core/cidr.js';
 import { ConfigError, InvalidValueError } from '../core/errors.js';
 import { tryParseIp, type IpAddress } from '../core/ip.js';
-import type { DhcpServiceConfig } from '../dhcp/types.js';
+import { ADMISSION_DEFAULTS, admissionProblems, type AdmissionPolicy } from '../dhcp/admission.js';
+import type { DhcpServiceConfig, KnownHostsMode } from '../dhcp/types.js';
 import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, SECOND_POD_FLAGS, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
-import { commaList, invalid, option, orUnset, readFlags, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
+import { commaList, invalid, oneOf, option, orUnset, readFlags, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
 
 export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly command: 'agent';
@@ -157,8 +158,21 @@ const FLAGS = {
   'dhcp-lease-seconds': option({ arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
   'dhcp-routers': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
   'dhcp-dns': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
-  'dhcp-known-hosts-only': toggle({ help: 'answer only MACs of BareMetalHosts (spec.bootMACAddress)' }),
+  'dhcp-known-hosts': option<KnownHostsMode>({
+    arg: 'MODE',
+    help: 'only: answer only MACs of BareMetalHosts (spec.bootMACAddress); any: every MAC; auto: only those while a BareMetalHost exists, else any',
+    default: 'auto',
+    parse: oneOf<KnownHostsMode>(['auto', 'only', 'any']),
+  }),
+  'dhcp-known-hosts-only': toggle({ help: 'the same as --dhcp-known-hosts only' }),
   'dhcp-known-hosts-namespace': option({ arg: 'NS', help: 'where those BareMetalHosts are', defaultText: "the pool's namespace", parse: text }),
+  'dhcp-new-lease-rate': option({ arg: 'N', help: 'new leases per second for all MACs that are not known hosts together (known hosts are never limited)', default: ADMISSION_DEFAULTS.newLeasesPerSecond, parse: wholeNumber(1, 100_000) }),
+  'dhcp-new-lease-burst': option({ arg: 'N', help: 'of which this many at once', default: ADMISSION_DEFAULTS.newLeasesBurst, parse: wholeNumber(1, 1_000_000) }),
+  'dhcp-mac-rate': option({ arg: 'N', help: 'new-lease requests per second from one such MAC', default: ADMISSION_DEFAULTS.perMacPerSecond, parse: wholeNumber(1, 1000) }),
+  'dhcp-mac-burst': option({ arg: 'N', help: 'of which this many at once', default: ADMISSION_DEFAULTS.perMacBurst, parse: wholeNumber(1, 1000) }),
+  'dhcp-queue-length': option({ arg: 'N', help: 'requests waiting for the new-lease rate; beyond it dropped', default: ADMISSION_DEFAULTS.queueLength, parse: wholeNumber(1, 100_000) }),
+  'dhcp-queue-max-wait-ms': option({ arg: 'N', help: 'a request waiting longer is dropped (its client has retransmitted)', default: ADMISSION_DEFAULTS.queueMaxWaitMs, parse: wholeNumber(100, 60_000) }),
+  'dhcp-tracked-macs': option({ arg: 'N', help: 'MACs whose request rate is remembered (the least recent forgotten first)', default: ADMISSION_DEFAULTS.trackedMacs, parse: wholeNumber(16, 1_000_000) }),
   'tftp-server': option({ arg: 'ADDR', help: 'next-server and option 66', defaultText: 'the VIP', parse: orUnset(ip) }),
   'boot-bios-file': option({ arg: 'F', help: 'BIOS clients (option 93 = 0)', default: 'undionly.kpxe', parse: text }),
   'boot-efi-x64-file': option({ arg: 'F', help: 'x86-64 UEFI (option 93 = 7 or 9)', default: 'snponly-x86_64.efi', parse: text }),
@@ -245,7 +259,7 @@ function dhcpOf(f: AgentFlags): DhcpServiceConfig | undefined {
   // an empty --dhcp-pool leaves DHCP off
   const pool = f.text('dhcp-pool') ? f.get('dhcp-pool') : undefined;
   if (!pool) return undefined;
-  const knownHostsOnly = f.get('dhcp-known-hosts-only');
+  const knownHosts = knownHostsOf(f);
   const dhcp: DhcpServiceConfig = {
     poolNamespace: pool.namespace,
     poolName: pool.name,
@@ -259,14 +273,38 @@ function dhcpOf(f: AgentFlags): DhcpServiceConfig | undefined {
     efiArm64File: f.get('boot-efi-arm64-file'),
     ipxeScriptUrl: f.get('ipxe-script-url'),
     httpBootUrl: f.get('http-boot-url'),
-    knownHostsOnly,
+    knownHosts,
     knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
+    admission: admissionOf(f),
     settingNames: { subnet: '--dhcp-subnet', vip: '--vip' },
   };
-  if (f.given('dhcp-known-hosts-namespace') && !knownHostsOnly) {
-    throw new ConfigError('--dhcp-known-hosts-namespace', 'only means something with --dhcp-known-hosts-only; add that flag or drop this one');
+  if (f.given('dhcp-known-hosts-namespace') && knownHosts === 'any') {
+    throw new ConfigError('--dhcp-known-hosts-namespace', 'means nothing with --dhcp-known-hosts any (no host is looked up); drop one of them');
   }
   return dhcp;
+}
+
+function knownHostsOf(f: AgentFlags): KnownHostsMode {
+  const mode = f.get('dhcp-known-hosts');
+  if (!f.get('dhcp-known-hosts-only')) return mode;
+  if (f.given('dhcp-known-hosts') && mode !== 'only') throw new ConfigError('--dhcp-known-hosts-only', `contradicts --dhcp-known-hosts ${mode}; drop one of them`);
+  return 'only';
+}
+
+/** The new-lease limits, checked together (a message naming the flag). */
+function admissionOf(f: AgentFlags): AdmissionPolicy {
+  const policy: AdmissionPolicy = {
+    newLeasesPerSecond: f.get('dhcp-new-lease-rate'),
+    newLeasesBurst: f.get('dhcp-new-lease-burst'),
+    perMacPerSecond: f.get('dhcp-mac-rate'),
+    perMacBurst: f.get('dhcp-mac-burst'),
+    queueLength: f.get('dhcp-queue-length'),
+    queueMaxWaitMs: f.get('dhcp-queue-max-wait-ms'),
+    trackedMacs: f.get('dhcp-tracked-macs'),
+  };
+  const problem = admissionProblems(policy)[0];
+  if (problem) throw new ConfigError(problem.setting, problem.message);
+  return policy;
 }
 
 /** The announcement flags both modes take. */

@@ -73,6 +73,8 @@ export interface HandlerContext {
   readonly allocator: Pick<Allocator, 'leaseOf' | 'offerOf' | 'choose' | 'isFreeFor' | 'inPool'>;
   readonly nowMs: number;
   readonly isKnownHost: (mac: Mac) => boolean;
+  /** Answer only known hosts now (known-hosts mode `auto` with BareMetalHosts present); default config.knownHostsOnly. */
+  readonly knownHostsOnly?: boolean;
   /** Default `serving`. */
   readonly mode?: DhcpMode;
 }
@@ -84,7 +86,7 @@ export function decide(req: DhcpMessage, ctx: HandlerContext): Decision {
   if (req.htype !== 1 || req.hlen !== 6 || !req.mac) return { kind: 'drop', reason: 'notEthernet' };
   const mac = req.mac;
   const type = req.options.messageType;
-  if (ctx.config.knownHostsOnly && type !== MSG.release && !ctx.isKnownHost(mac)) return { kind: 'drop', reason: 'unknownHost' };
+  if ((ctx.knownHostsOnly ?? ctx.config.knownHostsOnly) && type !== MSG.release && !ctx.isKnownHost(mac)) return { kind: 'drop', reason: 'unknownHost' };
   if (ctx.mode === 'handingOver') return handingOver(req, mac, ctx);
   switch (type) {
     case MSG.discover:

@@ -27,6 +27,13 @@ function buildDhcpMetrics(registry: Registry) {
       labelNames: ['server'] as const,
       registers: [registry],
     }),
+    admissionDropped: new Counter({
+      name: 'ironet_dhcp_admission_dropped_total',
+      help: 'Requests for a new lease from MACs that are not known hosts dropped by the new-lease limits, by reason: macRateLimited (that MAC asked too often), queueFull (every shared token taken and the queue full), queueTimeout (waited too long for a token).',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    admissionQueue: new Gauge({ name: 'ironet_dhcp_admission_queue_length', help: 'Requests for a new lease waiting for a token of the shared new-lease limit.', registers: [registry] }),
     leases: new Gauge({ name: 'ironet_dhcp_leases_active', help: 'Leases held (bound and not expired).', registers: [registry] }),
     commitSeconds: new Histogram({
       name: 'ironet_dhcp_commit_seconds',

@@ -112,7 +112,7 @@ export interface ObjectEvent<T> {
 export interface BlockApiEvents {
   /** The DHCP pool itself. */
   pool(e: ObjectEvent<IpPoolObject>): void;
-  /** Every IPAddress of the namespace. */
+  /** The DHCP pool's IPAddresses (spec.pool.name), leases' and IPAM's. */
   address(e: ObjectEvent<IpAddressObject>): void;
   /** The pool's DHCPLeaseBlocks (label ironet.io/dhcp-pool). */
   block(e: ObjectEvent<DhcpLeaseBlockObject>): void;

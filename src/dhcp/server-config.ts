@@ -42,7 +42,7 @@ export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | u
     leaseSeconds: config.leaseSeconds,
     offerHoldMs: DHCP_DEFAULTS.offerHoldMs,
     declineQuarantineMs: DHCP_DEFAULTS.declineQuarantineMs,
-    knownHostsOnly: config.knownHostsOnly,
+    knownHostsOnly: config.knownHosts === 'only',
     boot: {
       tftpServer: config.tftpServer ?? vip,
       biosFile: config.biosFile,

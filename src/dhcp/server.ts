@@ -15,6 +15,11 @@
  *   one is durable. The reaper also lets the ledger tidy (give idle reserved
  *   addresses back).
  * - Invalid packets are counted and dropped; they never cause a write.
+ * - New-lease work (a MAC with no lease and no live offer asking for one) is
+ *   admitted by ./admission.ts: known hosts (isKnownHost, a static
+ *   reservation) at once, every other MAC through a per-MAC and a shared
+ *   token bucket with a bounded queue; the queue is drained as tokens come
+ *   back, and what is dropped is counted by reason.
  */
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
@@ -22,10 +27,10 @@ import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { formatIp, ipEquals } from '../core/ip.js';
 import { Allocator } from './allocator.js';
+import { ADMISSION_DEFAULTS, NewLeaseAdmission, type AdmissionDropReason, type AdmissionPolicy } from './admission.js';
 import { decide, type Decision, type ReplyPlan } from './decide.js';
 import type { ForeignServer } from './foreign-servers.js';
-import { decodeMessage } from './message.js';
-import { encodeMessage } from './message.js';
+import { decodeMessage, encodeMessage, type DhcpMessage } from './message.js';
 import type { DhcpMetrics } from './metrics.js';
 import { messageTypeName, MSG } from './options.js';
 import type { CommitRequest, DhcpTransport, LeaseLedger, LoadedLeases, PoolView } from './ports.js';
@@ -39,7 +44,12 @@ export interface DhcpServerOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics?: DhcpMetrics;
+  /** A BareMetalHost's boot MAC: answered in known-hosts-only mode, and never rate-limited. */
   readonly isKnownHost?: (mac: Mac) => boolean;
+  /** Known-hosts mode `auto`: whether to answer only known hosts now (BareMetalHosts exist); with config.knownHostsOnly, always. */
+  readonly restrictToKnownHosts?: () => boolean;
+  /** Limits on new-lease work from MACs that are not known (default ADMISSION_DEFAULTS). */
+  readonly admission?: AdmissionPolicy;
   /** How often expired leases are looked for (default 30 s). */
   readonly reapIntervalMs?: number;
   /** Grace after expiry before a lease is reaped (default 60 s). */
@@ -49,6 +59,12 @@ export interface DhcpServerOptions {
 }
 
 type CommitOutcome = 'durable' | 'refused' | 'failed' | 'superseded';
+
+/** A request waiting for admission. */
+interface Queued {
+  readonly msg: DhcpMessage;
+  readonly type: string;
+}
 
 interface PendingCommit {
   readonly lease: Lease;
@@ -73,9 +89,18 @@ export class DhcpServer {
   private reaper: AbortController | undefined;
   private readonly log: Logger;
   private mode: DhcpMode = 'serving';
+  private readonly admission: NewLeaseAdmission<Queued>;
+  /** The queue's drain is scheduled (one timer at a time). */
+  private draining: AbortController | undefined;
 
   constructor(private readonly o: DhcpServerOptions) {
     this.log = o.logger.child({ component: 'dhcp' });
+    this.admission = new NewLeaseAdmission<Queued>(o.admission ?? ADMISSION_DEFAULTS);
+  }
+
+  /** Requests waiting for admission (a gauge). */
+  get admissionQueued(): number {
+    return this.admission.queued;
   }
 
   get leaseCount(): number {
@@ -131,6 +156,9 @@ export class DhcpServer {
     this.stopped = true;
     this.running = false;
     this.reaper?.abort();
+    this.draining?.abort();
+    this.admission.clear();
+    this.o.metrics?.admissionQueue.set(0);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     while (this.committing || this.pendingBind.size > 0 || this.pendingUnbind.length > 0 || this.answersPending > 0) {
@@ -179,9 +207,78 @@ export class DhcpServer {
       this.o.metrics?.packets.labels(type, 'poolUnusable').inc();
       return;
     }
+    if (!this.admitted(msg, type)) return;
+    this.decideAndApply(msg, type);
+  }
+
+  /**
+   * Whether `msg` goes ahead now: anything but new-lease work does; new-lease
+   * work from a known host does; the rest asks the admission (queued: it
+   * comes back through drainLater; dropped: counted).
+   */
+  private admitted(msg: DhcpMessage, type: string): boolean {
+    const mac = msg.mac;
+    const t = msg.options.messageType;
+    if (msg.op !== 1 || !mac || this.mode !== 'serving' || (t !== MSG.discover && t !== MSG.request)) return true;
+    // a REQUEST choosing another server's offer: decide() drops it, nothing to pay for
+    if (msg.options.serverId && !ipEquals(msg.options.serverId, this.o.config.serverIp)) return true;
+    const alloc = this.allocator!;
+    const known = (this.o.isKnownHost?.(mac) ?? false) || alloc.reservationOf(mac) !== undefined;
+    // known-hosts-only: decide() drops the unknown at no cost
+    if (!known && this.knownHostsOnly()) return true;
+    const nowMs = this.o.clock.wallMs();
+    if (alloc.leaseOf(mac) || alloc.offerOf(mac, nowMs)) return true;
+    const verdict = this.admission.admit(mac, known ? 'known' : 'unknown', { msg, type }, this.o.clock.monotonicMs());
+    if (verdict.kind === 'admit') return true;
+    if (verdict.kind === 'drop') this.dropped(type, verdict.reason, mac);
+    else {
+      this.o.metrics?.admissionQueue.set(this.admission.queued);
+      this.drainLater();
+    }
+    return false;
+  }
+
+  private dropped(type: string, reason: AdmissionDropReason, mac: Mac): void {
+    this.o.metrics?.packets.labels(type, reason).inc();
+    this.o.metrics?.admissionDropped.labels(reason).inc();
+    this.log.debug({ mac, reason, type }, 'dropped: new-lease limit');
+  }
+
+  /** Drains the admission queue as tokens come back, one timer at a time. */
+  private drainLater(): void {
+    if (this.draining) return;
+    const ac = new AbortController();
+    this.draining = ac;
+    void (async () => {
+      try {
+        for (;;) {
+          const waitMs = this.admission.nextDrainInMs(this.o.clock.monotonicMs());
+          if (waitMs === undefined) return;
+          await this.o.clock.sleep(Math.max(1, waitMs), ac.signal);
+          if (!this.running) return;
+          const { admitted, expired } = this.admission.drain(this.o.clock.monotonicMs());
+          for (const q of expired) this.dropped(q.type, 'queueTimeout', q.msg.mac!);
+          for (const q of admitted) this.decideAndApply(q.msg, q.type);
+          this.o.metrics?.admissionQueue.set(this.admission.queued);
+        }
+      } catch {
+        // aborted: the server stopped
+      } finally {
+        if (this.draining === ac) this.draining = undefined;
+      }
+    })();
+  }
+
+  private knownHostsOnly(): boolean {
+    return this.o.config.knownHostsOnly || (this.o.restrictToKnownHosts?.() ?? false);
+  }
+
+  private decideAndApply(msg: DhcpMessage, type: string): void {
+    const allocator = this.allocator;
+    if (!allocator) return;
     let decision: Decision;
     try {
-      decision = decide(msg, { config: this.o.config, allocator: this.allocator, nowMs: this.o.clock.wallMs(), isKnownHost: this.o.isKnownHost ?? (() => true), mode: this.mode });
+      decision = decide(msg, { config: this.o.config, allocator, nowMs: this.o.clock.wallMs(), isKnownHost: this.o.isKnownHost ?? (() => true), knownHostsOnly: this.knownHostsOnly(), mode: this.mode });
     } catch (err) {
       // a bug, not a client's fault: log it, keep serving
       this.log.error({ err: describeError(err), mac: msg.mac }, 'DHCP decision failed');

@@ -2,6 +2,7 @@
 import type { Cidr } from '../core/cidr.js';
 import type { IpAddress } from '../core/ip.js';
 import type { Mac } from '../core/mac.js';
+import type { AdmissionPolicy } from './admission.js';
 
 /** Boot files as Ironic's dnsmasq configuration chooses them. */
 export interface BootConfig {
@@ -33,7 +34,7 @@ export interface DhcpServerConfig {
   /** How long an address a client DECLINEd stays out of use. */
   readonly declineQuarantineMs: number;
   readonly boot: BootConfig;
-  /** Answer only MACs that are known (BareMetalHost bootMACAddress). */
+  /** Answer only MACs that are known (BareMetalHost bootMACAddress); `auto` mode turns it on at run time (DhcpServerOptions.restrictToKnownHosts). */
   readonly knownHostsOnly: boolean;
 }
 
@@ -60,8 +61,13 @@ export interface DhcpServiceConfig {
   readonly ipxeScriptUrl: string | undefined;
   /** UEFI HTTP boot; undefined: such clients are not answered. */
   readonly httpBootUrl: string | undefined;
-  /** Answer only MACs of BareMetalHosts (spec.bootMACAddress). */
-  readonly knownHostsOnly: boolean;
+  /**
+   * Which MACs are answered (ADR 0030): `only` the boot MACs of
+   * BareMetalHosts (spec.bootMACAddress); `any`; `auto` (the default): only
+   * those while at least one BareMetalHost exists in knownHostsNamespace,
+   * any while none does. Known hosts are never rate-limited either way.
+   */
+  readonly knownHosts: KnownHostsMode;
   /** Where those BareMetalHosts are. */
   readonly knownHostsNamespace: string;
   /**
@@ -69,6 +75,8 @@ export interface DhcpServiceConfig {
    * flags in VIP mode (`--dhcp-subnet`), the ProvisioningNetwork's fields in
    * ProvisioningNetwork mode (`spec.cidr`).
    */
+  /** Limits on new-lease work from MACs that are not known hosts (./admission.ts). */
+  readonly admission: AdmissionPolicy;
   readonly settingNames: {
     /** Where the subnet is set (a pool without a subnet or prefix needs it). */
     readonly subnet: string;
@@ -76,6 +84,8 @@ export interface DhcpServiceConfig {
     readonly vip: string;
   };
 }
+
+export type KnownHostsMode = 'auto' | 'only' | 'any';
 
 export const DHCP_DEFAULTS = {
   leaseSeconds: 3600,
@@ -109,7 +119,11 @@ export type DropReason =
   | 'httpBootDisabled'
   | 'notOurLease'
   /** Handing over (a pivot's source, docs/pivot.md): what would need a new lease or a write waits for the target. */
-  | 'handingOver';
+  | 'handingOver'
+  /** New-lease limits (./admission.ts). */
+  | 'macRateLimited'
+  | 'queueFull'
+  | 'queueTimeout';
 
 /** `serving`: as always; `handingOver`: only the leases held are answered (until their stored expiry), nothing written. */
 export type DhcpMode = 'serving' | 'handingOver';

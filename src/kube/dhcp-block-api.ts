@@ -3,7 +3,12 @@
  * server: informers on the DHCP pool, its DHCPLeaseBlocks (label
  * ironet.io/dhcp-pool), the lease IPClaims (label ironet.io/dhcp-lease) and the
  * namespace's IPAddresses; verbs whose results are written through to those
- * caches; and the check that the DHCPLeaseBlock CRD is installed. Conflict,
+ * caches; and the check that the DHCPLeaseBlock CRD is installed. The
+ * caches are bounded (issue 20): every agent keeps them warm, so they hold
+ * only the DHCP pool's own IPAddresses and lease IPClaims (not the
+ * namespace's, nor other pools'), each stripped to the fields the ledger
+ * reads ({@link leaseAddressFields}, {@link leaseClaimFields}); their number is
+ * bounded by the pool's size. Conflict,
  * NotFound and AlreadyExists become outcomes. No policy: what to write, and
  * when, is src/dhcp/ledger.ts's.
  */
@@ -14,6 +19,7 @@ import type { KubeObject } from '../core/object-meta.js';
 import { BLOCK_POOL_LABEL, type DhcpLeaseBlockObject } from '../dhcp/blocks.js';
 import type { BlockApiEvents, Conditional, Created, Deleted, DhcpBlockApi, ObjectEvent } from '../dhcp/ports.js';
 import { DHCP_LEASE_LABEL, type IpAddressObject, type IpClaimObject, type IpPoolObject } from '../ipam/objects.js';
+import { LEASE_ANNOTATIONS } from '../dhcp/objects.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import { informerFor, type Informer, type InformerEvent } from './informer.js';
 import type { KubeClient } from './kube-client.js';
@@ -65,8 +71,10 @@ export class KubeDhcpBlockApi implements DhcpBlockApi {
       if (this.events) deliver(this.events, { type: e.type === 'deleted' ? 'deleted' : 'upserted', object: e.object });
     };
     this.poolInformer = informerFor(pools, { ...common, name: 'dhcp-pool', selectors: { fieldSelector: `metadata.name=${o.pool}` }, onEvent: to((ev, e) => ev.pool(e)) });
-    this.addressInformer = informerFor(addresses, { ...common, name: 'dhcp-pool-addresses', onEvent: to((ev, e) => ev.address(e)) });
-    this.claimInformer = informerFor(claims, { ...common, name: 'dhcp-lease-claims', selectors: { labelSelector: `${DHCP_LEASE_LABEL}=true` } });
+    // only the pool's (IPAddress and IPClaim name their pool in spec, which no selector of a custom resource reaches)
+    const ofPool = (o2: IpAddressObject | IpClaimObject): boolean => o2.spec?.pool?.name === o.pool;
+    this.addressInformer = informerFor(addresses, { ...common, name: 'dhcp-pool-addresses', keep: ofPool, transform: leaseAddressFields, onEvent: to((ev, e) => ev.address(e)) });
+    this.claimInformer = informerFor(claims, { ...common, name: 'dhcp-lease-claims', selectors: { labelSelector: `${DHCP_LEASE_LABEL}=true` }, keep: ofPool, transform: leaseClaimFields });
     this.blockInformer = informerFor(blocks, { ...common, name: 'dhcp-lease-blocks', selectors: { labelSelector: `${BLOCK_POOL_LABEL}=${o.pool}` }, onEvent: to((ev, e) => ev.block(e)) });
 
     const ns = o.namespace;
@@ -137,6 +145,11 @@ export class KubeDhcpBlockApi implements DhcpBlockApi {
     this.stop.abort();
   }
 
+  /** Objects in the caches (tests and benchmarks: the caches are bounded). */
+  get cachedObjects(): { readonly addresses: number; readonly claims: number; readonly blocks: number } {
+    return { addresses: this.addressInformer.size, claims: this.claimInformer.size, blocks: this.blockInformer.size };
+  }
+
   /**
    * Fails with the fix when the DHCPLeaseBlock CRD is not installed (an
    * upgrade from a version without it: Helm installs CRDs on install only);
@@ -154,6 +167,27 @@ export class KubeDhcpBlockApi implements DhcpBlockApi {
       );
     }
   }
+}
+
+/** What the ledger reads of an IPAddress: its name and version, and spec.address, .pool.name, .claim.name. */
+export function leaseAddressFields(a: IpAddressObject): IpAddressObject {
+  const m = a.metadata;
+  const s = a.spec;
+  return {
+    metadata: { name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion },
+    spec: { address: s?.address, pool: { name: s?.pool?.name }, claim: { name: s?.claim?.name } },
+  };
+}
+
+/** What the ledger reads of a lease IPClaim: its name, uid (its IPAddress's owner) and version, its pool, and the lease annotations (MAC, client id, hostname, expiry). */
+export function leaseClaimFields(c: IpClaimObject): IpClaimObject {
+  const m = c.metadata;
+  const annotations: Record<string, string> = {};
+  for (const k of Object.values(LEASE_ANNOTATIONS)) {
+    const v = m.annotations?.[k];
+    if (v !== undefined) annotations[k] = v;
+  }
+  return { metadata: { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, annotations }, spec: { pool: { name: c.spec?.pool?.name } } };
 }
 
 /** Writes `obj` through to the informer's cache (when there is one) and returns it. */

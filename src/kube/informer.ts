@@ -53,6 +53,13 @@ export interface InformerOptions<T> {
    * keep only what the consumer reads. Default: drop metadata.managedFields.
    */
   readonly transform?: (obj: T) => T;
+  /**
+   * Which objects are cached at all (read before the transform): the others
+   * are as if they did not exist, and a cached one that stops being kept is
+   * deleted. For what a selector cannot say (a custom resource's spec field).
+   * Default: every object.
+   */
+  readonly keep?: (obj: T) => boolean;
 }
 
 export interface InformerStats {
@@ -74,9 +81,16 @@ export class Informer<T extends KubeObject> {
   lastError: string | undefined;
 
   private readonly transform: (obj: T) => T;
+  private readonly keep: (obj: T) => boolean;
 
   constructor(private readonly options: InformerOptions<T>) {
     this.transform = options.transform ?? stripManagedFields;
+    this.keep = options.keep ?? (() => true);
+  }
+
+  /** Objects cached. */
+  get size(): number {
+    return this.cache.size;
   }
 
   get hasSynced(): boolean {
@@ -168,6 +182,10 @@ export class Informer<T extends KubeObject> {
    * recognised by its resourceVersion and not emitted twice.
    */
   observe(written: T): void {
+    if (!this.keep(written)) {
+      this.observeDeleted(written);
+      return;
+    }
     const obj = this.transform(written);
     const key = objectKey(obj);
     const old = this.cache.get(key);
@@ -197,6 +215,7 @@ export class Informer<T extends KubeObject> {
   private replace(items: T[], resourceVersion: string): void {
     const seen = new Set<string>();
     for (const raw of items) {
+      if (!this.keep(raw)) continue;
       const item = this.transform(raw);
       const key = objectKey(item);
       seen.add(key);
@@ -220,7 +239,9 @@ export class Informer<T extends KubeObject> {
   }
 
   private apply(raw: WatchEvent<T>): void {
-    const event = raw.type === 'BOOKMARK' ? raw : { type: raw.type, object: this.transform(raw.object) };
+    // an object no longer kept is gone from here
+    const kept = raw.type === 'BOOKMARK' || this.keep(raw.object);
+    const event = raw.type === 'BOOKMARK' ? raw : { type: kept ? raw.type : ('DELETED' as const), object: this.transform(raw.object) };
     const rv = event.object.metadata.resourceVersion;
     if (rv) this.lastResourceVersion = rv;
     if (event.type === 'BOOKMARK') return;

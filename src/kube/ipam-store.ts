@@ -3,6 +3,10 @@
  * kind (metal3 IPClaim/IPAddress; CAPI IPAddressClaim/IPAddress when that API
  * is served), claims and addresses, indexed by the pool each names; and
  * conditional writes whose results are written through to the caches.
+ * DHCP leases' IPClaims and IPAddresses (label ironet.io/dhcp-lease) are not
+ * watched: the DHCP server owns them, and their pool entries (status.indexes)
+ * are what this controller counts as used (ADR 0009, 0011), so a flood of
+ * DHCP clients costs the controller no memory (issue 20).
  */
 import type { Condition } from '../core/conditions.js';
 import type { Clock } from '../core/clock.js';
@@ -24,6 +28,7 @@ import {
 } from '../ipam/convert.js';
 import {
   CAPI_IPAM_VERSION,
+  DHCP_LEASE_LABEL,
   FINALIZERS,
   METAL3_IPAM_VERSION,
   PAUSED_ANNOTATION,
@@ -66,6 +71,9 @@ export interface KubeIpamStoreOptions {
    */
   readonly clusters: 'v1beta2' | 'v1beta1' | undefined;
 }
+
+/** Every object but the DHCP server's lease objects (it owns them; their pool entries stand for them here). */
+export const NOT_DHCP_LEASES = { labelSelector: `${DHCP_LEASE_LABEL}!=true` } as const;
 
 interface ClusterObject extends KubeObject {
   spec?: { paused?: boolean };
@@ -184,12 +192,14 @@ export class KubeIpamStore implements IpamStore {
     }): void => {
       const claimInformer = informerFor(t.claims, {
         ...common,
+        selectors: NOT_DHCP_LEASES,
         transform: trimClaim,
         name: t.names[0],
         onEvent: (e) => this.onClaim(t.claimState(e.object), e.type === 'deleted'),
       });
       const addressInformer = informerFor(t.addresses, {
         ...common,
+        selectors: NOT_DHCP_LEASES,
         transform: trimAddress,
         name: t.names[1],
         onEvent: (e) => this.onAddress(t.addressState(e.object), e.type === 'deleted'),

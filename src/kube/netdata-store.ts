@@ -34,6 +34,7 @@ import { hostOwnerReference } from '../netdata/host.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
 import { informerFor, notSyncedReason, runInformers, type Informer } from './informer.js';
+import { NOT_DHCP_LEASES } from './ipam-store.js';
 import type { KubeClient } from './kube-client.js';
 import type { ResourceClient } from './resource-client.js';
 import { RESOURCES } from './resources.js';
@@ -99,8 +100,10 @@ export class KubeNetdataStore implements NetdataStore {
       // a HardwareData is named after its host
       onEvent: (e) => o.onHostChanged(objectKey(e.object)),
     });
+    // DHCP leases' objects are nobody's network data: not cached (a flood of DHCP clients costs nothing here)
     this.claimInformer = informerFor(this.claims, {
       ...common,
+      selectors: NOT_DHCP_LEASES,
       name: 'netdata-ipclaims',
       onEvent: (e) => {
         for (const key of this.hostsOfClaim(e.object)) o.onHostChanged(key);
@@ -108,6 +111,7 @@ export class KubeNetdataStore implements NetdataStore {
     });
     this.addressInformer = informerFor(kube.resource<IpAddressObject>(RESOURCES.ipAddress), {
       ...common,
+      selectors: NOT_DHCP_LEASES,
       name: 'netdata-ipaddresses',
       onEvent: (e) => {
         const claim = e.object.spec?.claim?.name;

@@ -89,7 +89,8 @@ export interface ProvisioningNetwork {
     readonly tftpServer: IpAddress | undefined;
     readonly bootFiles: { readonly bios: string; readonly uefiX86_64: string; readonly uefiArm64: string };
     readonly ipxeScriptUrl: string | undefined;
-    readonly knownHostsOnly: boolean;
+    /** Unset: only known hosts while BareMetalHosts exist in the namespace (ADR 0030). */
+    readonly knownHostsOnly: boolean | undefined;
   };
   readonly election: { readonly leaseDurationMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number };
   /**
@@ -324,7 +325,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
         tftpServer,
         bootFiles: { ...DEFAULTS.bootFiles, ...definedOnly(d.bootFiles ?? {}) },
         ipxeScriptUrl: d.ipxeScriptUrl,
-        knownHostsOnly: d.knownHostsOnly ?? false,
+        knownHostsOnly: d.knownHostsOnly,
       },
       election,
       role: role as NetworkRole,

@@ -5,6 +5,7 @@ import { dhcpServerConfigOf } from '../../src/dhcp/server-config.js';
 import { parseCidr } from '../../src/core/cidr.js';
 import { ConfigError } from '../../src/core/errors.js';
 import { parseIp } from '../../src/core/ip.js';
+import { ADMISSION_DEFAULTS } from '../../src/dhcp/admission.js';
 import { parseNetwork, type ProvisioningNetwork, type ProvisioningNetworkSpecInput } from '../../src/network/network.js';
 import { catchError } from '../core/catch-error.js';
 import { poolSpec } from '../dhcp/fakes.js';
@@ -35,11 +36,18 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
       efiArm64File: 'snponly-arm64.efi',
       ipxeScriptUrl: undefined,
       httpBootUrl: undefined,
-      knownHostsOnly: true,
+      knownHosts: 'only',
       knownHostsNamespace: 'metal3',
+      admission: ADMISSION_DEFAULTS,
       settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
     });
     expect(dhcpConfigOf(networkOf({ dhcp: { enabled: false }, dhcpPool: undefined }))).to.equal(undefined);
+  });
+
+  it('answer only known hosts when spec.dhcp.knownHostsOnly is true, any MAC when false, and decide by the BareMetalHosts when unset (ADR 0030)', () => {
+    expect(dhcpConfigOf(networkOf({ dhcp: { knownHostsOnly: true } }))?.knownHosts).to.equal('only');
+    expect(dhcpConfigOf(networkOf({ dhcp: { knownHostsOnly: false } }))?.knownHosts).to.equal('any');
+    expect(dhcpConfigOf(networkOf({ dhcp: {} }))?.knownHosts).to.equal('auto');
   });
 
   it('give the server its config from spec.cidr, whatever the pool says, with the VIP as server and TFTP server', () => {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { parseCommandLine } from '../../src/config/command-line.js';
 import { parseCidr } from '../../src/core/cidr.js';
 import { parseIp } from '../../src/core/ip.js';
+import { ADMISSION_DEFAULTS } from '../../src/dhcp/admission.js';
 import { configError, ctx } from './parse-context.js';
 
 describe('config/agent', () => {
@@ -60,20 +61,41 @@ describe('config/agent', () => {
           biosFile: 'undionly.kpxe',
           efiX64File: 'snponly-x86_64.efi',
           efiArm64File: 'snponly-arm64.efi',
-          knownHostsOnly: false,
+          knownHosts: 'auto',
           knownHostsNamespace: 'metal3',
+          admission: ADMISSION_DEFAULTS,
         });
       });
 
+      it('takes the new-lease limits from their flags and refuses a combination that defeats them, naming the flag', () => {
+        expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-new-lease-rate', '20', '--dhcp-new-lease-burst', '40', '--dhcp-mac-rate', '2', '--dhcp-mac-burst', '3', '--dhcp-queue-length', '10', '--dhcp-queue-max-wait-ms', '500', '--dhcp-tracked-macs', '100'])?.admission).to.deep.equal({
+          newLeasesPerSecond: 20,
+          newLeasesBurst: 40,
+          perMacPerSecond: 2,
+          perMacBurst: 3,
+          queueLength: 10,
+          queueMaxWaitMs: 500,
+          trackedMacs: 100,
+        });
+        const burst = configError(() => parseCommandLine([...base, '--dhcp-pool', 'metal3/p', '--dhcp-new-lease-burst', '2', '--dhcp-mac-burst', '4'], ctx()));
+        expect(burst.setting).to.equal('--dhcp-new-lease-burst');
+        expect(burst.message).to.contain('--dhcp-mac-burst');
+        expect(configError(() => parseCommandLine([...base, '--dhcp-pool', 'metal3/p', '--dhcp-new-lease-rate', '0'], ctx())).setting).to.equal('--dhcp-new-lease-rate');
+        expect(configError(() => parseCommandLine([...base, '--dhcp-pool', 'metal3/p', '--dhcp-mac-rate', '5', '--dhcp-new-lease-rate', '2'], ctx())).setting).to.equal('--dhcp-mac-rate');
+      });
+
       it('looks for known hosts in the pool’s namespace unless told otherwise', () => {
-        expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-only'])).to.deep.include({ knownHostsOnly: true, knownHostsNamespace: 'metal3' });
+        expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-only'])).to.deep.include({ knownHosts: 'only', knownHostsNamespace: 'metal3' });
+        expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-known-hosts', 'any'])).to.deep.include({ knownHosts: 'any' });
         expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-only', '--dhcp-known-hosts-namespace', 'hosts'])).to.deep.include({ knownHostsNamespace: 'hosts' });
       });
 
-      it('rejects a known-hosts namespace without known-hosts-only, and a pool that is not NAMESPACE/NAME', () => {
-        const err = configError(() => parseCommandLine([...base, '--dhcp-pool', 'metal3/p', '--dhcp-known-hosts-namespace', 'hosts'], ctx()));
+      it('rejects a known-hosts namespace with --dhcp-known-hosts any, contradicting modes, and a pool that is not NAMESPACE/NAME', () => {
+        const err = configError(() => parseCommandLine([...base, '--dhcp-pool', 'metal3/p', '--dhcp-known-hosts', 'any', '--dhcp-known-hosts-namespace', 'hosts'], ctx()));
         expect(err.setting).to.equal('--dhcp-known-hosts-namespace');
-        expect(err.message).to.contain('--dhcp-known-hosts-only');
+        expect(err.message).to.contain('--dhcp-known-hosts any');
+        expect(configError(() => parseCommandLine([...base, '--dhcp-pool', 'metal3/p', '--dhcp-known-hosts', 'any', '--dhcp-known-hosts-only'], ctx())).setting).to.equal('--dhcp-known-hosts-only');
+        expect(configError(() => parseCommandLine([...base, '--dhcp-pool', 'metal3/p', '--dhcp-known-hosts', 'some'], ctx())).setting).to.equal('--dhcp-known-hosts');
         expect(configError(() => parseCommandLine([...base, '--dhcp-pool', 'provisioning'], ctx())).setting).to.equal('--dhcp-pool');
       });
     });

@@ -3,6 +3,7 @@ import { Buffer } from 'node:buffer';
 import { Registry } from 'prom-client';
 import { formatIp, type IpAddress } from '../../src/core/ip.js';
 import type { Mac } from '../../src/core/mac.js';
+import type { AdmissionPolicy } from '../../src/dhcp/admission.js';
 import { createDhcpMetrics, type DhcpMetrics } from '../../src/dhcp/metrics.js';
 import { MSG } from '../../src/dhcp/options.js';
 import type { PoolView } from '../../src/dhcp/ports.js';
@@ -57,7 +58,14 @@ function pool(over: Partial<PoolView> = {}): PoolView {
 }
 
 /** A server over a fake wire and ledger, not started yet. */
-function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } = {}): Harness {
+interface SetupOptions {
+  config?: Partial<DhcpServerConfig>;
+  reapGraceMs?: number;
+  admission?: AdmissionPolicy;
+  isKnownHost?: (mac: Mac) => boolean;
+}
+
+function setup(o: SetupOptions = {}): Harness {
   const v = new Violations();
   const transport = new FakeTransport(v);
   const ledger = new FakeLeaseLedger(v);
@@ -78,7 +86,7 @@ function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } =
   };
   // a reaper pass every 10 min keeps the FakeClock's sleepers few over simulated hours
   const others: string[] = [];
-  const server = new DhcpServer({ config, transport, ledger, clock, logger: log, metrics, reapIntervalMs: REAP_INTERVAL_MS, reapGraceMs: o.reapGraceMs ?? 60_000, onOtherServer: (f) => others.push(`${f.server} ${f.via} ${f.client}`) });
+  const server = new DhcpServer({ config, transport, ledger, clock, logger: log, metrics, reapIntervalMs: REAP_INTERVAL_MS, reapGraceMs: o.reapGraceMs ?? 60_000, ...(o.admission ? { admission: o.admission } : {}), ...(o.isKnownHost ? { isKnownHost: o.isKnownHost } : {}), onOtherServer: (f) => others.push(`${f.server} ${f.via} ${f.client}`) });
   const h: Harness = {
     v,
     transport,
@@ -108,7 +116,7 @@ function setup(o: { config?: Partial<DhcpServerConfig>; reapGraceMs?: number } =
 }
 
 /** A started server: the ledger loads `pool` and `leases`. */
-async function started(o: { config?: Partial<DhcpServerConfig>; pool?: PoolView; leases?: readonly Lease[]; reapGraceMs?: number } = {}): Promise<Harness> {
+async function started(o: SetupOptions & { pool?: PoolView; leases?: readonly Lease[] } = {}): Promise<Harness> {
   const h = setup(o);
   const starting = h.server.start();
   h.ledger.loading.resolve({ pool: o.pool ?? pool(), leases: o.leases ?? [] });
@@ -521,6 +529,70 @@ describe('dhcp/server DhcpServer', () => {
       h.ledger.answer(2);
       await flushMicrotasks();
       expect(h.server.leaseCount).to.equal(1);
+    });
+  });
+
+  describe('new-lease limits', () => {
+    const TIGHT: AdmissionPolicy = { perMacPerSecond: 1, perMacBurst: 1, newLeasesPerSecond: 2, newLeasesBurst: 2, queueLength: 1, queueMaxWaitMs: 1000, trackedMacs: 64 };
+    const dropped = async (h: Harness, reason: string): Promise<number> => (await h.metrics.admissionDropped.get()).values.find((x) => x.labels.reason === reason)?.value ?? 0;
+    const offersTo = (h: Harness, mac: Mac): number => h.transport.sent.filter((s) => s.type === 'offer' && s.message.mac === mac).length;
+
+    it('offers to unknown MACs up to the shared burst, queues one, drops the rest as queueFull; a known host is offered amid them', async () => {
+      const known = macOf(0x99);
+      const h = await started({ admission: TIGHT, isKnownHost: (m) => m === known });
+      for (const n of [1, 2, 3, 4, 5]) await h.send(discover(macOf(n)));
+      await h.send(discover(known));
+      expect([1, 2, 3, 4, 5].map((n) => offersTo(h, macOf(n)))).to.deep.equal([1, 1, 0, 0, 0]);
+      expect(offersTo(h, known)).to.equal(1);
+      expect(await dropped(h, 'queueFull')).to.equal(2);
+      expect(await count(h.metrics, 'discover', 'queueFull')).to.equal(2);
+      expect(h.server.admissionQueued).to.equal(1);
+      // a token is back after 500 ms: the queued DISCOVER is answered then
+      await h.clock.advance(500);
+      await flushMicrotasks();
+      expect(offersTo(h, macOf(3))).to.equal(1);
+      expect(h.server.admissionQueued).to.equal(0);
+    });
+
+    it('drops a queued request that waited too long, counted as queueTimeout', async () => {
+      const h = await started({ admission: { ...TIGHT, newLeasesPerSecond: 0.5, perMacPerSecond: 0.5, queueMaxWaitMs: 300 } });
+      for (const n of [1, 2, 3]) await h.send(discover(macOf(n)));
+      await h.clock.advance(400);
+      await flushMicrotasks();
+      expect(offersTo(h, macOf(3))).to.equal(0);
+      expect(await dropped(h, 'queueTimeout')).to.equal(1);
+    });
+
+    it('limits one unknown MAC (macRateLimited) without limiting a client with an offer or a lease', async () => {
+      const h = await started({ admission: { ...TIGHT, newLeasesBurst: 10, newLeasesPerSecond: 10 } });
+      const leased = await h.bindLease(A);
+      // A has a lease: its DISCOVERs and REQUESTs are never limited
+      for (let i = 0; i < 5; i++) await h.send(discover(A));
+      expect(offersTo(h, A)).to.equal(6);
+      expect(leased).to.match(/^172\.22\.0\./);
+      // B's first DISCOVER is admitted and offered; the retransmission finds the live offer and is answered too
+      await h.send(discover(B));
+      await h.send(discover(B));
+      expect(offersTo(h, B)).to.equal(2);
+      // C has neither: its second request within the second is limited
+      await h.send(renewing(C, ip('172.22.0.15')));
+      await h.send(renewing(C, ip('172.22.0.16')));
+      expect(await dropped(h, 'macRateLimited')).to.equal(1);
+    });
+
+    it('known-hosts-only: unknown MACs are dropped as unknownHost before any limit', async () => {
+      const h = await started({ admission: TIGHT, config: { knownHostsOnly: true }, isKnownHost: () => false });
+      for (const n of [1, 2, 3, 4]) await h.send(discover(macOf(n)));
+      expect(await count(h.metrics, 'discover', 'unknownHost')).to.equal(4);
+      expect(await dropped(h, 'queueFull')).to.equal(0);
+    });
+
+    it('stop() forgets what waits in the queue', async () => {
+      const h = await started({ admission: TIGHT });
+      for (const n of [1, 2, 3]) await h.send(discover(macOf(n)));
+      expect(h.server.admissionQueued).to.equal(1);
+      await stop(h);
+      expect(h.server.admissionQueued).to.equal(0);
     });
   });
 

@@ -39,7 +39,7 @@ function describeEvents(events: InformerEvent<Obj>[]): string[] {
   return events.map((e) => `${e.type} ${e.object.metadata.name}@${e.object.metadata.resourceVersion}`);
 }
 
-async function start(lw: ScriptedListWatch, onEvent?: (e: InformerEvent<Obj>) => void) {
+async function start(lw: ScriptedListWatch, onEvent?: (e: InformerEvent<Obj>) => void, keep?: (o: Obj) => boolean) {
   const clock = new FakeClock();
   const logger = new RecordingLogger();
   const events: InformerEvent<Obj>[] = [];
@@ -51,6 +51,7 @@ async function start(lw: ScriptedListWatch, onEvent?: (e: InformerEvent<Obj>) =>
     random: () => 0.5,
     backoff: { initialMs: 100, maxMs: 1000 },
     onEvent: onEvent ?? ((e) => events.push(e)),
+    ...(keep ? { keep } : {}),
   });
   const ac = new AbortController();
   const done = informer.run(ac.signal);
@@ -59,6 +60,30 @@ async function start(lw: ScriptedListWatch, onEvent?: (e: InformerEvent<Obj>) =>
 }
 
 describe('Informer', () => {
+  it('caches only what `keep` accepts: the rest is as if absent, and an object that stops being kept is deleted', async () => {
+    const lw = new ScriptedListWatch(
+      [async () => ({ items: [obj('a', '1', 1), obj('b', '2', 2)], resourceVersion: '2' })],
+      [
+        async (_rv, emit) => {
+          emit({ type: 'ADDED', object: obj('c', '3', 2) });
+          emit({ type: 'ADDED', object: obj('d', '4', 1) });
+          emit({ type: 'MODIFIED', object: obj('a', '5', 2) });
+          emit({ type: 'MODIFIED', object: obj('b', '6', 1) });
+        },
+      ],
+    );
+    const { informer, events, ac, done } = await start(lw, undefined, (o) => o.v === 1);
+    expect(describeEvents(events)).to.deep.equal(['added a@1', 'added d@4', 'deleted a@5', 'added b@6']);
+    expect(informer.size).to.equal(2);
+    expect(informer.list().map((o) => o.metadata.name).sort()).to.deep.equal(['b', 'd']);
+    // our own write of an object not kept is not cached either
+    informer.observe(obj('e', '7', 3));
+    informer.observe(obj('b', '8', 3));
+    expect(informer.list().map((o) => o.metadata.name)).to.deep.equal(['d']);
+    ac.abort();
+    await done;
+  });
+
   it('lists, then applies watch events in order and tracks the resourceVersion (bookmarks too)', async () => {
     const lw = new ScriptedListWatch(
       [async () => ({ items: [obj('a', '1'), obj('b', '2')], resourceVersion: '2' })],
