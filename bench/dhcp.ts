@@ -20,7 +20,9 @@
  *
  * For ironet, after each step the leases are read back from the API server
  * (the pool's lease blocks, ADR 0011): every lease perfdhcp saw ACKed must be
- * there.
+ * there. The agent runs with its new-lease limits (ADR 0030) lifted: perfdhcp's
+ * clients are unknown MACs, and this measures what the server can do, not what
+ * a site lets strangers cost (that is bench:flood's).
  *
  * Diagnostics: IRONET_BENCH_PROFILE=<dir> writes the agent's CPU profile,
  * IRONET_BENCH_APIPROF=<dir> one of kube-apiserver per step (its --profiling
@@ -48,6 +50,8 @@ const RATES = (process.env.IRONET_BENCH_RATES ?? '250,500,1000,1500,2000,3000,40
 const PERIOD_S = Number(process.env.IRONET_BENCH_PERIOD_S ?? 5);
 const ONLY = (process.env.IRONET_BENCH_ONLY ?? 'ironet,kea,dnsmasq').split(',');
 const API_PROFILE_DIR = process.env.IRONET_BENCH_APIPROF;
+/** Every MAC answered and no new-lease limit below the ladder's top rate: the server's capacity, not the site's policy. */
+const UNLIMITED = ['--dhcp-known-hosts', 'any', '--dhcp-new-lease-rate', '100000', '--dhcp-new-lease-burst', '1000000', '--dhcp-queue-length', '100000', '--dhcp-tracked-macs', '1000000'];
 const TIMINGS = { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 };
 const POOL_SPEC = { namePrefix: 'dhcp', pools: [{ start: '172.22.1.0', end: '172.22.255.254', subnet: '172.22.0.0/16' }], prefix: 16 };
 const MAX_DROP_PERCENT = 0.1;
@@ -282,7 +286,7 @@ async function main(): Promise<void> {
   process.env.NODE_OPTIONS = process.env.IRONET_BENCH_NODE_FLAGS ?? IMAGE_NODE_OPTIONS;
   const dir = mkdtempSync(path.join(tmpdir(), 'ironet-bench-dhcp-'));
   const nodeArgs = process.env.IRONET_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.IRONET_BENCH_PROFILE}`] : [];
-  const lab = await VipWorld.start({ clock: systemClock, nodes: 1, timings: TIMINGS, dhcp: { pool: POOL_SPEC }, ironet: ironetCommand('dist', nodeArgs), apiServerArgs: API_PROFILE_DIR ? ['--profiling=true'] : [], logDir: process.env.IRONET_BENCH_LOG });
+  const lab = await VipWorld.start({ clock: systemClock, nodes: 1, timings: TIMINGS, dhcp: { pool: POOL_SPEC, agentArgs: UNLIMITED }, ironet: ironetCommand('dist', nodeArgs), apiServerArgs: API_PROFILE_DIR ? ['--profiling=true'] : [], logDir: process.env.IRONET_BENCH_LOG });
   const results: Record<string, Result> = {};
   try {
     // Kea and dnsmasq answer from the VIP too (their server identifier), as Ironic's dnsmasq does
