@@ -160,6 +160,11 @@ describe('pivot: ironet pivot and clusterctl move between two clusters on one pr
       await src.resource(RESOURCES.ipClaim).create({ metadata: { name: `${h}-hosts`, namespace: NS, ownerReferences: owner }, spec: { pool: { name: 'hosts' } } } as KubeObject);
       await src.resource(RESOURCES.bareMetalHost).create({ metadata: { name: h, namespace: NS, labels: { 'clusterctl.cluster.x-k8s.io/move': '' } }, spec: { online: false, bootMACAddress: `52:54:00:bb:00:0${h.at(-1)}` } } as KubeObject);
     }
+    // the machines that DHCP and PXE boot through the pivot are BareMetalHosts too: with hosts in the namespace, DHCP
+    // answers only their boot MACs (ADR 0030), on the source and, once they moved, on the target
+    for (const [i, mac] of [...UDHCPC_MACS, DHCLIENT_MAC, QEMU_A, QEMU_B].entries()) {
+      await src.resource(RESOURCES.bareMetalHost).create({ metadata: { name: `booting-${i}`, namespace: NS, labels: { 'clusterctl.cluster.x-k8s.io/move': '' } }, spec: { online: false, bootMACAddress: mac } } as KubeObject);
+    }
     const hostClaims = async (kube: KubeClient): Promise<Record<string, string | undefined>> =>
       Object.fromEntries((await kube.resource<IpClaimObject>(RESOURCES.ipClaim).list(NS)).items.filter((c) => c.metadata.name?.endsWith('-hosts')).map((c): [string, string | undefined] => [c.metadata.name ?? '', c.status?.address?.name]));
     const hostsBefore = await eventually(async () => {
@@ -223,7 +228,7 @@ describe('pivot: ironet pivot and clusterctl move between two clusters on one pr
     expect(hostsAfter, 'every host keeps its address').to.deep.equal(hostsBefore);
     const ipam = (await tgt.resource<IpAddressObject>(RESOURCES.ipAddress).list(NS)).items.map((a) => a.spec?.address);
     expect(new Set(ipam).size, `no address twice in IPAM: ${ipam.join(',')}`).to.equal(ipam.length);
-    expect((await tgt.resource(RESOURCES.bareMetalHost).list(NS)).items.map((h) => h.metadata.name).sort()).to.deep.equal(['host-0', 'host-1', 'host-2']);
+    expect((await tgt.resource(RESOURCES.bareMetalHost).list(NS)).items.map((h) => h.metadata.name).sort()).to.deep.equal(['booting-0', 'booting-1', 'booting-2', 'booting-3', 'booting-4', 'host-0', 'host-1', 'host-2']);
 
     // the wire: no address on two interfaces (both clusters' pods, every client)
     const onWire = addressesOnTheWire([...[...world.source.ironic, ...world.target.ironic].map((p) => ({ name: p.name, netns: p.netns, iface: 'net1' })), ...clientNamespaces]);
