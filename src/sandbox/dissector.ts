@@ -275,7 +275,7 @@ export class Dissector {
     this.end(run, 'invalid');
   }
 
-  /** One timer per run: the oldest request's deadline (answers come in order). */
+  /** One timer per run, on the oldest request's deadline (answers come in order): a request times out within two timeouts at most. */
   private watch(run: Run): void {
     if (run.watching) return;
     run.watching = true;
@@ -285,7 +285,8 @@ export class Dissector {
           const [id, head] = run.inFlight.entries().next().value!;
           const waitMs = head.deadlineMs - this.o.clock.monotonicMs();
           if (waitMs > 0) {
-            await this.o.clock.sleep(waitMs, run.stop.signal);
+            // never longer than one timeout: the head may be answered meanwhile, and a newer one be due sooner
+            await this.o.clock.sleep(Math.min(waitMs, this.timeoutMs), run.stop.signal);
             continue;
           }
           run.inFlight.delete(id);
