@@ -8,7 +8,7 @@
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
@@ -75,19 +75,23 @@ describe('the dissector (system)', function () {
     expect(netns).to.match(/^net:\[\d+\]$/).and.not.equal(readlinkSync('/proc/self/ns/net'));
   });
 
-  it('cannot open /proc/1/root (EACCES) nor read init\'s environment, has no interface up, and cannot connect anywhere', () => {
-    expect(readdirOk('/proc/1/root'), 'the test itself (root) reaches /proc/1/root').to.equal(true);
+  it("cannot open /proc/1/root nor the agent's /proc/<pid>/root (EACCES), nor read their environments, has no interface up, and cannot connect anywhere", () => {
+    // the agent (root, like this test) reaches its own /proc/<pid>/root; with hostPID and SYS_PTRACE, /proc/1/root too
+    expect(readdirOk(`/proc/${process.pid}/root`), 'the test itself (root) reaches its /proc/<pid>/root').to.equal(true);
     const agentAddress = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address ?? '127.0.0.1';
     const { port } = server.address() as { port: number };
-    const probe = { ...COMMAND, args: [...COMMAND.args.slice(0, -1), path.join(import.meta.dirname, 'fixtures/probe.ts'), agentAddress, String(port)] };
+    const probe = { ...COMMAND, args: [...COMMAND.args.slice(0, -1), path.join(import.meta.dirname, 'fixtures/probe.ts'), agentAddress, String(port), String(process.pid)] };
     const run = spawnSync(probe.file, probe.args, { env: probe.env, encoding: 'utf8', timeout: 30_000 });
     expect(run.status, run.stderr).to.equal(0);
-    const r = JSON.parse(run.stdout) as { status: string; procRoot: string; procRootFile: string; procEnviron: string; interfaces: string[]; connectAgentPort: string; connectLoopback: string };
+    const r = JSON.parse(run.stdout) as { status: string; procRoot: string; procRootFile: string; procEnviron: string; agentRoot: string; agentEnviron: string; interfaces: string[]; connectAgentPort: string; connectLoopback: string };
     console.log(`      probe: ${JSON.stringify({ ...r, status: fieldsOf(r.status) })}`);
     expect(fieldsOf(r.status)).to.deep.include({ CapEff: '0000000000000000', Uid: '65534\t65534\t65534\t65534', NoNewPrivs: '1' });
     expect(r.procRoot).to.equal('EACCES');
     expect(r.procRootFile).to.equal('EACCES');
     expect(r.procEnviron).to.equal('EACCES');
+    // nor the agent's: its root, its environment (a kubeconfig path, a token)
+    expect(r.agentRoot).to.equal('EACCES');
+    expect(r.agentEnviron).to.equal('EACCES');
     expect(r.interfaces).to.deep.equal([]);
     expect(r.connectAgentPort, `${agentAddress}:${port}`).to.equal('ENETUNREACH');
     expect(r.connectLoopback).to.equal('ENETUNREACH');
@@ -117,7 +121,7 @@ describe('the dissector (system)', function () {
 
 function readdirOk(p: string): boolean {
   try {
-    readlinkSync(p);
+    readdirSync(p);
     return true;
   } catch {
     return false;
