@@ -23,6 +23,7 @@ export const LAYER_OF = {
   tftp: 'capability',
   status: 'capability',
   pivot: 'capability',
+  sandbox: 'capability',
   lab: 'lab',
   config: 'config',
   kube: 'adapter',
@@ -36,8 +37,8 @@ export const LAYER_OF = {
  * The capabilities' ranks: a capability may import capabilities of a lower
  * rank only. The primitives of the field (IPAM, election, TFTP) first; then
  * what is built on them (the VIP, DHCP, network data, the provisioning
- * network); then what shows them all (status) and moves them between
- * clusters (pivot).
+ * network); then what shows them all (status), moves them between
+ * clusters (pivot) and parses their packets without privileges (sandbox).
  */
 export const CAPABILITY_RANK = {
   ipam: 1,
@@ -49,6 +50,7 @@ export const CAPABILITY_RANK = {
   network: 2,
   status: 3,
   pivot: 3,
+  sandbox: 3,
 };
 
 /** Imports a layer's rules would allow but the design forbids: the importing folder, the imported file (under src/), and why. */

@@ -15,6 +15,7 @@ import { createRegistry } from '../metrics/registry.js';
 import { validateTimings } from '../election/election.js';
 import { connectComponent, connectLeases, type RunContext, shutdownSignal } from './runtime.js';
 import { openVipUnit, type VipUnit } from './vip-unit.js';
+import { startDissector } from './dissector.js';
 
 export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<number> {
   const logger = (ctx.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, component: 'agent' })).child({ identity: config.identity });
@@ -28,7 +29,12 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
   );
 
   const registry = createRegistry('agent', ctx.version);
-  const kube = await connectComponent('agent', config, ctx, registry);
+  // before anything is heard: packets are parsed there, or (--parse-in-process) here
+  const dissector = await startDissector({ parseInProcess: config.parseInProcess, clock, logger, registry });
+  const kube = await connectComponent('agent', config, ctx, registry).catch((err: unknown) => {
+    dissector.close();
+    throw err;
+  });
   const leaseKube = await connectLeases('agent', config, ctx, registry);
   // The target first: a wrong namespace or interface is a configuration error, reported before anything else.
   let unit: VipUnit;
@@ -51,8 +57,10 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
       wire: { probeMs: config.wireProbeMs, checkMs: config.wireCheckMs },
       dhcp: config.dhcp,
       tftpRoot: config.tftpRoot,
+      readers: dissector.readers,
     });
   } catch (err) {
+    dissector.close();
     if (!ctx.kube) {
       kube.close();
       leaseKube.close();
@@ -82,6 +90,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
   } finally {
     stopLinkWatch();
     unit.close();
+    dissector.close();
     await health.close();
     if (!ctx.kube) {
       kube.close();

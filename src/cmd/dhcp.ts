@@ -13,6 +13,7 @@ import { createDhcpMetrics } from '../dhcp/metrics.js';
 import { DhcpServer } from '../dhcp/server.js';
 import { dhcpServerConfigOf, serverIpFor } from '../dhcp/server-config.js';
 import type { DhcpMode, DhcpServiceConfig } from '../dhcp/types.js';
+import type { DhcpFrameReader } from '../dhcp/ports.js';
 import { DhcpSocket } from '../host/dhcp-socket.js';
 import { DhcpReplies } from '../host/dhcp-replies.js';
 import { foreignReply, ForeignServers, type ForeignServer } from '../dhcp/foreign-servers.js';
@@ -32,6 +33,8 @@ export interface DhcpServiceOptions {
   readonly registry: Registry;
   /** Told, at most every SAY_EVERY_MS per server, of another DHCP server on the segment. Must not throw. */
   readonly onForeignServer?: (s: ForeignServer) => void;
+  /** Where frames are parsed: the dissector (./dissector.ts); undefined: here (--parse-in-process). */
+  readonly reader: DhcpFrameReader | undefined;
 }
 
 export interface DhcpService {
@@ -76,8 +79,8 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
   };
   let replies: DhcpReplies | undefined;
   try {
-    replies = DhcpReplies.open({ netnsPath: o.netnsPath, iface: o.iface }, (payload, mac) => {
-      const s = foreignReply(payload, mac, o.vip);
+    replies = DhcpReplies.open({ netnsPath: o.netnsPath, iface: o.iface, reader: o.reader }, (payload, mac, decoded) => {
+      const s = foreignReply(payload, mac, o.vip, decoded);
       if (s) seen(s);
     });
   } catch (err) {
@@ -106,7 +109,7 @@ export function createDhcpService(o: DhcpServiceOptions): DhcpService {
         else await waitAtMost(knownHosts.warm(), KNOWN_HOSTS_AUTO_WAIT_MS, o.clock);
         if (stopped) return;
         const config = dhcpServerConfigOf(o.config, loaded.pool.spec, o.vip);
-        const transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip });
+        const transport = DhcpSocket.open({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip, reader: o.reader });
         transport.onBadFrame = (reason) => metrics.malformed.labels(`frame:${reason}`).inc();
         server = new DhcpServer({
           config,

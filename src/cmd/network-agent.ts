@@ -37,6 +37,7 @@ import { vip6LeaseName, vipLeaseName } from '../network/pods.js';
 import { validateTimings } from '../election/election.js';
 import { connectComponent, connectLeases, type RunContext, shutdownSignal } from './runtime.js';
 import { openVipUnit, type VipUnit } from './vip-unit.js';
+import { startDissector } from './dissector.js';
 
 /**
  * The DHCP settings of a network, as the agent's DHCP service takes them:
@@ -71,7 +72,12 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
   const signal = ctx.signal ?? shutdownSignal();
   const clock = systemClock;
   const registry = createRegistry('agent', ctx.version);
-  const kube = await connectComponent('agent', config, ctx, registry);
+  // before anything is heard: packets are parsed there, or (--parse-in-process) here
+  const dissector = await startDissector({ parseInProcess: config.parseInProcess, clock, logger, registry });
+  const kube = await connectComponent('agent', config, ctx, registry).catch((err: unknown) => {
+    dissector.close();
+    throw err;
+  });
   const leaseKube = await connectLeases('agent', config, ctx, registry);
 
   const events = new EventRecorder(kube.resource<EventObject>(RESOURCES.event), { controller: 'ironet.io/agent', instance: config.identity, clock, logger });
@@ -155,6 +161,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
               onForeignDhcp: (f) => void report({ kind: 'foreignDhcp', note: foreignServerNote(f, formatIp(vip)), pod: podName, agent: identity }),
               dhcp,
               tftpRoot: primary && vip.family === 4 ? config.tftpRoot : undefined,
+              readers: dissector.readers,
               work: check ? [check] : [],
               ...(primary
                 ? {
@@ -243,6 +250,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     if (!signal.aborted) throw err;
   } finally {
     await runner.stopAll();
+    dissector.close();
     await health.close();
     if (!ctx.kube) {
       kube.close();

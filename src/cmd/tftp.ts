@@ -13,6 +13,7 @@ import { DirectoryFiles } from '../host/tftp-files.js';
 import { TftpSocketNetwork } from '../host/tftp-socket.js';
 import { createTftpMetrics } from '../tftp/metrics.js';
 import { TftpServer } from '../tftp/server.js';
+import type { TftpPacketReader } from '../tftp/ports.js';
 import type { DependentWork } from '../vip/holder.js';
 
 export interface TftpServiceOptions {
@@ -25,6 +26,8 @@ export interface TftpServiceOptions {
   readonly registry: Registry;
   /** The only names served (the boot files DHCP hands out); absent: any regular file under the root. */
   readonly allowedFiles?: readonly string[];
+  /** Where datagrams are parsed: the dissector (./dissector.ts); undefined: here (--parse-in-process). */
+  readonly reader: TftpPacketReader | undefined;
 }
 
 export function createTftpService(o: TftpServiceOptions): DependentWork {
@@ -41,7 +44,7 @@ export function createTftpService(o: TftpServiceOptions): DependentWork {
     // one server per term; TftpServer.start() opens nothing once stop() was called
     start: () => {
       const server = new TftpServer({
-        network: new TftpSocketNetwork({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip }),
+        network: new TftpSocketNetwork({ netnsPath: o.netnsPath, iface: o.iface, serverIp: o.vip, reader: o.reader }),
         files,
         clock: o.clock,
         logger: o.logger,

@@ -24,6 +24,7 @@ import { createDhcpService } from './dhcp.js';
 import type { EffectiveRole } from '../network/network.js';
 import type { ForeignServer } from '../dhcp/foreign-servers.js';
 import { createTftpService } from './tftp.js';
+import type { PacketReaders } from './dissector.js';
 
 export interface VipUnitOptions {
   readonly kube: KubeClient;
@@ -48,6 +49,8 @@ export interface VipUnitOptions {
   readonly onWire?: (e: WireEvent) => void;
   readonly dhcp?: DhcpServiceConfig;
   readonly tftpRoot?: string;
+  /** Where DHCP and TFTP packets are parsed: the dissector (./dissector.ts); absent: in this process (--parse-in-process). */
+  readonly readers?: PacketReaders;
   /** More work of each term (after DHCP and TFTP), e.g. the boot-script check. */
   readonly work?: readonly DependentWork[];
   /**
@@ -109,12 +112,12 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
     announce: () => target.announce(guard?.trailer()),
     onSent: (n) => metrics.garpSent.labels(o.name).inc(n),
   });
-  const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, onForeignServer: o.onForeignDhcp }) : undefined;
+  const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, onForeignServer: o.onForeignDhcp, reader: o.readers?.dhcpFrame }) : undefined;
   let tftp: ReturnType<typeof createTftpService> | undefined;
   try {
     // only the boot files DHCP hands out are served (the folder may hold more)
     const allowedFiles = o.dhcp ? [o.dhcp.biosFile, o.dhcp.efiX64File, o.dhcp.efiArm64File].filter((f): f is string => Boolean(f)) : undefined;
-    tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, ...(allowedFiles ? { allowedFiles } : {}) }) : undefined;
+    tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, reader: o.readers?.tftpPacket, ...(allowedFiles ? { allowedFiles } : {}) }) : undefined;
   } catch (err) {
     dhcp?.close(); // its sockets and caches: the caller closes the rest
     throw err;

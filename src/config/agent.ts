@@ -43,6 +43,8 @@ export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly dhcp: DhcpServiceConfig | undefined;
   /** Read-only TFTP on the VIP from this folder; undefined: off. */
   readonly tftpRoot: string | undefined;
+  /** Parse DHCP and TFTP packets in the agent itself instead of the unprivileged dissector (weaker: development only; docs/operations.md). */
+  readonly parseInProcess: boolean;
 }
 
 /**
@@ -76,6 +78,8 @@ export interface NetworkAgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly wireProbeMs: number;
   readonly wireCheckMs: number;
   readonly tftpRoot: string | undefined;
+  /** Parse DHCP and TFTP packets in the agent itself instead of the unprivileged dissector (weaker: development only; docs/operations.md). */
+  readonly parseInProcess: boolean;
 }
 
 const ip: Parse<IpAddress> = (t, s) => {
@@ -120,6 +124,9 @@ const FLAGS = {
   'wire-probe-ms': option({ arg: 'N', help: 'ask the segment this long whether another MAC uses the VIP before installing it (ARP probe / DAD; docs/vip.md "On the wire"); 0: never look at the wire (not recommended)', default: 100, parse: wholeNumber(0, 5000) }),
   'wire-check-ms': option({ arg: 'N', help: 'while holding, ask again every N ms (a claimer that never announces still answers)', default: 1000, parse: wholeNumber(100, 60_000) }),
   'tftp-root': option({ arg: 'DIR', env: 'IRONET_TFTP_ROOT', help: 'serve DIR read-only by TFTP on the VIP', defaultText: 'off', parse: text }),
+  'parse-in-process': toggle({
+    help: 'parse DHCP and TFTP packets in the agent itself, not in the dissector (a child with no capabilities, uid 65534, no network): weaker, for development where unshare/setpriv or their capabilities are missing (docs/operations.md)',
+  }),
   'node-name': option({
     arg: 'NAME',
     env: 'NODE_NAME',
@@ -220,6 +227,7 @@ function networkMode(f: AgentFlags, ctx: ParseContext, nodeName: string): Networ
     secondPodGraceSeconds: f.get('second-pod-grace-seconds'),
     ...garpOf(f),
     tftpRoot: f.get('tftp-root'),
+    parseInProcess: f.get('parse-in-process'),
   };
 }
 
@@ -251,6 +259,7 @@ function vipMode(f: AgentFlags, ctx: ParseContext): AgentConfig {
     ...garpOf(f),
     dhcp,
     tftpRoot: f.get('tftp-root'),
+    parseInProcess: f.get('parse-in-process'),
   };
 }
 

@@ -12,7 +12,7 @@
  * by unicast to a client that never chose it is not seen.
  */
 import { formatIp, ipEquals, type IpAddress } from '../core/ip.js';
-import { decodeMessage } from './message.js';
+import { decodeMessage, type DecodeResult } from './message.js';
 import { MSG } from './options.js';
 
 /** How many servers are told apart (by identifier) before the rest are counted together: a hostile segment cannot grow it. */
@@ -32,9 +32,12 @@ export interface ForeignServer {
   readonly client: string;
 }
 
-/** What a server reply heard on the segment (its UDP payload, untrusted) says: another server, or nothing. Never throws. */
-export function foreignReply(payload: Buffer, sourceMac: string, ours: IpAddress): ForeignServer | undefined {
-  const decoded = decodeMessage(payload);
+/**
+ * What a server reply heard on the segment (its UDP payload, untrusted) says:
+ * another server, or nothing. `decoded`: the payload as the dissector read it
+ * (src/sandbox); decoded here when absent. Never throws.
+ */
+export function foreignReply(payload: Buffer, sourceMac: string, ours: IpAddress, decoded: DecodeResult = decodeMessage(payload)): ForeignServer | undefined {
   if (!decoded.ok || decoded.message.op !== 2) return undefined;
   const m = decoded.message;
   const type = m.options.messageType;

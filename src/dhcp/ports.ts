@@ -10,15 +10,37 @@ import type { IpAddressObject, IpClaimObject, IpPoolObject } from '../ipam/objec
 import type { PoolSpec } from '../ipam/pool-spec.js';
 import type { DhcpLeaseBlockObject } from './blocks.js';
 import type { Destination } from './destination.js';
+import type { FrameReason, UdpFrame } from './frame.js';
+import type { DecodeResult } from './message.js';
 import type { Lease } from './types.js';
 
 export interface DhcpTransport {
-  /** Calls back with each BOOTP payload sent to UDP port 67 on the provisioning interface. */
-  onRequest(cb: (payload: Buffer) => void): void;
+  /**
+   * Calls back with each BOOTP payload sent to UDP port 67 on the
+   * provisioning interface, in arrival order; `decoded`: the message as a
+   * {@link DhcpFrameReader} read it outside this process (absent: the server
+   * decodes the payload itself).
+   */
+  onRequest(cb: (payload: Buffer, decoded?: DecodeResult) => void): void;
   /** Sends a BOOTP reply (from the server address, port 67). */
   send(payload: Buffer, to: Destination): void;
   close(): void;
 }
+
+/** What a frame heard on the provisioning interface (untrusted) holds, as a {@link DhcpFrameReader} read it. */
+export type DhcpFrameRead =
+  /** A whole IPv4 UDP datagram (its payload a view of the frame asked about) and the DHCP message it carries, or why not. */
+  | { readonly kind: 'read'; readonly frame: UdpFrame; readonly message: DecodeResult }
+  | { readonly kind: 'badFrame'; readonly reason: FrameReason }
+  /** The reader could not answer (src/sandbox counts why): the frame is dropped, as a lost packet is. */
+  | { readonly kind: 'dropped' };
+
+/**
+ * Reads a frame (parseUdpFrame, then decodeMessage on its payload) where a
+ * hostile packet cannot reach the agent's privileges: src/sandbox's dissector.
+ * Never rejects.
+ */
+export type DhcpFrameReader = (frame: Buffer) => Promise<DhcpFrameRead>;
 
 // — the DHCP server's port —
 

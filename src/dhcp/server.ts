@@ -35,6 +35,7 @@ import type { DhcpMetrics } from './metrics.js';
 import { messageTypeName, MSG } from './options.js';
 import type { CommitRequest, DhcpTransport, LeaseLedger, LoadedLeases, PoolView } from './ports.js';
 import type { DhcpMode, DhcpServerConfig, Lease } from './types.js';
+import type { DecodeResult } from './message.js';
 
 export interface DhcpServerOptions {
   readonly config: DhcpServerConfig;
@@ -140,7 +141,7 @@ export class DhcpServer {
     this.applyPool(loaded.pool);
     this.unsubscribe = this.o.ledger.onPoolChange((pool) => this.applyPool(pool));
     this.running = true;
-    this.o.transport.onRequest((payload) => this.onPayload(payload));
+    this.o.transport.onRequest((payload, decoded) => this.onPayload(payload, decoded));
     this.o.metrics?.leases.set(this.leaseCount);
     this.log.info({ leases: this.leaseCount, pool: this.pool?.problem ?? 'ok' }, 'DHCP serving');
     const ac = new AbortController();
@@ -187,9 +188,10 @@ export class DhcpServer {
     this.allocator.setPool(pool.spec, pool.ipamUsed, pool.committed, pool.reservedFree);
   }
 
-  private onPayload(payload: Buffer): void {
+  /** `dissected`: the transport's reading of the payload (src/sandbox's dissector), else it is decoded here. */
+  private onPayload(payload: Buffer, dissected?: DecodeResult): void {
     if (!this.running) return;
-    const decoded = decodeMessage(payload);
+    const decoded = dissected ?? decodeMessage(payload);
     if (!decoded.ok) {
       this.o.metrics?.packets.labels('unknown', 'malformed').inc();
       this.o.metrics?.malformed.labels(decoded.reason.kind).inc();

@@ -17,7 +17,8 @@ import { formatIp } from '../core/ip.js';
 import { macFromBytes, type Mac } from '../core/mac.js';
 import { IPV4_BROADCAST, type Destination } from '../dhcp/destination.js';
 import { buildUdpFrame, parseUdpFrame } from '../dhcp/frame.js';
-import type { DhcpTransport } from '../dhcp/ports.js';
+import type { DecodeResult } from '../dhcp/message.js';
+import type { DhcpFrameRead, DhcpFrameReader, DhcpTransport } from '../dhcp/ports.js';
 import { dropAll, ipv4UdpDstPort } from './bpf.js';
 import * as native from './native.js';
 
@@ -30,6 +31,8 @@ export interface DhcpSocketOptions {
   readonly iface: string;
   /** Source address of replies: the VIP. */
   readonly serverIp: IpAddress;
+  /** Reads each frame outside this process (src/sandbox); absent: parsed here (--parse-in-process). */
+  readonly reader?: DhcpFrameReader;
 }
 
 export class DhcpSocket implements DhcpTransport {
@@ -38,7 +41,9 @@ export class DhcpSocket implements DhcpTransport {
   private readonly udp: dgram.Socket;
   private readonly ifindex: number;
   private readonly mac: Mac;
-  private listener: ((payload: Buffer) => void) | undefined;
+  private listener: ((payload: Buffer, decoded?: DecodeResult) => void) | undefined;
+  /** The reader's answers, delivered in arrival order. */
+  private readings: Promise<void> = Promise.resolve();
   /** Frames the filter let through that are not whole IPv4 UDP datagrams (for metrics and debugging). */
   onBadFrame: ((reason: string) => void) | undefined;
   private closed = false;
@@ -65,6 +70,12 @@ export class DhcpSocket implements DhcpTransport {
         this.packetFd,
         (frame, source) => {
           if (source?.pktType === native.PACKET_OUTGOING) return;
+          if (o.reader) {
+            // the receiver may reuse its buffer: the reader gets a copy, and the payload is a view of that copy
+            const reading = o.reader(Buffer.from(frame));
+            this.readings = this.readings.then(() => reading).then((read) => this.deliver(read));
+            return;
+          }
           // veth/virtio checksum offload leaves UDP checksums unfilled on this path: do not verify them
           const parsed = parseUdpFrame(frame, { verifyUdpChecksum: false });
           if (parsed.ok) this.listener?.(parsed.payload);
@@ -92,11 +103,17 @@ export class DhcpSocket implements DhcpTransport {
     }
   }
 
+  private deliver(read: DhcpFrameRead): void {
+    if (this.closed) return;
+    if (read.kind === 'badFrame') this.onBadFrame?.(read.reason);
+    else if (read.kind === 'read') this.listener?.(read.frame.payload, read.message);
+  }
+
   static open(o: DhcpSocketOptions): DhcpSocket {
     return new DhcpSocket(o);
   }
 
-  onRequest(cb: (payload: Buffer) => void): void {
+  onRequest(cb: (payload: Buffer, decoded?: DecodeResult) => void): void {
     this.listener = cb;
   }
 

@@ -7,7 +7,7 @@
  */
 import dgram from 'node:dgram';
 import { formatIp, type IpAddress } from '../core/ip.js';
-import type { Peer, TftpEndpoint, TftpNetwork } from '../tftp/ports.js';
+import type { OnDatagram, Peer, TftpEndpoint, TftpNetwork, TftpPacketReader } from '../tftp/ports.js';
 import * as native from './native.js';
 
 export interface TftpSocketOptions {
@@ -18,6 +18,8 @@ export interface TftpSocketOptions {
   readonly serverIp: IpAddress;
   /** The well-known port; tests may use another. */
   readonly port?: number;
+  /** Reads each datagram outside this process (src/sandbox); absent: the server decodes it here (--parse-in-process). */
+  readonly reader?: TftpPacketReader;
 }
 
 /**
@@ -42,7 +44,7 @@ function udpSocket(o: TftpSocketOptions, port: number): dgram.Socket {
 export class TftpSocketNetwork implements TftpNetwork {
   constructor(private readonly o: TftpSocketOptions) {}
 
-  listen(onRequest: (data: Buffer, from: Peer) => void): Promise<{ close(): void }> {
+  listen(onRequest: OnDatagram): Promise<{ close(): void }> {
     return settle(() => this.listenNow(onRequest));
   }
 
@@ -50,12 +52,15 @@ export class TftpSocketNetwork implements TftpNetwork {
     return settle(() => this.openTransferNow(peer));
   }
 
-  private listenNow(onRequest: (data: Buffer, from: Peer) => void): { close(): void } {
+  private listenNow(onRequest: OnDatagram): { close(): void } {
     const socket = udpSocket(this.o, this.o.port ?? 69);
+    let closed = false;
+    const receive = readInOrder(this.o.reader, onRequest, () => closed);
     socket.on('error', () => {}); // UDP errors (ICMP unreachable) lose the datagram; the session retransmits
-    socket.on('message', (data, rinfo) => onRequest(data, { address: rinfo.address, port: rinfo.port }));
+    socket.on('message', (data, rinfo) => receive(data, { address: rinfo.address, port: rinfo.port }));
     return {
       close: () => {
+        closed = true;
         socket.close();
       },
     };
@@ -73,8 +78,9 @@ export class TftpSocketNetwork implements TftpNetwork {
       },
       onMessage: (cb) => {
         socket.removeAllListeners('message');
+        const receive = readInOrder(this.o.reader, cb, () => closed);
         socket.on('message', (data, rinfo) => {
-          if (!closed) cb(data, { address: rinfo.address, port: rinfo.port });
+          if (!closed) receive(data, { address: rinfo.address, port: rinfo.port });
         });
       },
       close: () => {
@@ -84,6 +90,24 @@ export class TftpSocketNetwork implements TftpNetwork {
       },
     };
   }
+}
+
+/**
+ * A socket's receiver: straight to `deliver` without a reader; with one, each
+ * datagram is read outside this process and delivered with its reading, in
+ * arrival order (a datagram the reader dropped is lost, as on the wire).
+ */
+function readInOrder(reader: TftpPacketReader | undefined, deliver: OnDatagram, closed: () => boolean): (data: Buffer, from: Peer) => void {
+  if (!reader) return deliver;
+  let readings: Promise<void> = Promise.resolve();
+  return (data, from) => {
+    const reading = reader(data);
+    readings = readings
+      .then(() => reading)
+      .then((read) => {
+        if (!closed() && read.kind !== 'dropped') deliver(data, from, read);
+      });
+  };
 }
 
 /** The port's promise: a socket error (EADDRINUSE, no such device) rejects it. */

@@ -16,11 +16,13 @@ export const LAB_NODES = 3;
 export const LAB_PARENT = 'prov0';
 
 /**
- * The agent's capabilities in ProvisioningNetwork mode, the list the README
- * justifies and the chart's DaemonSet grants: the lab and the system tests run
- * the agent with its capability bounding set cut down to exactly these.
+ * The agent's capabilities in ProvisioningNetwork mode, the list
+ * docs/operations.md justifies and the chart's DaemonSet grants: the lab and
+ * the system tests run the agent with its capability bounding set cut down to
+ * exactly these. setuid, setgid and setpcap are for setpriv, which starts the
+ * packet dissector as 65534 with none of them (src/sandbox/launch.ts).
  */
-export const AGENT_CAPABILITIES = ['net_admin', 'net_raw', 'net_bind_service', 'sys_admin', 'sys_ptrace'] as const;
+export const AGENT_CAPABILITIES = ['net_admin', 'net_raw', 'net_bind_service', 'sys_admin', 'sys_ptrace', 'setuid', 'setgid', 'setpcap'] as const;
 
 /**
  * The flags of node `node`'s agent in ProvisioningNetwork mode, run inside the

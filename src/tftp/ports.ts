@@ -4,7 +4,21 @@
  * in-memory fakes.
  */
 import type { Buffer } from 'node:buffer';
+import type { DecodeResult } from './packets.js';
 import type { DoneReason, FailReason, RefusalReason } from './session.js';
+
+/**
+ * What a datagram heard (untrusted) holds, as a {@link TftpPacketReader} read
+ * it; `dropped`: the reader could not answer (src/sandbox counts why), and
+ * the datagram is lost as on the wire.
+ */
+export type TftpPacketRead = DecodeResult | { readonly kind: 'dropped' };
+
+/** Reads datagrams (decodePacket) where a hostile packet cannot reach the agent's privileges: src/sandbox's dissector. Never rejects. */
+export type TftpPacketReader = (data: Buffer) => Promise<TftpPacketRead>;
+
+/** A datagram's receiver: `decoded` is the packet as a {@link TftpPacketReader} read it (absent: the server decodes `data` itself). */
+export type OnDatagram = (data: Buffer, from: Peer, decoded?: DecodeResult) => void;
 
 export interface TftpFile {
   readonly size: number;
@@ -39,14 +53,14 @@ export interface TftpEndpoint {
    * their source. An adapter may filter to the peer (a connected socket), in
    * which case strangers are never answered; both are correct.
    */
-  onMessage(cb: (data: Buffer, from: Peer) => void): void;
+  onMessage(cb: OnDatagram): void;
   /** Closes the socket; nothing is delivered afterwards. Called exactly once. */
   close(): void;
 }
 
 export interface TftpNetwork {
   /** Binds the well-known port (69) and delivers every datagram to it, with its source. */
-  listen(onRequest: (data: Buffer, from: Peer) => void): Promise<{ close(): void }>;
+  listen(onRequest: OnDatagram): Promise<{ close(): void }>;
   /** A new socket (new TID) bound to the server address, connected/filtered to `peer`. */
   openTransfer(peer: Peer): Promise<TftpEndpoint>;
 }

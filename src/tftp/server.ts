@@ -135,7 +135,7 @@ export class TftpServer {
     this.phase = 'starting';
     let listener: { close(): void };
     try {
-      listener = await this.o.network.listen((data, from) => this.onRequest(data, from));
+      listener = await this.o.network.listen((data, from, decoded) => this.onRequest(data, from, decoded));
     } catch (err) {
       if (this.phase === 'starting') this.phase = 'new';
       throw err;
@@ -162,17 +162,18 @@ export class TftpServer {
     return Promise.resolve();
   }
 
-  private onRequest(data: Buffer, from: Peer): void {
+  private onRequest(data: Buffer, from: Peer, decoded?: DecodeResult): void {
     try {
       if (this.phase !== 'running') return;
-      this.handleRequest(data, from);
+      this.handleRequest(data, from, decoded);
     } catch (err) {
       this.log.error({ err, ip: from.address }, 'TFTP request handling failed');
     }
   }
 
-  private handleRequest(data: Buffer, from: Peer): void {
-    const decoded = decodePacket(data);
+  /** `dissected`: the network's reading of `data` (src/sandbox's dissector), else it is decoded here. */
+  private handleRequest(data: Buffer, from: Peer, dissected?: DecodeResult): void {
+    const decoded = dissected ?? decodePacket(data);
     if (decoded.kind === 'malformed') {
       this.log.debug({ ip: from.address, reason: decoded.reason }, 'dropped a malformed datagram on the TFTP port');
       return;
@@ -324,7 +325,7 @@ class Transfer {
 
   begin(): void {
     try {
-      this.c.endpoint.onMessage((data, from) => this.onMessage(data, from));
+      this.c.endpoint.onMessage((data, from, decoded) => this.onMessage(data, from, decoded));
     } catch (err) {
       this.c.log.warn({ err, reason: 'socketError' }, 'cannot receive on a TFTP transfer socket');
       this.finish('failed', 'socketError');
@@ -347,10 +348,10 @@ class Transfer {
     this.finish('aborted', 'serverStopping');
   }
 
-  private onMessage(data: Buffer, from: Peer): void {
+  private onMessage(data: Buffer, from: Peer, dissected?: DecodeResult): void {
     try {
       if (this.ended) return;
-      const decoded = decodePacket(data);
+      const decoded = dissected ?? decodePacket(data);
       if (!samePeer(from, this.c.peer)) {
         this.answerStranger(decoded, from);
         return;

@@ -145,7 +145,7 @@ describe('the Helm chart (real helm, real API server)', function () {
     expect(pod.hostNetwork, 'no hostNetwork').to.equal(undefined);
     expect(pod.hostPID).to.equal(true);
     expect(pod.nodeSelector).to.deep.equal({ 'node-role.kubernetes.io/control-plane': '' });
-    expect(pod.containers[0]!.securityContext.capabilities).to.deep.equal({ drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW', 'NET_BIND_SERVICE', 'SYS_ADMIN', 'SYS_PTRACE'] });
+    expect(pod.containers[0]!.securityContext.capabilities).to.deep.equal({ drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW', 'NET_BIND_SERVICE', 'SYS_ADMIN', 'SYS_PTRACE', 'SETUID', 'SETGID', 'SETPCAP'] });
     expect(pod.containers[0]!.securityContext.privileged).to.equal(undefined);
     for (const o of [...defaults, ...full]) expect(JSON.stringify(o), `${o.kind}/${o.metadata.name ?? ''}`).to.not.contain('hostNetwork');
   });

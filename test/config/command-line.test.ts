@@ -100,6 +100,7 @@ describe('config: every command’s flag table agrees with its usage, environmen
       'wire-probe-ms': { base: VIP, sample: '0' },
       'wire-check-ms': { base: NETWORKS, sample: '250' },
       'tftp-root': { base: NETWORKS, sample: '/srv/tftp' },
+      'parse-in-process': { base: NETWORKS },
       'node-name': { sample: 'cp-7' },
       namespace: { base: NETWORKS, sample: 'metal3' },
       'node-netns': { base: NETWORKS, sample: 'self' },

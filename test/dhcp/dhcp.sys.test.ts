@@ -51,6 +51,10 @@ describe('DHCP (system)', function () {
     expect(bound.ip).to.match(/^172\.22\.0\.(5\d|[6-9]\d)$/);
     expect(Number(bound.lease)).to.equal(3600);
     expect((await leaseOf('52:54:00:00:00:01'))).to.equal(bound.ip);
+    // the holder read the client's frames through its dissector (src/sandbox), not in-process
+    const metrics = await lab.agents.metrics(lab.vip.holders()[0]!);
+    expect(metrics).to.match(/ironet_sandbox_dissector_requests_total\{kind="dhcpFrame",outcome="ok"\} [1-9]/);
+    expect(metrics).to.match(/ironet_sandbox_dissector_up 1/);
   });
 
   it('udhcpc: renews (unicast to the VIP) and keeps its address; release frees it', async () => {

@@ -96,6 +96,11 @@ describe('PXE boot (system, QEMU)', function () {
     expect(console).to.include('NBP filename is snponly-x86_64.efi');
     expect(console).to.include('NBP file downloaded successfully');
     expect(console).to.match(/iPXE \d/);
+    // every DHCP frame and TFTP datagram was read by the holder's dissector (no agent here parses in-process)
+    const metrics = await lab.agents.metrics(lab.vip.holders()[0]!);
+    expect(metrics).to.match(/ironet_sandbox_dissector_requests_total\{kind="dhcpFrame",outcome="ok"\} [1-9]/);
+    expect(metrics).to.match(/ironet_sandbox_dissector_requests_total\{kind="tftpPacket",outcome="ok"\} [1-9]/);
+    expect(metrics).to.match(/ironet_sandbox_dissector_up 1/);
   });
 
   it('64 forged RRQs in flight, again every 0.5 s (timeout 255 s, from 64 addresses that never answer): a UEFI machine still gets its file by TFTP and boots', async () => {

@@ -41,7 +41,7 @@ export class Rng {
 const ZERO: IpAddress = { family: 4, value: 0n };
 const BROADCAST: IpAddress = { family: 4, value: 0xffffffffn };
 
-function discover(rng: Rng, uefi: boolean): Buffer {
+export function discover(rng: Rng, uefi: boolean): Buffer {
   const mac = Buffer.concat([Buffer.from([0x02, 0xfa]), rng.bytes(4)]);
   return encodeMessage({
     op: 1,

@@ -49,7 +49,7 @@ export interface VipWorldOptions {
   readonly agentRules?: readonly object[];
   /** The agents' --log-level (default info). */
   readonly agentLogLevel?: string;
-  /** The capability bounding set of agents in ProvisioningNetwork mode (default: the chart's five). */
+  /** The capability bounding set of agents in ProvisioningNetwork mode (default: the chart's eight, AGENT_CAPABILITIES). */
   readonly agentCapabilities?: readonly string[];
 }
 

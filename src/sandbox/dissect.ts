@@ -1,0 +1,26 @@
+/**
+ * What the dissector answers (pure): the one function the child process runs
+ * on each request — the existing decoders of untrusted packets, turned into
+ * JSON-safe forms. Everything the packets can reach is here, in a process
+ * that holds nothing worth reaching (docs/operations.md "The agent's
+ * privileges").
+ */
+import type { Buffer } from 'node:buffer';
+import { decodePacket } from '../tftp/packets.js';
+import { dhcpFrameForm } from './dhcp-form.js';
+import type { DissectKind } from './protocol.js';
+import { tftpPacketForm } from './tftp-form.js';
+
+/** The answer to a ping: the dissector is up and reads requests. */
+export const READY = { ready: true } as const;
+
+export function dissect(kind: DissectKind, packet: Buffer): unknown {
+  switch (kind) {
+    case 'ping':
+      return READY;
+    case 'dhcpFrame':
+      return dhcpFrameForm(packet);
+    case 'tftpPacket':
+      return tftpPacketForm(decodePacket(packet));
+  }
+}
