@@ -32,6 +32,7 @@ export class AddressChurn {
   private adds = 0;
   private errors = 0;
   private readonly done: Promise<void>;
+  private quietUntilMs = 0;
 
   /** Starts at once. */
   constructor(private readonly o: AddressChurnOptions) {
@@ -46,6 +47,7 @@ export class AddressChurn {
     while (!this.stop.signal.aborted) {
       try {
         await this.o.clock.sleep(this.o.minMs + this.o.random() * (this.o.maxMs - this.o.minMs), this.stop.signal);
+        while (this.o.clock.monotonicMs() < this.quietUntilMs) await this.o.clock.sleep(this.quietUntilMs - this.o.clock.monotonicMs(), this.stop.signal);
       } catch {
         break; // stopped
       }
@@ -62,6 +64,11 @@ export class AddressChurn {
       }
     }
     if (present) await this.sock.request((seq) => encodeDelAddress(req, seq), `del ${this.o.address}`, { timeoutMs: 1000 }).catch(() => undefined);
+  }
+
+  /** No change for the next `ms` (one in flight still completes): to stage one change of the caller's own. */
+  quiet(ms: number): void {
+    this.quietUntilMs = this.o.clock.monotonicMs() + ms;
   }
 
   /** Adds made, and requests the kernel refused. */

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Clock } from '../../core/clock.js';
 import { NotSupportedError, TransientError } from '../../core/errors.js';
-import { openRunFolder, safeKill, stopChild } from './run-folder.js';
+import { hasExited, openRunFolder, safeKill, stopChild } from './run-folder.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -49,11 +49,12 @@ export interface LocalApiServer {
   /** The current processes (kube-apiserver's changes with {@link LocalApiServer.restartApiServer}). */
   readonly pids: { readonly etcd: number; readonly apiserver: number };
   /**
-   * Stops kube-apiserver (SIGTERM, SIGKILL after the grace period) and starts
-   * it again with the same flags, port, certificates and keys (etcd keeps
-   * running), waiting until it is ready; resolves with the new PID.
+   * Stops kube-apiserver — 'graceful': SIGTERM, SIGKILL after 10 s; 'crash':
+   * SIGKILL — and starts it again with the same flags, port, certificates and
+   * keys (etcd keeps running), waiting until it is ready; resolves with the
+   * new PID.
    */
-  restartApiServer(): Promise<number>;
+  restartApiServer(how?: 'graceful' | 'crash'): Promise<number>;
   /** SIGTERM both (apiserver first), SIGKILL after a grace period, remove the run folder. */
   stop(): Promise<void>;
   /** Synchronous SIGKILL of both, for process 'exit' handlers. */
@@ -203,7 +204,12 @@ async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer
       get pids() {
         return { etcd: etcd.pid ?? 0, apiserver: apiserver.pid ?? 0 };
       },
-      restartApiServer: async () => {
+      restartApiServer: async (how = 'graceful') => {
+        if (how === 'crash' && !hasExited(apiserver) && apiserver.pid) {
+          const exited = new Promise<void>((resolve) => apiserver.once('exit', () => resolve()));
+          safeKill(apiserver.pid, 'SIGKILL');
+          await exited;
+        }
         await stopChild(apiserver, options.clock);
         apiserver = await startApiServer();
         return apiserver.pid ?? 0;
