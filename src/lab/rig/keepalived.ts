@@ -5,7 +5,7 @@
  * keepalived does today (two keepalived, VRID 1, one per cluster).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -57,6 +57,32 @@ export class Keepalived {
   /** SIGKILL: no goodbye, the VIP stays on its interface. */
   kill(): Promise<void> {
     return this.signal('SIGKILL');
+  }
+
+  /** The VRRP process's PID (the child that sends the adverts and adds the VIP), once it wrote its pid file. */
+  vrrpPid(): number | undefined {
+    try {
+      return Number(readFileSync(path.join(this.dir, 'vrrp.pid'), 'utf8').trim()) || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Signals the VRRP process only: SIGSTOP freezes it with the VIP on its interface, SIGCONT resumes it. */
+  signalVrrp(sig: NodeJS.Signals): void {
+    const pid = this.vrrpPid();
+    if (pid === undefined || !this.running) return;
+    try {
+      process.kill(pid, sig);
+    } catch {
+      /* gone */
+    }
+  }
+
+  /** A crash: SIGKILL the VRRP process, then its parent (neither says goodbye; the VIP stays). */
+  async crash(): Promise<void> {
+    this.signalVrrp('SIGKILL');
+    await this.kill();
   }
 
   private signal(sig: NodeJS.Signals): Promise<void> {

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Clock } from '../../core/clock.js';
 import { NotSupportedError, TransientError } from '../../core/errors.js';
-import { openRunFolder, safeKill, stopChild } from './run-folder.js';
+import { hasExited, openRunFolder, safeKill, stopChild } from './run-folder.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -46,7 +46,15 @@ export interface LocalApiServer {
   readonly kubeconfigPath: string;
   readonly etcdUrl: string;
   readonly runDir: string;
+  /** The current processes (kube-apiserver's changes with {@link LocalApiServer.restartApiServer}). */
   readonly pids: { readonly etcd: number; readonly apiserver: number };
+  /**
+   * Stops kube-apiserver — 'graceful': SIGTERM, SIGKILL after 10 s; 'crash':
+   * SIGKILL — and starts it again with the same flags, port, certificates and
+   * keys (etcd keeps running), waiting until it is ready; resolves with the
+   * new PID.
+   */
+  restartApiServer(how?: 'graceful' | 'crash'): Promise<number>;
   /** SIGTERM both (apiserver first), SIGKILL after a grace period, remove the run folder. */
   stop(): Promise<void>;
   /** Synchronous SIGKILL of both, for process 'exit' handlers. */
@@ -121,7 +129,7 @@ async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer
     for (const child of children) if (child.exitCode === null && child.pid) safeKill(child.pid, 'SIGKILL');
   };
   const launch = async (name: string, bin: string, args: string[]): Promise<ChildProcess> => {
-    const log = createWriteStream(path.join(runDir, `${name}.log`));
+    const log = createWriteStream(path.join(runDir, `${name}.log`), { flags: 'a' });
     // setpriv --pdeathsig: etcd and kube-apiserver die with the process that started them, however it dies
     const own = ['setpriv', '--pdeathsig', 'KILL', '--', path.join(options.binDir, bin), ...args];
     const argv = options.netns ? ['ip', 'netns', 'exec', options.netns, ...own] : own;
@@ -152,7 +160,7 @@ async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer
     // etcd listens on loopback; from outside its namespace, kube-apiserver's /readyz (which needs etcd) stands in.
     if (!options.netns) await waitFor(options.clock, timeoutMs, 'etcd', etcd, runDir, async () => (await httpGet(`${etcdUrl}/health`)).includes('"health":"true"'));
 
-    const apiserver = await launch('apiserver', 'kube-apiserver', [
+    const apiServerArgs = [
       `--etcd-servers=${etcdUrl}`,
       `--bind-address=${options.advertiseAddress ? '0.0.0.0' : '127.0.0.1'}`,
       `--advertise-address=${advertise}`,
@@ -170,13 +178,18 @@ async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer
       '--profiling=false',
       '--allow-privileged=true',
       ...(options.extraApiServerArgs ?? []),
-    ]);
+    ];
     const certFile = path.join(runDir, 'certs', 'apiserver.crt');
-    await waitFor(options.clock, timeoutMs, 'kube-apiserver', apiserver, runDir, async () => {
-      if (!existsSync(certFile)) return false;
-      const body = await httpGet(`${server}/readyz`, { ca: readFileSync(certFile, 'utf8'), token: adminToken });
-      return body.trim() === 'ok';
-    });
+    const startApiServer = async (): Promise<ChildProcess> => {
+      const child = await launch('apiserver', 'kube-apiserver', apiServerArgs);
+      await waitFor(options.clock, timeoutMs, 'kube-apiserver', child, runDir, async () => {
+        if (!existsSync(certFile)) return false;
+        const body = await httpGet(`${server}/readyz`, { ca: readFileSync(certFile, 'utf8'), token: adminToken });
+        return body.trim() === 'ok';
+      });
+      return child;
+    };
+    let apiserver = await startApiServer();
     const caPem = await readFile(certFile, 'utf8');
     const kubeconfigPath = path.join(runDir, 'kubeconfig');
     await writeFile(kubeconfigPath, kubeconfigYaml(server, caPem, adminToken), { mode: 0o600 });
@@ -188,7 +201,19 @@ async function startOnce(options: LocalApiServerOptions): Promise<LocalApiServer
       kubeconfigPath,
       etcdUrl,
       runDir,
-      pids: { etcd: etcd.pid ?? 0, apiserver: apiserver.pid ?? 0 },
+      get pids() {
+        return { etcd: etcd.pid ?? 0, apiserver: apiserver.pid ?? 0 };
+      },
+      restartApiServer: async (how = 'graceful') => {
+        if (how === 'crash' && !hasExited(apiserver) && apiserver.pid) {
+          const exited = new Promise<void>((resolve) => apiserver.once('exit', () => resolve()));
+          safeKill(apiserver.pid, 'SIGKILL');
+          await exited;
+        }
+        await stopChild(apiserver, options.clock);
+        apiserver = await startApiServer();
+        return apiserver.pid ?? 0;
+      },
       killNow,
       stop: async () => {
         await stopChild(apiserver, options.clock);
