@@ -17,6 +17,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import { LAB_VIP } from '../lab/plan.js';
 import { isAlive } from '../lab/rig/pids.js';
+import { reachableNode } from '../lab/rig/checkout.js';
 import { formatEntry, ironicResult, smokeResult, Timeline, type EntryKind, type IronicResult, type SmokeResult } from '../lab/timeline.js';
 import { runIronicScenario, type IronicOutcome } from '../lab/world/ironic-scenario.js';
 import { runInteractive, type LabIo } from '../lab/world/interactive.js';
@@ -34,11 +35,14 @@ const CONTROLLER_CONFIG: ControllerConfig = {
 
 const labController: RunController = ({ kube, signal, logger }) => runController(CONTROLLER_CONFIG, { version: 'lab', env: {}, signal, kube, logger });
 
-/** The argv that runs this ironet's CLI: main beside this file (the sources through tsx, or the built dist). */
+/**
+ * The argv that runs this ironet's CLI: main beside this file (the sources through tsx, or the built dist), with
+ * this Node at a path every user can reach (the agents start their packet dissector as 65534 with it).
+ */
 function ironetArgv(): string[] {
   const self = fileURLToPath(import.meta.url);
   const main = path.resolve(path.dirname(self), `main${path.extname(self)}`);
-  return [process.execPath, ...(path.extname(self) === '.ts' ? ['--import', 'tsx', main] : [main])];
+  return [reachableNode(), ...(path.extname(self) === '.ts' ? ['--import', 'tsx', main] : [main])];
 }
 
 export async function runLab(config: LabConfig, ctx: RunContext, io: LabIo): Promise<number> {

@@ -104,8 +104,11 @@ describe('DHCP bad input and accidental servers (system)', function () {
     expect(lab.agents.pid(0), 'the agent died').to.not.equal(undefined);
     const m1 = await lab.agents.metrics(0);
     const seen = metricSum(m1, 'ironet_dhcp_malformed_total') - metricSum(m0, 'ironet_dhcp_malformed_total');
-    // the server saw (and rejected) most of what the generator knows is malformed: the storm reached it
-    expect(seen, 'malformed frames counted by the agent').to.be.greaterThan(0.8 * (r.frameRejected + r.codecRejected));
+    // frames the agent had no room to have parsed (the dissector's queue full at ~50,000 frames/s) are dropped unread, and counted
+    const shed = (m: string): number => m.split('\n').filter((l) => l.startsWith('ironet_sandbox_dissector_requests_total{') && l.includes('kind="dhcpFrame"') && l.includes('outcome="queueFull"')).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    // the server saw (and rejected, or shed unread) most of what the generator knows is malformed: the storm reached it
+    expect(seen + shed(m1) - shed(m0), 'malformed frames counted by the agent, or shed before parsing').to.be.greaterThan(0.8 * (r.frameRejected + r.codecRejected));
+    expect(seen, 'malformed frames rejected by the agent').to.be.greaterThan(0.5 * (r.frameRejected + r.codecRejected));
     const after = await pool();
     expect(after.metadata.resourceVersion, 'the pool was written during the storm').to.equal(before.metadata.resourceVersion);
     expect(await claimNames()).to.deep.equal(claimsBefore);
