@@ -104,7 +104,12 @@ export class Agents {
   signal(i: number, sig: NodeJS.Signals): void {
     const pid = this.pid(i);
     if (pid === undefined) return;
-    process.kill(pid, sig);
+    try {
+      process.kill(pid, sig);
+    } catch (err) {
+      // gone already: reaped, its exit not yet told (ESRCH); nothing to signal
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    }
     if (sig === 'SIGKILL') this.states[i] = 'killed';
   }
 
