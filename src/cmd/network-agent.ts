@@ -58,7 +58,8 @@ export function dhcpConfigOf(network: ProvisioningNetwork): DhcpServiceConfig | 
     efiX64File: network.dhcp.bootFiles.uefiX86_64,
     efiArm64File: network.dhcp.bootFiles.uefiArm64,
     ipxeScriptUrl: network.dhcp.ipxeScriptUrl,
-    httpBootUrl: undefined,
+    httpBootUrl: network.dhcp.httpBootUrl,
+    httpBootArm64Url: network.dhcp.httpBootArm64Url,
     // spec.dhcp.knownHostsOnly: true only, false any, unset auto (ADR 0030)
     knownHosts: network.dhcp.knownHostsOnly === undefined ? 'auto' : network.dhcp.knownHostsOnly ? 'only' : 'any',
     knownHostsNamespace: network.namespace,

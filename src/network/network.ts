@@ -35,6 +35,8 @@ export interface ProvisioningNetworkSpecInput {
     tftpServer?: string;
     bootFiles?: { bios?: string; uefiX86_64?: string; uefiArm64?: string };
     ipxeScriptUrl?: string;
+    httpBootUrl?: string;
+    httpBootArm64Url?: string;
     knownHostsOnly?: boolean;
   };
   election?: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
@@ -89,6 +91,9 @@ export interface ProvisioningNetwork {
     readonly tftpServer: IpAddress | undefined;
     readonly bootFiles: { readonly bios: string; readonly uefiX86_64: string; readonly uefiArm64: string };
     readonly ipxeScriptUrl: string | undefined;
+    /** UEFI HTTP boot (x86-64, option 93 = 16; ARM64, 19); unset: such clients are not answered (ADR 0033). */
+    readonly httpBootUrl: string | undefined;
+    readonly httpBootArm64Url: string | undefined;
     /** Unset: only known hosts while BareMetalHosts exist in the namespace (ADR 0030). */
     readonly knownHostsOnly: boolean | undefined;
   };
@@ -280,6 +285,19 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   if (d.ipxeScriptUrl !== undefined && !/^[\x21-\x7e]{1,255}$/.test(d.ipxeScriptUrl)) bad('spec.dhcp.ipxeScriptUrl', 'spec.dhcp.ipxeScriptUrl must be printable ASCII without spaces, at most 255 characters (DHCP option 67)');
   if (dhcpEnabled && vip6 && !vip4) bad('spec.dhcp.enabled', 'DHCP for PXE is DHCPv4 and answers from the IPv4 VIP: set spec.vip.ipv4, or set spec.dhcp.enabled: false');
   if (d.ipxeScriptUrl !== undefined && !/^https?:\/\/[^/\s]+/.test(d.ipxeScriptUrl)) bad('spec.dhcp.ipxeScriptUrl', `spec.dhcp.ipxeScriptUrl ${JSON.stringify(d.ipxeScriptUrl)} is not an http(s) URL; e.g. http://172.22.0.2:6180/boot.ipxe`);
+  // UEFI HTTP boot (ADR 0033): an http(s) URL of an EFI program in option 67; a host name there is resolved by the firmware through option 6
+  for (const [field, url, example] of [
+    ['httpBootUrl', d.httpBootUrl, 'snponly-x86_64.efi'],
+    ['httpBootArm64Url', d.httpBootArm64Url, 'snponly-arm64.efi'],
+  ] as const) {
+    if (url === undefined) continue;
+    const host = /^https?:\/\/([^/:\s]+|\[[^\]\s]*\])/.exec(url)?.[1];
+    if (!/^[\x21-\x7e]{1,255}$/.test(url) || host === undefined) {
+      bad(`spec.dhcp.${field}`, `spec.dhcp.${field} ${JSON.stringify(url)} is not an http(s) URL in printable ASCII of at most 255 characters (DHCP option 67); e.g. http://172.22.0.2:6180/${example}`);
+    } else if (!/^[\d.]+$|^\[/.test(host) && dnsServers.length === 0) {
+      bad(`spec.dhcp.${field}`, `spec.dhcp.${field} names the host ${JSON.stringify(host)}, which UEFI firmware can resolve only through DNS servers from DHCP: set spec.dhcp.dnsServers, or use the address (e.g. the VIP)`);
+    }
+  }
 
   const e = spec.election ?? {};
   const election = {
@@ -325,6 +343,8 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
         tftpServer,
         bootFiles: { ...DEFAULTS.bootFiles, ...definedOnly(d.bootFiles ?? {}) },
         ipxeScriptUrl: d.ipxeScriptUrl,
+        httpBootUrl: d.httpBootUrl,
+        httpBootArm64Url: d.httpBootArm64Url,
         knownHostsOnly: d.knownHostsOnly,
       },
       election,
@@ -370,6 +390,8 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
       tftpServer: str(d.tftpServer),
       bootFiles: { bios: str(bf.bios), uefiX86_64: str(bf.uefiX86_64), uefiArm64: str(bf.uefiArm64) },
       ipxeScriptUrl: str(d.ipxeScriptUrl),
+      httpBootUrl: str(d.httpBootUrl),
+      httpBootArm64Url: str(d.httpBootArm64Url),
       knownHostsOnly: bool(d.knownHostsOnly),
     },
     election: { leaseDurationMs: num(e.leaseDurationMs), renewDeadlineMs: num(e.renewDeadlineMs), retryPeriodMs: num(e.retryPeriodMs) },

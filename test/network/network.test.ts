@@ -117,6 +117,25 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     expect(problems.find((p) => p.field === 'spec.election')!.message).to.match(/must exceed renewDeadlineMs/);
   });
 
+  it('UEFI HTTP boot URLs (ADR 0033): taken as written; not an http(s) URL for option 67, or a host name with no DNS server for the firmware, refused naming the field', () => {
+    const good = parseNetwork(networkObject({ dhcp: { httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi', httpBootArm64Url: 'https://[fd00::2]:8084/a.efi' } }));
+    expect(good.problems).to.deep.equal([]);
+    expect(good.network!.dhcp).to.deep.include({ httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi', httpBootArm64Url: 'https://[fd00::2]:8084/a.efi' });
+    expect(parseNetwork(networkObject({})).network!.dhcp).to.deep.include({ httpBootUrl: undefined, httpBootArm64Url: undefined });
+    expect(parseNetwork(networkObject({ dhcp: { dnsServers: ['172.22.0.1'], httpBootUrl: 'http://boot.example/x.efi' } })).problems).to.deep.equal([]);
+    for (const [dhcp, field, message] of [
+      [{ httpBootUrl: 'tftp://172.22.0.2/snponly.efi' }, 'spec.dhcp.httpBootUrl', /is not an http\(s\) URL .*e\.g\. http:\/\/172\.22\.0\.2:6180\/snponly-x86_64\.efi/],
+      [{ httpBootArm64Url: `http://172.22.0.2/${'a'.repeat(250)}` }, 'spec.dhcp.httpBootArm64Url', /at most 255 characters.*snponly-arm64\.efi/],
+      [{ httpBootUrl: 'http://172.22.0.2/a b.efi' }, 'spec.dhcp.httpBootUrl', /printable ASCII/],
+      [{ httpBootUrl: 'http://boot.example/x.efi' }, 'spec.dhcp.httpBootUrl', /names the host "boot\.example".*set spec\.dhcp\.dnsServers/],
+    ] as const) {
+      const { problems } = parseNetwork(networkObject({ dhcp }));
+      expect(fields(problems), JSON.stringify(dhcp)).to.deep.equal([field]);
+      expect(problems[0]!.message).to.match(message);
+      expect(problems[0]!.message).to.contain(field);
+    }
+  });
+
   it('an IPv6-only VIP cannot serve DHCPv4; a name too long for its Lease is refused', () => {
     expect(fields(parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' } })).problems)).to.deep.equal(['spec.dhcp.enabled']);
     expect(parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' }, dhcp: { enabled: false }, dhcpPool: undefined })).problems).to.deep.equal([]);

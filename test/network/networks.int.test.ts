@@ -221,5 +221,14 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
     expect(await refused(spec({ attachment: { parent: 'eth1', mode: 'ipvlan' } }))).to.match(/spec\.attachment\.mode/);
     expect(await refused(spec({ vip: {} }))).to.match(/spec\.vip/);
     expect(await refused(spec({ vip: { ipv4: '172.22.0.2', ipv6: 'fd00::2' } }))).to.match(/spec\.vip\.ipv6 needs spec\.ipv6Cidr/);
+    expect(await refused(spec({ dhcp: { httpBootUrl: 'tftp://172.22.0.2/snponly.efi' } }))).to.match(/spec\.dhcp\.httpBootUrl/);
+    expect(await refused(spec({ dhcp: { httpBootArm64Url: `http://172.22.0.2/${'a'.repeat(250)}` } }))).to.match(/spec\.dhcp\.httpBootArm64Url/);
+  });
+
+  it('keeps the UEFI HTTP boot URLs as written (the schema knows them: nothing pruned)', async () => {
+    const urls = { httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi', httpBootArm64Url: 'https://172.22.0.2:8084/snponly-arm64.efi' };
+    await networks().create({ metadata: { name: 'http-boot', namespace: ns }, spec: spec({ dhcp: urls }) });
+    const stored = await networks().get({ namespace: ns, name: 'http-boot' });
+    expect(stored.spec?.dhcp).to.deep.include(urls);
   });
 });
