@@ -15,6 +15,7 @@ import type { HolderReport } from '../network/agent-runner.js';
 import { agentStatus, mayWrite, needsReassert, planReport, type SaidState } from '../network/agent-status.js';
 import { claimedAddress, IN_USE_ON_WIRE_LABEL, podClaim, slimPod, wireHeldClaim, type ClaimedAddress, type PodObject } from '../network/pods.js';
 import { NETWORK_LABEL, type ProvisioningNetwork, type ProvisioningNetworkObject } from '../network/network.js';
+import type { ParentReport } from '../network/parent.js';
 import { REQUESTED_IP_ANNOTATION } from '../ipam/objects.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
@@ -26,6 +27,15 @@ import { formatTime } from './time.js';
 import { objectKey } from './types.js';
 
 export const AGENT_FIELD_MANAGER = 'ironet-agent';
+
+/**
+ * The field manager of one node's entry in status.parentInterfaces: a manager
+ * per node, so each agent's apply keeps the other nodes' entries (server-side
+ * apply drops what a manager no longer sends). At most 128 characters.
+ */
+export function parentFieldManager(nodeName: string): string {
+  return `ironet-agent-parent/${nodeName}`.slice(0, 128);
+}
 
 export interface KubeAgentNetworkStoreOptions {
   readonly events: EventRecorder;
@@ -144,6 +154,23 @@ export class KubeAgentNetworkStore {
       { apiVersion: 'ironet.io/v1alpha1', kind: 'ProvisioningNetwork', metadata: { name: network.name, namespace: network.namespace, uid: network.uid } },
       { type: 'Warning', reason, action: 'Attach', note },
     );
+  }
+
+  /** Per network: the state this node's parent entry last said, and since when. */
+  private readonly parentSince = new Map<string, { readonly state: string; readonly since: string }>();
+
+  /** This node's entry in status.parentInterfaces (its own field manager); bounded, never throws. */
+  async reportParent(network: ProvisioningNetwork, report: ParentReport): Promise<void> {
+    const key = `${network.namespace}/${network.name}`;
+    const before = this.parentSince.get(key);
+    const since = before?.state === report.state ? before.since : formatTime(this.o.clock.wallMs());
+    this.parentSince.set(key, { state: report.state, since });
+    const entry = { ...report, lastTransitionTime: since };
+    try {
+      await this.networks.applyStatus({ namespace: network.namespace, name: network.name }, { status: { parentInterfaces: [entry] } }, parentFieldManager(this.o.nodeName), { signal: AbortSignal.timeout(2000) });
+    } catch (err) {
+      this.o.logger.warn({ provisioningNetwork: key, err: describeError(err) }, 'could not report the parent interface on the ProvisioningNetwork status');
+    }
   }
 
   /** What this agent last said on each network's status (decided in src/network/agent-status.ts). */

@@ -55,7 +55,8 @@ export interface NodeLink {
   readonly altNames: readonly string[];
 }
 
-export type ParentState = 'Ready' | 'Missing' | 'WrongType' | 'NameTaken';
+/** `AltNameFailed` is the runner's: the kernel refused the altname change planned. */
+export type ParentState = 'Ready' | 'Missing' | 'WrongType' | 'NameTaken' | 'AltNameFailed';
 
 /** A node's entry in `status.parentInterfaces`. */
 export interface ParentReport {

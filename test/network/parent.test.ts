@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
+import { parseNetwork, type ProvisioningNetwork, type ProvisioningNetworkSpecInput } from '../../src/network/network.js';
 import { nadParentName, parentAltName, planParent, resolveParent, sameReport, type NodeLink } from '../../src/network/parent.js';
 import { networkObject } from './fixtures.js';
 
-const net = (attachment: object): ProvisioningNetwork => {
-  const parsed = parseNetwork(networkObject({ attachment } as never));
+const net = (attachment: NonNullable<ProvisioningNetworkSpecInput['attachment']>): ProvisioningNetwork => {
+  const parsed = parseNetwork(networkObject({ attachment }));
   expect(parsed.problems).to.deep.equal([]);
   return parsed.network!;
 };
