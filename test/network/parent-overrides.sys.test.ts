@@ -85,7 +85,7 @@ describe('per-node parent interfaces: one NAD, NICs named differently on each no
 
     const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
     await admin().resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns() }, rules } as KubeObject);
-    await admin().resource(RESOURCES.serviceAccount).create({ metadata: { name: 'controller', namespace: ns() } });
+    for (const sa of ['controller', 'default']) await admin().resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns() } });
     await admin().resource(RESOURCES.roleBinding).create({
       metadata: { name: 'controller', namespace: ns() },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
