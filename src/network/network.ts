@@ -12,6 +12,7 @@ import { selectorProblem, type LabelSelector } from '../core/labels.js';
 import type { KubeObject } from '../core/object-meta.js';
 import type { Condition } from '../core/conditions.js';
 import { validateTimings } from '../election/election.js';
+import type { ParentReport } from './parent.js';
 
 export const IRONET_API_VERSION = 'ironet.io/v1alpha1';
 export const PROVISIONING_NETWORK_KIND = 'ProvisioningNetwork';
@@ -55,6 +56,8 @@ export interface ProvisioningNetworkStatus {
   vipHolder?: VipHolder;
   attachedPods?: number;
   leases?: number;
+  /** Each node's parent as its agent found it (ADR 0036). */
+  parentInterfaces?: (ParentReport & { lastTransitionTime?: string })[];
   conditions?: Condition[];
 }
 
