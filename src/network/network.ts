@@ -12,7 +12,6 @@ import { selectorProblem, type LabelSelector } from '../core/labels.js';
 import type { KubeObject } from '../core/object-meta.js';
 import type { Condition } from '../core/conditions.js';
 import { validateTimings } from '../election/election.js';
-import type { ParentReport } from './parent.js';
 
 export const IRONET_API_VERSION = 'ironet.io/v1alpha1';
 export const PROVISIONING_NETWORK_KIND = 'ProvisioningNetwork';
@@ -57,7 +56,7 @@ export interface ProvisioningNetworkStatus {
   attachedPods?: number;
   leases?: number;
   /** Each node's parent as its agent found it (ADR 0036). */
-  parentInterfaces?: (ParentReport & { lastTransitionTime?: string })[];
+  parentInterfaces?: { node: string; parent?: string; source?: string; altName?: string; state?: string; message?: string; lastTransitionTime?: string }[];
   conditions?: Condition[];
 }
 
