@@ -209,6 +209,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     setAltName: async (op, ifindex, altName) => {
       await setAltName(config.nodeNetns, op, ifindex, altName);
     },
+    nodeLabels: () => store.nodeLabels(),
     reportParent: (network, report) => store.reportParent(network, report),
     warn: (network, reason, note) => store.warn(network, reason, note),
   };

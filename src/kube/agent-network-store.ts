@@ -28,6 +28,9 @@ import { objectKey } from './types.js';
 
 export const AGENT_FIELD_MANAGER = 'ironet-agent';
 
+/** How long the agent's Node labels are taken as read (parentOverrides by nodeSelector). */
+export const NODE_LABELS_TTL_MS = 30_000;
+
 /**
  * The field manager of one node's entry in status.parentInterfaces: a manager
  * per node, so each agent's apply keeps the other nodes' entries (server-side
@@ -50,6 +53,7 @@ export interface KubeAgentNetworkStoreOptions {
 
 export class KubeAgentNetworkStore {
   private readonly networks: ResourceClient<ProvisioningNetworkObject>;
+  private readonly nodes: ResourceClient<KubeObject>;
   private readonly claims: ResourceClient<IpClaimObject>;
   private readonly addresses: ResourceClient<IpAddressObject>;
   private readonly networkInformer: Informer<ProvisioningNetworkObject>;
@@ -62,6 +66,7 @@ export class KubeAgentNetworkStore {
     const common = { namespace: o.namespace, clock: o.clock, logger: o.logger };
     this.networks = kube.resource(RESOURCES.provisioningNetwork);
     this.claims = kube.resource(RESOURCES.ipClaim);
+    this.nodes = kube.resource(RESOURCES.node);
     this.addresses = kube.resource(RESOURCES.ipAddress);
     this.networkInformer = informerFor(this.networks, { ...common, name: 'provisioningnetworks', onEvent: (e) => o.onChanged(objectKey(e.object)) });
     this.podInformer = informerFor(kube.resource<PodObject>(RESOURCES.pod), {
@@ -154,6 +159,23 @@ export class KubeAgentNetworkStore {
       { apiVersion: 'ironet.io/v1alpha1', kind: 'ProvisioningNetwork', metadata: { name: network.name, namespace: network.namespace, uid: network.uid } },
       { type: 'Warning', reason, action: 'Attach', note },
     );
+  }
+
+  /** This node's labels as last read, and when (monotonic). */
+  private nodeLabelsRead: { readonly labels: Readonly<Record<string, string>>; readonly atMs: number } | undefined;
+
+  /**
+   * This node's Node labels (get nodes/<node>), read again at most every
+   * NODE_LABELS_TTL_MS: a label changed takes effect within that. Throws when
+   * the Node cannot be read.
+   */
+  async nodeLabels(): Promise<Readonly<Record<string, string>>> {
+    const now = this.o.clock.monotonicMs();
+    if (this.nodeLabelsRead && now - this.nodeLabelsRead.atMs < NODE_LABELS_TTL_MS) return this.nodeLabelsRead.labels;
+    const node = await this.nodes.get({ name: this.o.nodeName }, { signal: AbortSignal.timeout(5000) });
+    const labels = node.metadata.labels ?? {};
+    this.nodeLabelsRead = { labels, atMs: now };
+    return labels;
   }
 
   /** Per network: the state this node's parent entry last said, and since when. */

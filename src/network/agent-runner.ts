@@ -20,7 +20,7 @@ import { wireConflictNote, type WireReport } from './wire-report.js';
 import { nadName } from './nad.js';
 import { effectiveRole, parseNetwork, PROBLEM_REASONS, vipsOf, type EffectiveRole, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
-import { parentAltName, planParent, sameReport, type NodeLink, type ParentReport } from './parent.js';
+import { needsNodeLabels, parentAltName, planParent, sameReport, type NodeLink, type ParentReport } from './parent.js';
 import { choosePod, ironicPodProblems, podRun, unitFingerprint, wireHeldClaimName, UNREADY_HOLDER_MS, unreadyHolderYields, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
 
 export interface PodNetnsRef {
@@ -88,6 +88,8 @@ export interface AgentPorts {
   nodeLinks(): Promise<readonly NodeLink[]>;
   /** Adds or removes an altname on a link of this node's namespace (ADR 0036). */
   setAltName(op: 'add' | 'del', ifindex: number, altName: string): Promise<void>;
+  /** This node's Node labels (read when an override selects by label; may be cached a while); throws when unreadable. */
+  nodeLabels(): Promise<Readonly<Record<string, string>>>;
   /** This node's entry in the network's status.parentInterfaces; bounded, never throws. */
   reportParent(network: ProvisioningNetwork, report: ParentReport): Promise<void>;
   /** An Event on the ProvisioningNetwork; never throws. */
@@ -129,6 +131,7 @@ const PARENT_EVENT_REASONS: Readonly<Record<ParentReport['state'], string | unde
   WrongType: 'ParentInterfaceWrongType',
   NameTaken: 'ParentAltNameTaken',
   AltNameFailed: 'ParentAltNameFailed',
+  NodeUnreadable: 'ParentNodeUnreadable',
 };
 
 /** Ready reasons by which the controller refuses a spec (any other reason of a checked generation accepts it: Ready, Standby, a holder gone…). */
@@ -427,7 +430,23 @@ export class AgentRunner {
       }
       return;
     }
-    const plan = planParent(network, this.o.nodeName, links);
+    // an override by label: this node's labels decide (read from its Node, cached by the port)
+    let labels: Readonly<Record<string, string>> | undefined;
+    if (needsNodeLabels(network)) {
+      try {
+        labels = await this.o.ports.nodeLabels();
+      } catch (err) {
+        await this.sayParent(key, network, {
+          node: this.o.nodeName,
+          parent: network.attachment.parent,
+          source: 'spec.attachment.parent',
+          state: 'NodeUnreadable',
+          message: `spec.attachment.parentOverrides selects nodes by label, and the agent on node ${this.o.nodeName} could not read its Node: ${describeError(err)}; the agent needs get on nodes (the chart's ClusterRole <release>-ironet-agent-node), or name the nodes in nodeNames instead`,
+        });
+        return;
+      }
+    }
+    const plan = planParent(network, { name: this.o.nodeName, ...(labels ? { labels } : {}) }, links);
     let report = plan.report;
     for (const a of plan.actions) {
       try {
@@ -438,6 +457,11 @@ export class AgentRunner {
         break;
       }
     }
+    await this.sayParent(key, network, report);
+  }
+
+  /** A report said when it changes: the node's status entry, and a Warning Event when it turns to a problem. */
+  private async sayParent(key: string, network: ProvisioningNetwork, report: ParentReport): Promise<void> {
     const before = this.parentSaid.get(key);
     if (sameReport(before, report)) return;
     this.parentSaid.set(key, report);

@@ -22,7 +22,7 @@ export interface ProvisioningNetworkSpecInput {
   cidr?: string;
   ipv6Cidr?: string;
   vip?: { ipv4?: string; ipv6?: string };
-  attachment?: { mode?: string; parent?: string; parentOverrides?: { nodeNames?: string[]; parent?: string }[]; mtu?: number };
+  attachment?: { mode?: string; parent?: string; parentOverrides?: { nodeNames?: string[]; nodeSelector?: LabelSelector; parent?: string }[]; mtu?: number };
   podPool?: { name?: string };
   dhcpPool?: { name?: string };
   routes?: { destination?: string; gateway?: string }[];
@@ -122,9 +122,14 @@ export interface ProvisioningNetwork {
 
 export type NetworkRole = 'Active' | 'Standby';
 
-/** `spec.attachment.parentOverrides[i]`: these nodes attach through `parent` instead of `spec.attachment.parent`. */
+/**
+ * `spec.attachment.parentOverrides[i]`: these nodes attach through `parent`
+ * instead of `spec.attachment.parent` — named (`nodeNames`), or chosen by
+ * their Node's labels (`nodeSelector`); exactly one of the two.
+ */
 export interface ParentOverride {
   readonly nodeNames: readonly string[];
+  readonly nodeSelector: LabelSelector | undefined;
   readonly parent: string;
 }
 
@@ -372,8 +377,21 @@ function parseParentOverrides(list: NonNullable<ProvisioningNetworkSpecInput['at
       ok = false;
     }
     const names = o.nodeNames ?? [];
-    if (names.length === 0) {
-      bad(`${f}.nodeNames`, `${f}.nodeNames is empty; list the nodes (metadata.name of each Node) whose parent is ${JSON.stringify(parent)}, e.g. [cp-2]`);
+    const selector = o.nodeSelector;
+    if (selector !== undefined && names.length > 0) {
+      bad(f, `${f} has both nodeNames and nodeSelector; write one: the nodes by name, or a selector of their labels`);
+      ok = false;
+    } else if (selector !== undefined) {
+      const why = selectorProblem(selector, `${f}.nodeSelector`);
+      if (why) {
+        bad(`${f}.nodeSelector`, why);
+        ok = false;
+      } else if (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0) {
+        bad(`${f}.nodeSelector`, `${f}.nodeSelector is empty and would select every node; select the nodes whose parent is ${JSON.stringify(parent)} by a label, e.g. matchLabels: {ironet.io/provisioning-nic: ${parent || 'ens5'}}`);
+        ok = false;
+      }
+    } else if (names.length === 0) {
+      bad(`${f}.nodeNames`, `${f}.nodeNames is empty; list the nodes (metadata.name of each Node) whose parent is ${JSON.stringify(parent)}, e.g. [cp-2], or select them by label with nodeSelector`);
       ok = false;
     }
     for (const [j, n] of names.entries()) {
@@ -390,7 +408,7 @@ function parseParentOverrides(list: NonNullable<ProvisioningNetworkSpecInput['at
       }
       seen.set(n, `${f}.nodeNames`);
     }
-    if (ok) out.push({ nodeNames: [...names], parent });
+    if (ok) out.push({ nodeNames: [...names], nodeSelector: selector, parent });
   }
   return out;
 }
@@ -408,6 +426,13 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
   const bf = obj(d.bootFiles);
   const e = obj(s.election);
   const sel = s.ironicPodSelector === undefined ? undefined : obj(s.ironicPodSelector);
+  const selectorOf = (o: Record<string, unknown>): LabelSelector => ({
+    matchLabels: Object.fromEntries(Object.entries(obj(o.matchLabels)).map(([k, v]) => [k, str(v) ?? ''])),
+    matchExpressions: (Array.isArray(o.matchExpressions) ? o.matchExpressions : []).map((x) => {
+      const r = obj(x);
+      return { key: str(r.key) ?? '', operator: (str(r.operator) ?? '') as 'In', values: Array.isArray(r.values) ? r.values.map((v) => str(v) ?? '') : undefined };
+    }),
+  });
   return {
     cidr: str(s.cidr),
     ipv6Cidr: str(s.ipv6Cidr),
@@ -415,19 +440,13 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
     attachment: {
       mode: str(a.mode),
       parent: str(a.parent),
-      parentOverrides: a.parentOverrides === undefined || a.parentOverrides === null ? undefined : Array.isArray(a.parentOverrides) ? a.parentOverrides.map((x) => ({ nodeNames: Array.isArray(obj(x).nodeNames) ? (obj(x).nodeNames as unknown[]).map((n) => str(n) ?? '') : undefined, parent: str(obj(x).parent) })) : [{ nodeNames: undefined, parent: undefined }],
+      parentOverrides: a.parentOverrides === undefined || a.parentOverrides === null ? undefined : Array.isArray(a.parentOverrides) ? a.parentOverrides.map((x) => ({ nodeNames: Array.isArray(obj(x).nodeNames) ? (obj(x).nodeNames as unknown[]).map((n) => str(n) ?? '') : undefined, nodeSelector: obj(x).nodeSelector === undefined || obj(x).nodeSelector === null ? undefined : selectorOf(obj(obj(x).nodeSelector)), parent: str(obj(x).parent) })) : [{ nodeNames: undefined, parent: undefined }],
       mtu: num(a.mtu),
     },
     podPool: { name: str(obj(s.podPool).name) },
     dhcpPool: s.dhcpPool === undefined ? undefined : { name: str(obj(s.dhcpPool).name) },
     routes: (Array.isArray(s.routes) ? s.routes : []).map((x) => ({ destination: str(obj(x).destination), gateway: str(obj(x).gateway) })),
-    ironicPodSelector: sel && {
-      matchLabels: Object.fromEntries(Object.entries(obj(sel.matchLabels)).map(([k, v]) => [k, str(v) ?? ''])),
-      matchExpressions: (Array.isArray(sel.matchExpressions) ? sel.matchExpressions : []).map((x) => {
-        const r = obj(x);
-        return { key: str(r.key) ?? '', operator: (str(r.operator) ?? '') as 'In', values: Array.isArray(r.values) ? r.values.map((v) => str(v) ?? '') : undefined };
-      }),
-    },
+    ironicPodSelector: sel && selectorOf(sel),
     dhcp: {
       enabled: bool(d.enabled),
       leaseSeconds: num(d.leaseSeconds),

@@ -14,14 +14,29 @@
  * remove and what the node's entry on the network's status says.
  */
 import { createHash } from 'node:crypto';
+import { selectorMatches } from '../core/labels.js';
 import type { ProvisioningNetwork } from './network.js';
 
 /** Which spec field chose a node's parent. */
 export type ParentSource = 'spec.attachment.parent' | `spec.attachment.parentOverrides[${number}]`;
 
-/** The parent of a network on a node, and the field that chose it (first override naming the node wins). */
-export function resolveParent(n: Pick<ProvisioningNetwork, 'attachment'>, nodeName: string): { readonly parent: string; readonly source: ParentSource } {
-  const i = n.attachment.parentOverrides.findIndex((o) => o.nodeNames.includes(nodeName));
+/** The node an agent runs on: its name, and its Node's labels when an override selects by them. */
+export interface NodeFacts {
+  readonly name: string;
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+/** Whether some override selects nodes by label (the agent then reads its Node). */
+export function needsNodeLabels(n: Pick<ProvisioningNetwork, 'attachment'>): boolean {
+  return n.attachment.parentOverrides.some((o) => o.nodeSelector !== undefined);
+}
+
+/**
+ * The parent of a network on a node, and the field that chose it: the first
+ * override naming the node or selecting its labels, else spec.attachment.parent.
+ */
+export function resolveParent(n: Pick<ProvisioningNetwork, 'attachment'>, node: NodeFacts): { readonly parent: string; readonly source: ParentSource } {
+  const i = n.attachment.parentOverrides.findIndex((o) => (o.nodeSelector ? selectorMatches(o.nodeSelector, node.labels) : o.nodeNames.includes(node.name)));
   if (i < 0) return { parent: n.attachment.parent, source: 'spec.attachment.parent' };
   return { parent: n.attachment.parentOverrides[i]!.parent, source: `spec.attachment.parentOverrides[${i}]` };
 }
@@ -55,8 +70,12 @@ export interface NodeLink {
   readonly altNames: readonly string[];
 }
 
-/** `AltNameFailed` is the runner's: the kernel refused the altname change planned. */
-export type ParentState = 'Ready' | 'Missing' | 'WrongType' | 'NameTaken' | 'AltNameFailed';
+/**
+ * The runner's own two: `AltNameFailed`, the kernel refused the altname change
+ * planned; `NodeUnreadable`, an override selects by label and the agent could
+ * not read its Node.
+ */
+export type ParentState = 'Ready' | 'Missing' | 'WrongType' | 'NameTaken' | 'AltNameFailed' | 'NodeUnreadable';
 
 /** A node's entry in `status.parentInterfaces`. */
 export interface ParentReport {
@@ -90,8 +109,9 @@ export interface ParentPlan {
  *   `NameTaken`, nothing touched, the fix said;
  * - no overrides any more: the altname comes off wherever it is.
  */
-export function planParent(network: Pick<ProvisioningNetwork, 'attachment' | 'namespace' | 'name'>, nodeName: string, links: readonly NodeLink[]): ParentPlan {
-  const { parent, source } = resolveParent(network, nodeName);
+export function planParent(network: Pick<ProvisioningNetwork, 'attachment' | 'namespace' | 'name'>, node: NodeFacts, links: readonly NodeLink[]): ParentPlan {
+  const nodeName = node.name;
+  const { parent, source } = resolveParent(network, node);
   const alt = parentAltName(network);
   const wanted = usesAltName(network);
   const base = { node: nodeName, parent, source, ...(wanted ? { altName: alt } : {}) };

@@ -35,6 +35,8 @@ class World implements AgentPorts {
   linksFail: Error | undefined;
   altNameFails: Error | undefined;
   altNameOps: string[] = [];
+  labels: Record<string, string> | Error = {};
+  labelReads = 0;
   parentReports: ParentReport[] = [];
   log: string[] = [];
   candidate: boolean[] = [];
@@ -117,6 +119,10 @@ class World implements AgentPorts {
     this.altNameOps.push(`${op} ${altName} ${ifindex}`);
     this.links = this.links.map((l) => (l.ifindex !== ifindex ? l : { ...l, altNames: op === 'add' ? [...l.altNames, altName] : l.altNames.filter((a) => a !== altName) }));
     return Promise.resolve();
+  }
+  nodeLabels() {
+    this.labelReads++;
+    return this.labels instanceof Error ? Promise.reject(this.labels) : Promise.resolve(this.labels);
   }
   reportParent(_n: unknown, report: ParentReport) {
     this.parentReports.push(report);
@@ -460,6 +466,23 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
       await r.reconcile(KEY);
       expect(w.parentReports.map((p) => p.state)).to.deep.equal(['Missing']);
       expect(w.notes).to.deep.equal([`spec.attachment.parentOverrides[0] names enp9s0 for node n1, and no such interface exists there: Ironic pods on it cannot attach; write that node's NIC (or bridge) name in spec.attachment.parentOverrides[0].parent`]);
+    });
+
+    it('an override by node label: the node\'s labels choose; read only when some override selects by label; unreadable is said with the fix', async () => {
+      await r.reconcile(KEY);
+      expect(w.labelReads, 'no selector, no read').to.equal(0);
+      w.networks.set(KEY, accepted(networkObject({ attachment: { parent: 'eth1', parentOverrides: [{ nodeSelector: { matchLabels: { 'ironet.io/nic': 'ens5' } }, parent: 'ens5' }] } })));
+      w.labels = { 'ironet.io/nic': 'ens5' };
+      await r.reconcile(KEY);
+      expect(w.labelReads).to.equal(1);
+      expect(w.parentReports.at(-1)).to.deep.include({ parent: 'ens5', source: 'spec.attachment.parentOverrides[0]', state: 'Ready' });
+      expect(w.altNameOps).to.deep.equal([`add ${ALT} 3`]);
+      w.labels = new Error('nodes "n1" is forbidden');
+      await r.reconcile(KEY);
+      expect(w.parentReports.at(-1)).to.deep.include({ state: 'NodeUnreadable' });
+      expect(w.notes.at(-1)).to.contain('the agent needs get on nodes');
+      expect(w.log).to.include('warn ParentNodeUnreadable');
+      expect(w.altNameOps, 'nothing moved on a guess').to.have.length(1);
     });
 
     it('the kernel refuses the altname: AltNameFailed with the fix; listing the links fails: logged, nothing said, the pass goes on', async () => {

@@ -89,7 +89,7 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
   it('parses per-node parent overrides and refuses bad ones, naming the entry\'s field', () => {
     const ok = parseNetwork(networkObject({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-2', 'cp-3.example.com'], parent: 'ens5' }] } }));
     expect(ok.problems).to.deep.equal([]);
-    expect(ok.network!.attachment.parentOverrides).to.deep.equal([{ nodeNames: ['cp-2', 'cp-3.example.com'], parent: 'ens5' }]);
+    expect(ok.network!.attachment.parentOverrides).to.deep.equal([{ nodeNames: ['cp-2', 'cp-3.example.com'], nodeSelector: undefined, parent: 'ens5' }]);
     expect(parseNetwork(networkObject()).network!.attachment.parentOverrides).to.deep.equal([]);
     const { problems } = parseNetwork(
       networkObject({
@@ -116,6 +116,24 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     for (const p of problems) expect(p.reason).to.equal('InvalidSpec');
     // garbage where a list belongs never throws
     expect(fields(parseNetwork(networkObject({ attachment: { parent: 'eth1', parentOverrides: 'ens5' as never } })).problems)).to.include('spec.attachment.parentOverrides[0].parent');
+    // by label: exactly one of nodeNames and nodeSelector, and a selector that selects something
+    const sel = parseNetwork(networkObject({ attachment: { parent: 'eth1', parentOverrides: [{ nodeSelector: { matchLabels: { 'ironet.io/nic': 'ens5' } }, parent: 'ens5' }] } }));
+    expect(sel.problems).to.deep.equal([]);
+    expect(sel.network!.attachment.parentOverrides[0]!.nodeSelector).to.deep.equal({ matchLabels: { 'ironet.io/nic': 'ens5' }, matchExpressions: [] });
+    const badSel = parseNetwork(
+      networkObject({
+        attachment: {
+          parent: 'eth1',
+          parentOverrides: [
+            { nodeSelector: {}, parent: 'ens5' },
+            { nodeNames: ['cp-1'], nodeSelector: { matchLabels: { a: 'b' } }, parent: 'ens5' },
+            { nodeSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] }, parent: 'ens5' },
+          ],
+        },
+      }),
+    ).problems;
+    expect(fields(badSel)).to.deep.equal(['spec.attachment.parentOverrides[0].nodeSelector', 'spec.attachment.parentOverrides[1]', 'spec.attachment.parentOverrides[2].nodeSelector']);
+    expect(badSel[0]!.message).to.contain('would select every node');
     const many = Array.from({ length: 65 }, (_, i) => ({ nodeNames: [`n${i}`], parent: 'ens5' }));
     expect(fields(parseNetwork(networkObject({ attachment: { parent: 'eth1', parentOverrides: many } })).problems)).to.deep.equal(['spec.attachment.parentOverrides']);
   });

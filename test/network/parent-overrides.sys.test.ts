@@ -1,9 +1,10 @@
 /**
  * Nodes whose provisioning NIC has another name (issue 21 point 5, ADR 0036),
  * end to end on one machine: node-0's NIC is prov0 (spec.attachment.parent),
- * node-1's is renamed ens5 (a parentOverrides entry), node-2's override names
+ * node-1's is renamed ens5 (a parentOverrides entry selecting its Node's label), node-2's override names
  * enp9s0, which it lacks. Each node's agent (the chart's RBAC and
- * capabilities) puts the network's altname on its own NIC; real Multus with
+ * capabilities) puts the network's altname on its own NIC (node-1's chosen
+ * by its Node's label, node-2's by name); real Multus with
  * the Debian macvlan plugin attaches the Ironic pods of node-0 and node-1 from
  * the one generated NAD, which names that altname; the VIP moves between them
  * on SIGKILL with DHCP (busybox udhcpc) answering from each; node-2 says in
@@ -84,6 +85,8 @@ describe('per-node parent interfaces: one NAD, NICs named differently on each no
     ip('-n', lab.nodes[1]!, 'link', 'set', 'prov0', 'name', 'ens5');
     ip('-n', lab.nodes[1]!, 'link', 'set', 'ens5', 'up');
 
+    // the Node objects kubelet would register; node-1's carries the label its override selects
+    for (let i = 0; i < 3; i++) await admin().resource(RESOURCES.node).create({ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${i}`, labels: i === 1 ? { 'ironet.io/provisioning-nic': 'ens5' } : {} } });
     const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
     await admin().resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns() }, rules } as KubeObject);
     for (const sa of ['controller', 'default']) await admin().resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns() } });
@@ -106,7 +109,8 @@ describe('per-node parent interfaces: one NAD, NICs named differently on each no
           mode: 'macvlan',
           parent: 'prov0',
           parentOverrides: [
-            { nodeNames: ['node-1'], parent: 'ens5' },
+            // node-1 by its Node's label (the agent reads its own Node, the chart's agent-node ClusterRole), node-2 by name
+            { nodeSelector: { matchLabels: { 'ironet.io/provisioning-nic': 'ens5' } }, parent: 'ens5' },
             { nodeNames: ['node-2'], parent: 'enp9s0' },
           ],
         },
