@@ -239,5 +239,8 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
     expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: [], parent: 'ens5' }] } }))).to.match(/spec\.attachment\.parentOverrides\[0\]\.nodeNames/);
     expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-3'], parent: 'en/s5' }] } }))).to.match(/spec\.attachment\.parentOverrides\[0\]\.parent/);
     expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-3'], parent: 'ens5' }] } }))).to.equal('accepted');
+    expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-3'], nodeSelector: { matchLabels: { a: 'b' } }, parent: 'ens5' }] } }))).to.match(/exactly one of nodeNames and nodeSelector/);
+    expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ parent: 'ens5' }] } }))).to.match(/exactly one of nodeNames and nodeSelector/);
+    expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeSelector: { matchLabels: { 'ironet.io/provisioning-nic': 'ens5' } }, parent: 'ens5' }] } }))).to.equal('accepted');
   });
 });
