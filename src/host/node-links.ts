@@ -28,8 +28,10 @@ export async function listNodeLinks(netnsPath: string | null): Promise<NodeLinkI
 }
 
 /**
- * Adds or removes an alternative name; `already` when the kernel says it is
- * there (add: EEXIST) or gone (del: ENODATA / ENOENT / ENODEV).
+ * Adds or removes an alternative name; `already` when a removal finds it gone
+ * (ENODATA / ENOENT / ENODEV). An add of a name that any link already has (as
+ * its name or an altname, this one or another) throws EEXIST: which link holds
+ * it is the caller's to look up (planParent does, before it plans an add).
  */
 export async function setAltName(netnsPath: string | null, op: 'add' | 'del', ifindex: number, altName: string): Promise<'done' | 'already'> {
   const netlink = new NetlinkSocket(netnsPath);
@@ -37,7 +39,7 @@ export async function setAltName(netnsPath: string | null, op: 'add' | 'del', if
     await netlink.request((seq) => encodeLinkAltName(op, ifindex, altName, seq), `${op} altname ${altName} on link ${ifindex} in ${netnsPath ?? 'this namespace'}`, { timeoutMs: 5000 });
     return 'done';
   } catch (err) {
-    if (err instanceof NetlinkError && (op === 'add' ? err.code === 'EEXIST' : err.code === 'ENODATA' || err.code === 'ENOENT' || err.code === 'ENODEV')) return 'already';
+    if (err instanceof NetlinkError && op === 'del' && (err.code === 'ENODATA' || err.code === 'ENOENT' || err.code === 'ENODEV')) return 'already';
     throw err;
   } finally {
     netlink.close();
