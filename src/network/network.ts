@@ -22,7 +22,7 @@ export interface ProvisioningNetworkSpecInput {
   cidr?: string;
   ipv6Cidr?: string;
   vip?: { ipv4?: string; ipv6?: string };
-  attachment?: { mode?: string; parent?: string; mtu?: number };
+  attachment?: { mode?: string; parent?: string; parentOverrides?: { nodeNames?: string[]; nodeSelector?: LabelSelector; parent?: string }[]; mtu?: number };
   podPool?: { name?: string };
   dhcpPool?: { name?: string };
   routes?: { destination?: string; gateway?: string }[];
@@ -57,6 +57,8 @@ export interface ProvisioningNetworkStatus {
   vipHolder?: VipHolder;
   attachedPods?: number;
   leases?: number;
+  /** Each node's parent as its agent found it (ADR 0036). */
+  parentInterfaces?: { node: string; parent?: string; source?: string; altName?: string; state?: string; message?: string; lastTransitionTime?: string }[];
   conditions?: Condition[];
 }
 
@@ -77,7 +79,14 @@ export interface ProvisioningNetwork {
   /** At least one of the two. */
   readonly vip4: IpAddress | undefined;
   readonly vip6: IpAddress | undefined;
-  readonly attachment: { readonly mode: AttachmentMode; readonly parent: string; readonly mtu: number | undefined };
+  readonly attachment: {
+    readonly mode: AttachmentMode;
+    /** The parent on every node no override names. */
+    readonly parent: string;
+    /** Nodes whose NIC (or bridge) has another name (ADR 0036): the first entry naming a node wins; empty for most sites. */
+    readonly parentOverrides: readonly ParentOverride[];
+    readonly mtu: number | undefined;
+  };
   readonly podPool: string;
   readonly dhcpPool: string | undefined;
   /** Routes the agent adds in each Ironic pod through its provisioning interface. */
@@ -117,6 +126,17 @@ export interface ProvisioningNetwork {
 }
 
 export type NetworkRole = 'Active' | 'Standby';
+
+/**
+ * `spec.attachment.parentOverrides[i]`: these nodes attach through `parent`
+ * instead of `spec.attachment.parent` — named (`nodeNames`), or chosen by
+ * their Node's labels (`nodeSelector`); exactly one of the two.
+ */
+export interface ParentOverride {
+  readonly nodeNames: readonly string[];
+  readonly nodeSelector: LabelSelector | undefined;
+  readonly parent: string;
+}
 
 /**
  * What this cluster's agents do for a network (pure):
@@ -160,6 +180,9 @@ export const DEFAULTS = {
 } as const;
 
 const INTERFACE_NAME = /^[^/\s:]{1,15}$/;
+/** A Node's name (a DNS subdomain). */
+const NODE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const MAX_PARENT_OVERRIDES = 64;
 const BOOT_FILE = /^[\x21-\x7e]{1,127}$/;
 /** `ironet-vip6-<name>` (a Lease) must stay a valid object name (253). */
 const MAX_NAME = 241;
@@ -222,6 +245,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   if (mode !== 'macvlan' && mode !== 'bridge') bad('spec.attachment.mode', `spec.attachment.mode ${JSON.stringify(mode)} is not macvlan or bridge`);
   const parent = a.parent ?? '';
   if (!INTERFACE_NAME.test(parent)) bad('spec.attachment.parent', `spec.attachment.parent ${JSON.stringify(parent)} is not an interface name; name the node NIC (macvlan) or bridge (bridge mode), e.g. eth1 or ironicendpoint`);
+  const parentOverrides = parseParentOverrides(a.parentOverrides, bad);
   if (a.mtu !== undefined && !(Number.isInteger(a.mtu) && a.mtu >= 576 && a.mtu <= 9216)) bad('spec.attachment.mtu', `spec.attachment.mtu ${a.mtu} is not between 576 and 9216`);
 
   const podPool = spec.podPool?.name ?? '';
@@ -330,7 +354,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
       ipv6Cidr,
       vip4,
       vip6,
-      attachment: { mode: mode as AttachmentMode, parent, mtu: a.mtu },
+      attachment: { mode: mode as AttachmentMode, parent, parentOverrides, mtu: a.mtu },
       podPool,
       dhcpPool,
       routes,
@@ -354,6 +378,61 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   };
 }
 
+/**
+ * `spec.attachment.parentOverrides`: each entry names its nodes and their
+ * parent; a node named twice, an entry naming no node, a name that is not an
+ * interface's or a node's are each a problem naming the entry's field.
+ */
+function parseParentOverrides(list: NonNullable<ProvisioningNetworkSpecInput['attachment']>['parentOverrides'], bad: (field: string, message: string) => void): ParentOverride[] {
+  if (list === undefined) return [];
+  const out: ParentOverride[] = [];
+  if (list.length > MAX_PARENT_OVERRIDES) bad('spec.attachment.parentOverrides', `spec.attachment.parentOverrides has ${list.length} entries; at most ${MAX_PARENT_OVERRIDES} (one per group of nodes sharing a NIC name)`);
+  const seen = new Map<string, string>();
+  for (const [i, o] of list.entries()) {
+    const f = `spec.attachment.parentOverrides[${i}]`;
+    const parent = o.parent ?? '';
+    let ok = true;
+    if (!INTERFACE_NAME.test(parent)) {
+      bad(`${f}.parent`, `${f}.parent ${JSON.stringify(parent)} is not an interface name (1 to 15 characters, no '/', ':' or spaces); name the NIC or bridge these nodes have, e.g. ens5`);
+      ok = false;
+    }
+    const names = o.nodeNames ?? [];
+    const selector = o.nodeSelector;
+    if (selector !== undefined && names.length > 0) {
+      bad(f, `${f} has both nodeNames and nodeSelector; write one: the nodes by name, or a selector of their labels`);
+      ok = false;
+    } else if (selector !== undefined) {
+      const why = selectorProblem(selector, `${f}.nodeSelector`);
+      if (why) {
+        bad(`${f}.nodeSelector`, why);
+        ok = false;
+      } else if (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0) {
+        bad(`${f}.nodeSelector`, `${f}.nodeSelector is empty and would select every node; select the nodes whose parent is ${JSON.stringify(parent)} by a label, e.g. matchLabels: {ironet.io/provisioning-nic: ${parent || 'ens5'}}`);
+        ok = false;
+      }
+    } else if (names.length === 0) {
+      bad(`${f}.nodeNames`, `${f}.nodeNames is empty; list the nodes (metadata.name of each Node) whose parent is ${JSON.stringify(parent)}, e.g. [cp-2], or select them by label with nodeSelector`);
+      ok = false;
+    }
+    for (const [j, n] of names.entries()) {
+      if (n.length > 253 || !NODE_NAME.test(n)) {
+        bad(`${f}.nodeNames[${j}]`, `${f}.nodeNames[${j}] ${JSON.stringify(n)} is not a node name; write a Node's metadata.name as kubectl get nodes shows it`);
+        ok = false;
+        continue;
+      }
+      const before = seen.get(n);
+      if (before !== undefined) {
+        bad(`${f}.nodeNames[${j}]`, `${f}.nodeNames[${j}]: node ${n} is already named in ${before}; name each node once`);
+        ok = false;
+        continue;
+      }
+      seen.set(n, `${f}.nodeNames`);
+    }
+    if (ok) out.push({ nodeNames: [...names], nodeSelector: selector, parent });
+  }
+  return out;
+}
+
 /** Drops whatever has the wrong JSON type, so the checks below see only the shapes they expect. */
 function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
   const obj = (x: unknown): Record<string, unknown> => (typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : {});
@@ -367,21 +446,27 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
   const bf = obj(d.bootFiles);
   const e = obj(s.election);
   const sel = s.ironicPodSelector === undefined ? undefined : obj(s.ironicPodSelector);
+  const selectorOf = (o: Record<string, unknown>): LabelSelector => ({
+    matchLabels: Object.fromEntries(Object.entries(obj(o.matchLabels)).map(([k, v]) => [k, str(v) ?? ''])),
+    matchExpressions: (Array.isArray(o.matchExpressions) ? o.matchExpressions : []).map((x) => {
+      const r = obj(x);
+      return { key: str(r.key) ?? '', operator: (str(r.operator) ?? '') as 'In', values: Array.isArray(r.values) ? r.values.map((v) => str(v) ?? '') : undefined };
+    }),
+  });
   return {
     cidr: str(s.cidr),
     ipv6Cidr: str(s.ipv6Cidr),
     vip: s.vip === undefined ? undefined : { ipv4: str(vip.ipv4), ipv6: str(vip.ipv6) },
-    attachment: { mode: str(a.mode), parent: str(a.parent), mtu: num(a.mtu) },
+    attachment: {
+      mode: str(a.mode),
+      parent: str(a.parent),
+      parentOverrides: a.parentOverrides === undefined || a.parentOverrides === null ? undefined : Array.isArray(a.parentOverrides) ? a.parentOverrides.map((x) => ({ nodeNames: Array.isArray(obj(x).nodeNames) ? (obj(x).nodeNames as unknown[]).map((n) => str(n) ?? '') : undefined, nodeSelector: obj(x).nodeSelector === undefined || obj(x).nodeSelector === null ? undefined : selectorOf(obj(obj(x).nodeSelector)), parent: str(obj(x).parent) })) : [{ nodeNames: undefined, parent: undefined }],
+      mtu: num(a.mtu),
+    },
     podPool: { name: str(obj(s.podPool).name) },
     dhcpPool: s.dhcpPool === undefined ? undefined : { name: str(obj(s.dhcpPool).name) },
     routes: (Array.isArray(s.routes) ? s.routes : []).map((x) => ({ destination: str(obj(x).destination), gateway: str(obj(x).gateway) })),
-    ironicPodSelector: sel && {
-      matchLabels: Object.fromEntries(Object.entries(obj(sel.matchLabels)).map(([k, v]) => [k, str(v) ?? ''])),
-      matchExpressions: (Array.isArray(sel.matchExpressions) ? sel.matchExpressions : []).map((x) => {
-        const r = obj(x);
-        return { key: str(r.key) ?? '', operator: (str(r.operator) ?? '') as 'In', values: Array.isArray(r.values) ? r.values.map((v) => str(v) ?? '') : undefined };
-      }),
-    },
+    ironicPodSelector: sel && selectorOf(sel),
     dhcp: {
       enabled: bool(d.enabled),
       leaseSeconds: num(d.leaseSeconds),

@@ -262,7 +262,10 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
       // one per live agent (the previous test SIGKILLed one)
       return list.length >= 2 ? list : undefined;
     }, 'a ParentInterfaceMissing event from each live node', 30_000);
-    for (const e of events) expect(e.note).to.match(/^spec\.attachment\.parent nosuch0 does not exist on node node-\d: Ironic pods there cannot attach/);
+    for (const e of events) expect(e.note).to.match(/^spec\.attachment\.parent names nosuch0 for node node-\d, and no such interface exists there: Ironic pods on it cannot attach/);
+    // and each node's entry on the network's status says the same
+    const entries = (await admin().resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork).get({ namespace: ns(), name: 'elsewhere' })).status?.parentInterfaces ?? [];
+    expect(entries.filter((e) => e.state === 'Missing' && e.parent === 'nosuch0').length).to.be.at.least(2);
     expect(new Set(events.map((e) => e.reportingInstance)).size).to.equal(events.length);
     expect(ip('-n', pod.netns, '-o', 'link', 'show')).to.not.contain('net1');
     // the agents keep serving the first network
