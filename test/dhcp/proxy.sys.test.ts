@@ -1,0 +1,129 @@
+/**
+ * ProxyDHCP beside the site's own DHCP server (system, QEMU): a real dnsmasq
+ * on the provisioning bridge hands out addresses only (no boot options at
+ * all); ironet's agents run with `--dhcp-mode proxy` (no pool) and the VIP
+ * holder tells PXE clients what to boot, on 67 and on 4011 of the VIP.
+ * Each machine passes only when it fetched boot.ipxe from the VIP from the
+ * address dnsmasq leased it.
+ * - BIOS: SeaBIOS + QEMU's iPXE ROM: dnsmasq's offer, the ProxyDHCP offer,
+ *   iPXE's ProxyDHCPREQUEST on 4011, then the script URL.
+ * - UEFI: OVMF's EDK2 takes the "PXEClient" offer without option 43 as BINL:
+ *   asks the VIP on 4011 for the boot file, TFTPs snponly-x86_64.efi from the
+ *   VIP, and iPXE does the BIOS round again.
+ */
+import { expect } from 'chai';
+import { systemClock } from '../../src/core/clock.js';
+import { BootHttp } from '../../src/lab/rig/boot-http.js';
+import { Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
+import { Dnsmasq } from '../../src/lab/rig/dnsmasq.js';
+import { ip } from '../../src/lab/rig/netns-set.js';
+import { QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../../src/lab/rig/qemu.js';
+import type { VipWorld } from '../../src/lab/world/vip-world.js';
+import { startVipLab, VIP } from '../support/vip-lab.js';
+
+const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
+const SITE_DHCP = '172.22.0.240';
+
+/** The sum of a counter's samples whose labels include every one of `labels`. */
+function counted(metrics: string, name: string, labels: readonly string[]): number {
+  return metrics
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)))
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
+describe('ProxyDHCP beside a site DHCP server (system, QEMU)', function () {
+  this.timeout(10 * 60_000);
+  let lab: VipWorld;
+  let http: BootHttp;
+  let dnsmasq: Dnsmasq;
+  const machines: QemuMachine[] = [];
+  const clients: Udhcpc[] = [];
+  let taps = 0;
+
+  before(async function () {
+    this.timeout(120_000);
+    requirePxeTools();
+    lab = await startVipLab({ timings: TIMINGS, logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined });
+    // the site's server: addresses only (its range far from the nodes' and the VIP), no boot option of any kind
+    const ns = lab.topology.addClient('site-dhcp', '52:54:00:ee:00:01');
+    ip('-n', ns, 'addr', 'add', `${SITE_DHCP}/24`, 'dev', 'eth0');
+    ip('-n', ns, 'link', 'set', 'eth0', 'up');
+    dnsmasq = new Dnsmasq({ netns: ns, iface: 'eth0', range: '172.22.0.150,172.22.0.199,255.255.255.0,10m' });
+    dnsmasq.start();
+    http = new BootHttp(lab.nodes);
+    const root = tftpRoot();
+    for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i, ['--dhcp-mode', 'proxy', '--tftp-root', root]);
+    expect(await lab.vip.nextHolder(0, 20_000)).to.not.equal(undefined);
+  });
+  after(async () => {
+    for (const c of clients) c.stop();
+    for (const m of machines) m.stop();
+    http?.stop();
+    await dnsmasq?.close();
+    await lab?.stop();
+  });
+
+  function boot(firmware: Firmware, mac: string): QemuMachine {
+    const m = new QemuMachine({
+      bridgeNs: lab.topology.provisioning,
+      bridge: 'provbr',
+      tap: `tap${taps++}`,
+      mac,
+      firmware,
+      logFile: process.env.IRONET_TEST_LOG ? `/tmp/qemu-${mac.replaceAll(':', '')}.log` : undefined,
+    });
+    machines.push(m);
+    return m;
+  }
+
+  /** Waits until the machine with `mac` fetched /boot.ipxe from the address dnsmasq leased it; returns that address. */
+  async function reachedBootScript(m: QemuMachine, mac: string, timeoutMs: number): Promise<string> {
+    const deadline = systemClock.monotonicMs() + timeoutMs;
+    for (;;) {
+      const leased = dnsmasq.leases().get(mac);
+      if (leased && http.hitFrom(leased)) return leased;
+      if (systemClock.monotonicMs() > deadline) {
+        throw new Error(`${mac} did not fetch /boot.ipxe within ${timeoutMs} ms (dnsmasq lease ${leased ?? 'none'}; HTTP hits ${JSON.stringify(http.hits)}); console:\n${m.tail()}`);
+      }
+      await systemClock.sleep(250);
+    }
+  }
+
+  it('BIOS + iPXE ROM: the address from dnsmasq, the script URL from the VIP (ProxyDHCP offer on 67, ACK on 4011)', async () => {
+    const mac = '52:54:00:41:00:01';
+    const m = boot('bios', mac);
+    const leased = await reachedBootScript(m, mac, 120_000);
+    expect(leased).to.match(/^172\.22\.0\.(1[5-9]\d)$/);
+    const metrics = await lab.agents.metrics(lab.vip.holders()[0]!);
+    expect(counted(metrics, 'ironet_proxydhcp_packets_total', ['port="67"', 'type="discover"', 'result="offer"']), 'ProxyDHCP offers on 67').to.be.greaterThan(0);
+    expect(counted(metrics, 'ironet_proxydhcp_packets_total', ['port="4011"', 'type="request"', 'result="ack"']), 'ACKs on 4011 (iPXE\'s ProxyDHCPREQUEST)').to.be.greaterThan(0);
+    // the client's REQUEST for dnsmasq's address is not ProxyDHCP's business
+    expect(counted(metrics, 'ironet_proxydhcp_packets_total', ['port="67"', 'type="request"', 'result="notOurs"'])).to.be.greaterThan(0);
+    // 4011's datagrams were read by the holder's dissector, as 67's frames are
+    expect(metrics).to.match(/ironet_sandbox_dissector_requests_total\{kind="dhcpPayload",outcome="ok"\} [1-9]/);
+    expect(metrics).to.match(/ironet_sandbox_dissector_requests_total\{kind="dhcpFrame",outcome="ok"\} [1-9]/);
+  });
+
+  it('UEFI (OVMF): BINL on 4011 for snponly-x86_64.efi, TFTP from the VIP, iPXE, then boot.ipxe; the address is dnsmasq\'s throughout', async () => {
+    const mac = '52:54:00:42:00:01';
+    const m = boot('uefi', mac);
+    const leased = await reachedBootScript(m, mac, 300_000);
+    expect(leased).to.match(/^172\.22\.0\.(1[5-9]\d)$/);
+    const console = m.console.join('\n');
+    expect(console).to.include(`Server IP address is ${VIP}`);
+    expect(console).to.include('NBP filename is snponly-x86_64.efi');
+    expect(console).to.include('NBP file downloaded successfully');
+    expect(console).to.match(/iPXE \d/);
+  });
+
+  it('a client that is not PXE firmware (udhcpc) gets its address from dnsmasq and no ProxyDHCP answer (counted notPxeClient)', async () => {
+    const holder = lab.vip.holders()[0]!;
+    const before = counted(await lab.agents.metrics(holder), 'ironet_proxydhcp_packets_total', ['port="67"', 'type="discover"', 'result="notPxeClient"']);
+    const c = new Udhcpc(lab.topology.addClient('plain-client', '52:54:00:43:00:01'));
+    clients.push(c);
+    const bound = await c.waitFor('bound');
+    expect(bound.server, 'the site server answered').to.equal(SITE_DHCP);
+    expect(counted(await lab.agents.metrics(holder), 'ironet_proxydhcp_packets_total', ['port="67"', 'type="discover"', 'result="notPxeClient"'])).to.be.greaterThan(before);
+  });
+});
