@@ -18,7 +18,10 @@
  * - No option 43: with PXE discovery options EDK2 would run boot-server
  *   discovery (a boot menu) instead of the plain BINL round.
  * - iPXE (option 175 or user class "iPXE") gets the iPXE script URL; the
- *   "no ProxyDHCP" flag (175.176) the server mode sends is left out.
+ *   "no ProxyDHCP" flag (175.176) the server mode sends is left out. siaddr
+ *   (next-server) is set in every answer: iPXE ignores a ProxyDHCP answer
+ *   without both a next-server and a boot file (seen: it re-sent its 4011
+ *   REQUEST until it gave up).
  * - Anything else (not a request, not Ethernet, no PXE vendor class) is
  *   ignored with a reason (counted by the runner).
  */
@@ -138,7 +141,8 @@ export function decideProxy(req: DhcpMessage, port: ProxyPort, config: ProxyDhcp
     flags: req.flags,
     ciaddr: port === PXE_BOOT_SERVER_PORT ? req.ciaddr : ZERO,
     yiaddr: ZERO,
-    siaddr: boot.nextServer ? config.boot.tftpServer : ZERO,
+    // always: iPXE takes a ProxyDHCP answer only with a next-server and a boot file (or a PXE menu), even for an HTTP URL
+    siaddr: config.boot.tftpServer,
     giaddr: req.giaddr,
     chaddr: req.chaddr,
     // both in option 67 and in `file` when it fits: firmware reads either (PXE-CLIENTS.md)

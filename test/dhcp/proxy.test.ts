@@ -59,7 +59,8 @@ describe('ProxyDHCP decisions (decideProxy)', () => {
           expect(m.options.vendorClass).to.equal('PXEClient');
           expect(m.options.bootfile).to.equal(file);
           expect(m.file).to.equal(file);
-          expect(formatIp(m.siaddr)).to.equal(nextServer ? '172.22.0.2' : '0.0.0.0');
+          // next-server always: iPXE ignores a ProxyDHCP answer without one
+          expect(formatIp(m.siaddr)).to.equal('172.22.0.2');
           expect(m.options.tftpServer).to.equal(nextServer ? '172.22.0.2' : undefined);
           // no lease parameters, no option 43 (EDK2 would then run boot-server discovery), no "no ProxyDHCP" flag
           expect(m.options.leaseTimeSeconds).to.equal(undefined);
