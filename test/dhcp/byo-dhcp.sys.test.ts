@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
 import { BootHttp } from '../../src/lab/rig/boot-http.js';
+import { DhcpCapture } from '../../src/lab/rig/dhcp-capture.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
 import { QemuMachine, requirePxeTools, tftpRoot, type Firmware } from '../../src/lab/rig/qemu.js';
 import { SiteDhcp, type SiteDhcpKind } from '../../src/lab/rig/site-dhcp.js';
@@ -36,6 +37,7 @@ describe('bring your own DHCP: the guide\'s snippets boot PXE clients to the VIP
   let ns: string;
   const machines: QemuMachine[] = [];
   let server: SiteDhcp | undefined;
+  let capture: DhcpCapture;
   let taps = 0;
 
   before(async function () {
@@ -53,6 +55,8 @@ describe('bring your own DHCP: the guide\'s snippets boot PXE clients to the VIP
     ip('-n', ns, 'addr', 'add', `${SITE_DHCP}/24`, 'dev', 'eth0');
     ip('-n', ns, 'link', 'set', 'eth0', 'up');
     http = new BootHttp(lab.nodes);
+    // the replies each machine gets, seen on its tap (what the snippet made the server send)
+    capture = new DhcpCapture({ netnsPath: lab.topology.path(lab.topology.provisioning), clock: systemClock });
     // ironet's DHCP off (no --dhcp-pool): the VIP and TFTP on it only
     const root = tftpRoot();
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i, ['--tftp-root', root]);
@@ -64,6 +68,7 @@ describe('bring your own DHCP: the guide\'s snippets boot PXE clients to the VIP
     server = undefined;
   });
   after(async () => {
+    capture?.close();
     http?.stop();
     await lab?.stop();
   });
@@ -78,6 +83,7 @@ describe('bring your own DHCP: the guide\'s snippets boot PXE clients to the VIP
       logFile: process.env.IRONET_TEST_LOG ? `/tmp/qemu-${mac.replaceAll(':', '')}.log` : undefined,
     });
     machines.push(m);
+    capture.add(m.o.tap);
     return m;
   }
 
@@ -118,6 +124,16 @@ describe('bring your own DHCP: the guide\'s snippets boot PXE clients to the VIP
       expect(console).to.include('NBP filename is snponly-x86_64.efi');
       expect(console).to.include('NBP file downloaded successfully');
       expect(console).to.include(`Server IP address is ${VIP}`);
+      // from the wire: the firmware was told the first stage, iPXE the script URL with 175.176 = 1 (no ProxyDHCP wait)
+      const acks = (mac: string) => capture.replies.filter((r) => r.mac === mac && r.type === 'ack');
+      const script = `http://${VIP}:6180/boot.ipxe`;
+      expect(acks(uefi).map((r) => r.bootfile)).to.include('snponly-x86_64.efi');
+      for (const mac of [bios, uefi]) {
+        const ipxe = acks(mac).filter((r) => r.bootfile === script);
+        expect(ipxe, `${mac}: an ACK with the script URL`).to.not.have.length(0);
+        expect(ipxe.every((r) => r.ipxeNoProxyDhcp), `${mac}: 175.176 = 1 with it`).to.equal(true);
+        expect(acks(mac).every((r) => r.serverId === SITE_DHCP), `${mac}: only the site's server answered`).to.equal(true);
+      }
     });
   }
 });

@@ -16,6 +16,7 @@
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
 import { BootHttp } from '../../src/lab/rig/boot-http.js';
+import { DhcpCapture } from '../../src/lab/rig/dhcp-capture.js';
 import { Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import { Dnsmasq } from '../../src/lab/rig/dnsmasq.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
@@ -41,6 +42,7 @@ describe('ProxyDHCP beside a site DHCP server (system, QEMU)', function () {
   let dnsmasq: Dnsmasq;
   const machines: QemuMachine[] = [];
   const clients: Udhcpc[] = [];
+  let capture: DhcpCapture;
   let taps = 0;
 
   before(async function () {
@@ -54,6 +56,7 @@ describe('ProxyDHCP beside a site DHCP server (system, QEMU)', function () {
     dnsmasq = new Dnsmasq({ netns: ns, iface: 'eth0', range: '172.22.0.150,172.22.0.199,255.255.255.0,10m' });
     dnsmasq.start();
     http = new BootHttp(lab.nodes);
+    capture = new DhcpCapture({ netnsPath: lab.topology.path(lab.topology.provisioning), clock: systemClock });
     const root = tftpRoot();
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i, ['--dhcp-mode', 'proxy', '--tftp-root', root]);
     expect(await lab.vip.nextHolder(0, 20_000)).to.not.equal(undefined);
@@ -61,6 +64,7 @@ describe('ProxyDHCP beside a site DHCP server (system, QEMU)', function () {
   after(async () => {
     for (const c of clients) c.stop();
     for (const m of machines) m.stop();
+    capture?.close();
     http?.stop();
     await dnsmasq?.close();
     await lab?.stop();
@@ -76,6 +80,7 @@ describe('ProxyDHCP beside a site DHCP server (system, QEMU)', function () {
       logFile: process.env.IRONET_TEST_LOG ? `/tmp/qemu-${mac.replaceAll(':', '')}.log` : undefined,
     });
     machines.push(m);
+    capture.add(m.o.tap);
     return m;
   }
 
@@ -97,6 +102,12 @@ describe('ProxyDHCP beside a site DHCP server (system, QEMU)', function () {
     const m = boot('bios', mac);
     const leased = await reachedBootScript(m, mac, 120_000);
     expect(leased).to.match(/^172\.22\.0\.(1[5-9]\d)$/);
+    // from the wire: the VIP's answers carry no address and the script URL; every address came from dnsmasq
+    const seen = capture.replies.filter((r) => r.mac === mac);
+    const ours = seen.filter((r) => r.serverId === VIP);
+    expect(ours.map((r) => `${r.type} ${r.yiaddr} ${r.bootfile}`)).to.include(`offer 0.0.0.0 http://${VIP}:6180/boot.ipxe`);
+    expect(ours.every((r) => r.yiaddr === '0.0.0.0' && !r.ipxeNoProxyDhcp)).to.equal(true);
+    expect(seen.filter((r) => r.yiaddr !== '0.0.0.0').every((r) => r.serverId === SITE_DHCP)).to.equal(true);
     const metrics = await lab.agents.metrics(lab.vip.holders()[0]!);
     expect(counted(metrics, 'ironet_proxydhcp_packets_total', ['port="67"', 'type="discover"', 'result="offer"']), 'ProxyDHCP offers on 67').to.be.greaterThan(0);
     // the client's REQUEST for dnsmasq's address is not ProxyDHCP's business

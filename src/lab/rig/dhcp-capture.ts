@@ -24,6 +24,10 @@ export interface DhcpReplySeen {
   readonly serverId: string | undefined;
   /** The Ethernet source: which box sent it. */
   readonly from: string;
+  /** Option 67, else the `file` field. */
+  readonly bootfile: string | undefined;
+  /** Option 175 carries sub-option 176 = 1 (iPXE: "no ProxyDHCP"). */
+  readonly ipxeNoProxyDhcp: boolean;
 }
 
 const ETH_P_IP = 0x0800;
@@ -71,6 +75,8 @@ export class DhcpCapture {
       yiaddr: formatIp(m.yiaddr),
       serverId: m.options.serverId ? formatIp(m.options.serverId) : undefined,
       from: frame.subarray(6, 12).toString('hex').match(/../g)!.join(':'),
+      bootfile: m.options.bootfile ?? (m.file || undefined),
+      ipxeNoProxyDhcp: m.options.ipxe?.get(176)?.[0] === 1,
     });
   }
 
