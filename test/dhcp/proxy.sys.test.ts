@@ -167,6 +167,26 @@ describe('ProxyDHCP beside a site DHCP server (system, QEMU)', function () {
     expect(counted(metrics, 'ironet_proxydhcp_packets_total', ['port="4011"', 'result="malformed"']), 'junk counted as malformed').to.be.greaterThan(500);
   });
 
+  it('the VIP moves (the holder SIGKILLed): the next holder answers as ProxyDHCP at once (nothing to load), and a BIOS machine boots through it', async () => {
+    const [h] = lab.vip.holders();
+    expect(h, 'a holder').to.not.equal(undefined);
+    const killedAt = systemClock.monotonicMs();
+    lab.agents.signal(h!, 'SIGKILL');
+    const next = await lab.vip.nextHolder(killedAt, TIMINGS.leaseDurationMs + 10_000, h);
+    expect(next, 'another node took the VIP').to.not.equal(undefined);
+    const mac = '52:54:00:41:00:02';
+    const m = boot('bios', mac);
+    await reachedBootScript(m, mac, 120_000);
+    const metrics = await lab.agents.metrics(next!.node);
+    expect(counted(metrics, 'ironet_proxydhcp_packets_total', ['port="67"', 'type="discover"', 'result="offer"']), 'the new holder offered').to.be.greaterThan(0);
+    // the others answer nothing: ProxyDHCP runs only on the VIP holder (three nodes: one never held it)
+    expect(lab.nodes.length).to.be.greaterThan(2);
+    for (let i = 0; i < lab.nodes.length; i++) {
+      if (i === h || i === next!.node) continue;
+      expect(counted(await lab.agents.metrics(i), 'ironet_proxydhcp_packets_total', ['result="offer"']), `node ${i} (not holding) offered nothing`).to.equal(0);
+    }
+  });
+
   it('a client that is not PXE firmware (udhcpc) gets its address from dnsmasq and no ProxyDHCP answer (counted notPxeClient)', async () => {
     const holder = lab.vip.holders()[0]!;
     const before = counted(await lab.agents.metrics(holder), 'ironet_proxydhcp_packets_total', ['port="67"', 'type="discover"', 'result="notPxeClient"']);
