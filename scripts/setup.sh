@@ -31,6 +31,8 @@ if [ -n "$missing" ]; then
     case " $missing " in *" cloud-init "*) mkdir -p /etc/cloud && touch /etc/cloud/cloud-init.disabled ;; esac
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    # dhcpd runs only in a test's namespace, in the foreground: never as this machine's service
+    case " $missing " in *" isc-dhcp-server "*) systemctl disable --now isc-dhcp-server >/dev/null 2>&1 || true ;; esac
   else
     say "missing Debian packages:$missing — install them as root: apt-get install$missing"
     exit 1

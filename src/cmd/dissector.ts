@@ -9,7 +9,7 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.js';
 import { ConfigError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { DhcpFrameReader } from '../dhcp/ports.js';
+import type { DhcpFrameReader, DhcpPayloadReader } from '../dhcp/ports.js';
 import { dissectorHost } from '../host/dissector-process.js';
 import { Dissector, DissectorUnavailable } from '../sandbox/dissector.js';
 import { dissectorCommand } from '../sandbox/launch.js';
@@ -18,6 +18,8 @@ import type { TftpPacketReader } from '../tftp/ports.js';
 
 export interface PacketReaders {
   readonly dhcpFrame: DhcpFrameReader;
+  /** ProxyDHCP's port 4011 (a UDP socket: payloads, not frames). */
+  readonly dhcpPayload: DhcpPayloadReader;
   readonly tftpPacket: TftpPacketReader;
 }
 
@@ -53,5 +55,5 @@ export async function startDissector(o: { readonly parseInProcess: boolean; read
     if (err instanceof DissectorUnavailable) throw new ConfigError('--parse-in-process', err.message);
     throw err;
   }
-  return { readers: { dhcpFrame: dissector.readDhcpFrame, tftpPacket: dissector.readTftpPacket }, close: () => dissector.close() };
+  return { readers: { dhcpFrame: dissector.readDhcpFrame, dhcpPayload: dissector.readDhcpPayload, tftpPacket: dissector.readTftpPacket }, close: () => dissector.close() };
 }

@@ -10,6 +10,7 @@ import type { NetworkAgentConfig } from '../config/agent.js';
 import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { DhcpServiceConfig } from '../dhcp/types.js';
+import type { ProxyDhcpServiceConfig } from '../dhcp/proxy.js';
 import { ADMISSION_DEFAULTS } from '../dhcp/admission.js';
 import { formatIp } from '../core/ip.js';
 import { WorkQueue } from '../core/work-queue.js';
@@ -46,7 +47,7 @@ import { startDissector } from './dissector.js';
  * at start names the network's field.
  */
 export function dhcpConfigOf(network: ProvisioningNetwork): DhcpServiceConfig | undefined {
-  if (!network.dhcp.enabled || !network.dhcpPool || !network.vip4) return undefined;
+  if (!network.dhcp.enabled || network.dhcp.mode !== 'server' || !network.dhcpPool || !network.vip4) return undefined;
   return {
     poolNamespace: network.namespace,
     poolName: network.dhcpPool,
@@ -66,6 +67,20 @@ export function dhcpConfigOf(network: ProvisioningNetwork): DhcpServiceConfig | 
     knownHostsNamespace: network.namespace,
     admission: ADMISSION_DEFAULTS,
     settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
+  };
+}
+
+/** The network's ProxyDHCP (spec.dhcp.mode: proxy), on its IPv4 VIP; undefined otherwise. */
+export function proxyDhcpConfigOf(network: ProvisioningNetwork): ProxyDhcpServiceConfig | undefined {
+  if (!network.dhcp.enabled || network.dhcp.mode !== 'proxy' || !network.vip4) return undefined;
+  return {
+    tftpServer: network.dhcp.tftpServer,
+    biosFile: network.dhcp.bootFiles.bios,
+    efiX64File: network.dhcp.bootFiles.uefiX86_64,
+    efiArm64File: network.dhcp.bootFiles.uefiArm64,
+    ipxeScriptUrl: network.dhcp.ipxeScriptUrl,
+    httpBootUrl: undefined,
+    settingNames: { vip: 'spec.vip.ipv4' },
   };
 }
 
@@ -129,8 +144,10 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
         for (const [i, vip] of vipsOf(network).entries()) {
           const primary = i === 0;
           const dhcp = primary ? dhcpConfigOf(network) : undefined;
+          const proxyDhcp = primary ? proxyDhcpConfigOf(network) : undefined;
           // the script DHCP sends iPXE clients to, fetched from inside the pod while holding (BootScript condition)
-          const url = dhcp ? (dhcp.ipxeScriptUrl ?? defaultIpxeScriptUrl(vip)) : undefined;
+          const boot = dhcp ?? proxyDhcp;
+          const url = boot ? (boot.ipxeScriptUrl ?? defaultIpxeScriptUrl(vip)) : undefined;
           const check = url
             ? bootScriptCheck({
                 url,
@@ -162,6 +179,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
               onWire: (e) => void report({ kind: 'wire', vip: formatIp(vip), primary, pod: podName, agent: identity, ...wireReportOf(e) }),
               onForeignDhcp: (f) => void report({ kind: 'foreignDhcp', note: foreignServerNote(f, formatIp(vip)), pod: podName, agent: identity }),
               dhcp,
+              proxyDhcp,
               tftpRoot: primary && vip.family === 4 ? config.tftpRoot : undefined,
               readers: dissector.readers,
               work: check ? [check] : [],

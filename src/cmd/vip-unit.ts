@@ -21,6 +21,8 @@ import { WireGuard } from '../vip/wire-guard.js';
 import { NetnsWire } from '../host/netns-wire.js';
 import { createVipMetrics } from '../vip/metrics.js';
 import { createDhcpService } from './dhcp.js';
+import { createProxyDhcpService } from './proxy-dhcp.js';
+import type { ProxyDhcpServiceConfig } from '../dhcp/proxy.js';
 import type { EffectiveRole } from '../network/network.js';
 import type { ForeignServer } from '../dhcp/foreign-servers.js';
 import { createTftpService } from './tftp.js';
@@ -48,6 +50,8 @@ export interface VipUnitOptions {
   /** Told what the wire said (blocked, defended, yielded, cleared). Must not throw. */
   readonly onWire?: (e: WireEvent) => void;
   readonly dhcp?: DhcpServiceConfig;
+  /** ProxyDHCP instead (boot files only, no addresses: the site's DHCP server gives them); never with `dhcp`. */
+  readonly proxyDhcp?: ProxyDhcpServiceConfig;
   readonly tftpRoot?: string;
   /** Where DHCP and TFTP packets are parsed: the dissector (./dissector.ts); absent: in this process (--parse-in-process). */
   readonly readers?: PacketReaders;
@@ -114,9 +118,14 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
   });
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, onForeignServer: o.onForeignDhcp, reader: o.readers?.dhcpFrame }) : undefined;
   let tftp: ReturnType<typeof createTftpService> | undefined;
+  let proxy: DependentWork | undefined;
   try {
-    // only the boot files DHCP hands out are served (the folder may hold more)
-    const allowedFiles = o.dhcp ? [o.dhcp.biosFile, o.dhcp.efiX64File, o.dhcp.efiArm64File].filter((f): f is string => Boolean(f)) : undefined;
+    proxy = o.proxyDhcp
+      ? createProxyDhcpService({ config: o.proxyDhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, logger, registry: o.registry, frameReader: o.readers?.dhcpFrame, payloadReader: o.readers?.dhcpPayload })
+      : undefined;
+    // only the boot files DHCP (or ProxyDHCP) hands out are served (the folder may hold more)
+    const boot = o.dhcp ?? o.proxyDhcp;
+    const allowedFiles = boot ? [boot.biosFile, boot.efiX64File, boot.efiArm64File].filter((f): f is string => Boolean(f)) : undefined;
     tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, reader: o.readers?.tftpPacket, ...(allowedFiles ? { allowedFiles } : {}) }) : undefined;
   } catch (err) {
     dhcp?.close(); // its sockets and caches: the caller closes the rest
@@ -124,7 +133,7 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
   }
   // a term's DHCP report follows its holding report (src/vip/holder.ts HolderReports)
   const reports = new HolderReports({ onHolding: o.onHolding, onDhcp: o.onDhcp });
-  const dhcpWork = dhcp && reports.dhcp(dhcp.dependent);
+  const dhcpWork = dhcp ? reports.dhcp(dhcp.dependent) : proxy && reports.dhcp(proxy);
   const dependents = [dhcpWork, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
   const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents, guard, reports, onWire: o.onWire });
   const elector = new Elector({

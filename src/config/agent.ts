@@ -13,6 +13,7 @@ import { ConfigError, InvalidValueError } from '../core/errors.js';
 import { tryParseIp, type IpAddress } from '../core/ip.js';
 import { ADMISSION_DEFAULTS, admissionProblems, type AdmissionPolicy } from '../dhcp/admission.js';
 import type { DhcpServiceConfig, KnownHostsMode } from '../dhcp/types.js';
+import type { ProxyDhcpServiceConfig } from '../dhcp/proxy.js';
 import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, SECOND_POD_FLAGS, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
 import { commaList, invalid, oneOf, option, orUnset, readFlags, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
 
@@ -41,6 +42,8 @@ export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly wireCheckMs: number;
   /** DHCP for PXE, served while holding the VIP; undefined: off. */
   readonly dhcp: DhcpServiceConfig | undefined;
+  /** ProxyDHCP (--dhcp-mode proxy): boot files only, no addresses; never with `dhcp`. */
+  readonly proxyDhcp: ProxyDhcpServiceConfig | undefined;
   /** Read-only TFTP on the VIP from this folder; undefined: off. */
   readonly tftpRoot: string | undefined;
   /** Parse DHCP and TFTP packets in the agent itself instead of the unprivileged dissector (weaker: development only; docs/operations.md). */
@@ -169,6 +172,12 @@ const FLAGS = {
     help: 'the IPPool leases come from; enables DHCP',
     parse: poolRef,
   }),
+  'dhcp-mode': option<'server' | 'proxy'>({
+    arg: 'MODE',
+    help: 'server: addresses from --dhcp-pool and boot files; proxy: ProxyDHCP, boot files only (on 67 and 4011 of the VIP) beside the site\'s own DHCP server, no pool (docs/dhcp.md "ProxyDHCP")',
+    default: 'server',
+    parse: oneOf<'server' | 'proxy'>(['server', 'proxy']),
+  }),
   'dhcp-subnet': option({ arg: 'CIDR', help: 'mask and broadcast options', defaultText: "the pool's subnet", parse: orUnset(cidr) }),
   'dhcp-lease-seconds': option({ arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
   'dhcp-routers': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
@@ -206,7 +215,7 @@ export const AGENT: CommandSpec<typeof FLAGS> = {
 type AgentFlags = FlagValues<typeof FLAGS>;
 
 /** VIP-mode flags that ProvisioningNetwork mode takes from the ProvisioningNetwork instead. */
-const VIP_MODE_ONLY = ['interface', 'netns', 'lease-name', 'dhcp-pool', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const;
+const VIP_MODE_ONLY = ['interface', 'netns', 'lease-name', 'dhcp-pool', 'dhcp-mode', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const;
 
 export function parseAgent(args: readonly string[], ctx: ParseContext): AgentConfig | NetworkAgentConfig | HelpCommand {
   const f = readFlags(FLAGS, args, ctx.env);
@@ -242,13 +251,15 @@ function networkMode(f: AgentFlags, ctx: ParseContext, nodeName: string): Networ
 
 function vipMode(f: AgentFlags, ctx: ParseContext): AgentConfig {
   if (f.given('namespace')) throw new ConfigError('--namespace', 'belongs to ProvisioningNetwork mode: add --node-name, or drop it');
-  const dhcp = dhcpOf(f);
+  const proxyDhcp = proxyDhcpOf(f);
+  const dhcp = proxyDhcp ? undefined : dhcpOf(f);
   // an empty --vip is a missing one, as an empty environment variable is
   const vip = f.text('vip') ? f.get('vip') : undefined;
   if (!vip) throw new ConfigError('--vip', 'is required: the provisioning VIP, e.g. --vip 172.22.0.2 (VIP mode); or give --node-name for ProvisioningNetwork mode');
   const iface = f.get('interface');
   if (!iface) throw new ConfigError('--interface', 'is required: the interface the VIP goes on, e.g. --interface prov0');
   if (dhcp && vip.ip.family !== 4) throw new ConfigError('--dhcp-pool', 'DHCPv4 needs an IPv4 VIP (the server identifier)');
+  if (proxyDhcp && vip.ip.family !== 4) throw new ConfigError('--dhcp-mode', 'ProxyDHCP (DHCPv4) needs an IPv4 VIP (the server identifier)');
   return {
     command: 'agent',
     ...commonOf(f, ctx),
@@ -267,8 +278,29 @@ function vipMode(f: AgentFlags, ctx: ParseContext): AgentConfig {
     retryPeriodMs: f.get('retry-period-ms'),
     ...garpOf(f),
     dhcp,
+    proxyDhcp,
     tftpRoot: f.get('tftp-root'),
     parseInProcess: f.get('parse-in-process'),
+  };
+}
+
+/** The flags only the address server reads: with --dhcp-mode proxy they would mean nothing. */
+const SERVER_ONLY = ['dhcp-pool', 'dhcp-subnet', 'dhcp-lease-seconds', 'dhcp-routers', 'dhcp-dns', 'dhcp-known-hosts', 'dhcp-known-hosts-only', 'dhcp-known-hosts-namespace'] as const;
+
+/** VIP mode's ProxyDHCP (--dhcp-mode proxy), typed; undefined in server mode. */
+function proxyDhcpOf(f: AgentFlags): ProxyDhcpServiceConfig | undefined {
+  if (f.get('dhcp-mode') !== 'proxy') return undefined;
+  for (const flag of SERVER_ONLY) {
+    if (f.given(flag)) throw new ConfigError(`--${flag}`, 'means nothing with --dhcp-mode proxy (ProxyDHCP hands out no addresses: the site\'s DHCP server does); drop it');
+  }
+  return {
+    tftpServer: f.get('tftp-server'),
+    biosFile: f.get('boot-bios-file'),
+    efiX64File: f.get('boot-efi-x64-file'),
+    efiArm64File: f.get('boot-efi-arm64-file'),
+    ipxeScriptUrl: f.get('ipxe-script-url'),
+    httpBootUrl: f.get('http-boot-url'),
+    settingNames: { vip: '--vip' },
   };
 }
 

@@ -191,3 +191,30 @@ export interface DhcpBlockApi {
     delete(name: string): Promise<Exclude<Deleted, 'conflict'>>;
   };
 }
+
+// — ProxyDHCP's second port (./proxy.ts) —
+
+/** A datagram's source (and where its answer goes). */
+export interface UdpPeer {
+  readonly address: string;
+  readonly port: number;
+}
+
+/**
+ * Reads a BOOTP payload (a UDP datagram's, no frame around it) where a
+ * hostile packet cannot reach the agent's privileges: src/sandbox's
+ * dissector. `dropped`: it could not answer (the datagram is lost). Never rejects.
+ */
+export type DhcpPayloadReader = (payload: Buffer) => Promise<DecodeResult | { readonly kind: 'dropped' }>;
+
+/**
+ * The PXE boot server port (UDP 4011 on the VIP): where a PXE client that has
+ * its address asks the ProxyDHCP server for its boot file, unicast.
+ */
+export interface PxeBootTransport {
+  /** Each datagram to VIP:4011, in arrival order; `decoded` as a {@link DhcpPayloadReader} read it (absent: decode here). */
+  onRequest(cb: (payload: Buffer, from: UdpPeer, decoded?: DecodeResult) => void): void;
+  /** From VIP:4011; a source of 0.0.0.0 is answered by broadcast to its port. */
+  send(payload: Buffer, to: UdpPeer): void;
+  close(): void;
+}

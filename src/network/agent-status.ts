@@ -118,7 +118,9 @@ export function agentStatus(network: ProvisioningNetwork, state: SaidState, node
         : state.dhcp.serving
           ? state.dhcpMode === 'handingOver'
             ? cond('DHCPServing', 'True', 'HandingOver', `DHCP on ${where} hands over: it answers only the leases it holds and writes none (spec.handover)`)
-            : cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
+            : network.dhcp.mode === 'proxy'
+              ? cond('DHCPServing', 'True', 'ProxyServing', `ProxyDHCP serves on ${where}: boot files only, the addresses are the site DHCP server's (spec.dhcp.mode: proxy)`)
+              : cond('DHCPServing', 'True', 'Serving', `DHCP serves on ${where}`)
           : cond('DHCPServing', 'False', 'StartFailed', `DHCP could not start on ${where}: ${state.dhcp.message}`);
   const urls = ironicUrlsCondition(state, where);
   // the boot script's verdict is the holder's: said while holding, gone with the term

@@ -29,6 +29,7 @@ export interface ProvisioningNetworkSpecInput {
   ironicPodSelector?: LabelSelector;
   dhcp?: {
     enabled?: boolean;
+    mode?: string;
     leaseSeconds?: number;
     routers?: string[];
     dnsServers?: string[];
@@ -43,6 +44,8 @@ export interface ProvisioningNetworkSpecInput {
   role?: string;
   handover?: { sourceUID?: string; source?: string; target?: string };
 }
+
+export type DhcpServeMode = 'server' | 'proxy';
 
 export interface VipHolder {
   node?: string;
@@ -94,6 +97,8 @@ export interface ProvisioningNetwork {
   readonly ironicPodSelector: LabelSelector;
   readonly dhcp: {
     readonly enabled: boolean;
+    /** `server` (the default): addresses from spec.dhcpPool and boot files; `proxy`: ProxyDHCP, boot files only beside the site's own DHCP server (no pool). */
+    readonly mode: DhcpServeMode;
     readonly leaseSeconds: number;
     readonly routers: readonly IpAddress[];
     readonly dnsServers: readonly IpAddress[];
@@ -252,7 +257,10 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   if (podPool === '') bad('spec.podPool.name', 'spec.podPool.name is missing; name the IPPool (same namespace) the Ironic pods\' addresses come from');
   const dhcpEnabled = spec.dhcp?.enabled ?? true;
   const dhcpPool = spec.dhcpPool?.name || undefined;
-  if (dhcpEnabled && !dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name is missing while DHCP is enabled; name the IPPool DHCP leases come from, or set spec.dhcp.enabled: false');
+  const dhcpMode = spec.dhcp?.mode ?? 'server';
+  if (dhcpMode !== 'server' && dhcpMode !== 'proxy') bad('spec.dhcp.mode', `spec.dhcp.mode ${JSON.stringify(dhcpMode)} is neither server nor proxy`);
+  if (dhcpMode === 'proxy' && dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name means nothing with spec.dhcp.mode: proxy (ProxyDHCP hands out no addresses: the site\'s DHCP server does); remove it');
+  if (dhcpEnabled && dhcpMode === 'server' && !dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name is missing while DHCP is enabled; name the IPPool DHCP leases come from, or set spec.dhcp.enabled: false');
   if (dhcpPool !== undefined && dhcpPool === podPool) {
     problems.push({ reason: 'PoolsOverlap', field: 'spec.dhcpPool.name', message: `spec.dhcpPool.name and spec.podPool.name are both ${JSON.stringify(podPool)}; DHCP leases and pod addresses need separate pools` });
   }
@@ -361,6 +369,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
       ironicPodSelector: selector,
       dhcp: {
         enabled: dhcpEnabled,
+        mode: dhcpMode === 'proxy' ? 'proxy' : 'server',
         leaseSeconds,
         routers,
         dnsServers,
@@ -469,6 +478,7 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
     ironicPodSelector: sel && selectorOf(sel),
     dhcp: {
       enabled: bool(d.enabled),
+      mode: str(d.mode),
       leaseSeconds: num(d.leaseSeconds),
       routers: d.routers as string[] | undefined,
       dnsServers: d.dnsServers as string[] | undefined,

@@ -91,6 +91,12 @@ export function dhcpFrameForm(frame: Buffer): unknown {
   };
 }
 
+/** The JSON-safe answer for a BOOTP payload heard on a UDP socket (ProxyDHCP's port 4011): what decodeMessage says. */
+export function dhcpPayloadForm(payload: Buffer): unknown {
+  const message = decodeMessage(payload);
+  return message.ok ? { ok: true, message: messageForm(message.message) } : { ok: false, reason: message.reason };
+}
+
 function messageForm(m: DhcpMessage): unknown {
   return {
     op: m.op,
@@ -168,6 +174,11 @@ export function dhcpFrameFromForm(v: unknown, frame: Buffer): Exclude<DhcpFrameR
   };
   const message = required(o, 'message', at, (x, p) => messageResultFromForm(x, p, payloadLength));
   return { kind: 'read', frame: udp, message };
+}
+
+/** The dissector's answer for a BOOTP payload (the agent's own copy), checked as {@link dhcpFrameFromForm} checks a frame's message. */
+export function dhcpPayloadFromForm(v: unknown, payload: Buffer): DecodeResult {
+  return messageResultFromForm(v, 'answer', payload.length);
 }
 
 function messageResultFromForm(v: unknown, at: string, payloadLength: number): DecodeResult {

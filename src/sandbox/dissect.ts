@@ -7,7 +7,7 @@
  */
 import type { Buffer } from 'node:buffer';
 import { decodePacket } from '../tftp/packets.js';
-import { dhcpFrameForm } from './dhcp-form.js';
+import { dhcpFrameForm, dhcpPayloadForm } from './dhcp-form.js';
 import type { DissectKind } from './protocol.js';
 import { tftpPacketForm } from './tftp-form.js';
 
@@ -22,5 +22,7 @@ export function dissect(kind: DissectKind, packet: Buffer): unknown {
       return dhcpFrameForm(packet);
     case 'tftpPacket':
       return tftpPacketForm(decodePacket(packet));
+    case 'dhcpPayload':
+      return dhcpPayloadForm(packet);
   }
 }

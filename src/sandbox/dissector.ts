@@ -25,9 +25,10 @@ import { createBackoff, type Backoff } from '../core/backoff.js';
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { DecodeResult } from '../dhcp/message.js';
 import type { DhcpFrameRead } from '../dhcp/ports.js';
 import type { TftpPacketRead } from '../tftp/ports.js';
-import { dhcpFrameFromForm } from './dhcp-form.js';
+import { dhcpFrameFromForm, dhcpPayloadFromForm } from './dhcp-form.js';
 import { sandboxProblems, type DissectorCommand } from './launch.js';
 import type { DissectorHost, DissectorMetrics, DissectorProcess, RequestOutcome, RestartReason } from './ports.js';
 import { decodeAnswer, encodeRequest, FrameSplitter, MAX_ANSWER_BYTES, MAX_ID, type DissectKind } from './protocol.js';
@@ -140,6 +141,20 @@ export class Dissector {
       return read;
     } catch (err) {
       this.invalid(a.run, 'dhcpFrame', err);
+      return { kind: 'dropped' };
+    }
+  };
+
+  /** Reads a BOOTP payload heard on a UDP socket (the {@link import('../dhcp/ports.js').DhcpPayloadReader} port: ProxyDHCP's 4011). Never rejects. */
+  readonly readDhcpPayload = async (payload: Buffer): Promise<DecodeResult | { readonly kind: 'dropped' }> => {
+    const a = await this.ask('dhcpPayload', payload);
+    if (!a) return { kind: 'dropped' };
+    try {
+      const read = dhcpPayloadFromForm(a.result, payload);
+      this.o.metrics?.request('dhcpPayload', 'ok', (this.o.clock.monotonicMs() - a.sentMs) / 1000);
+      return read;
+    } catch (err) {
+      this.invalid(a.run, 'dhcpPayload', err);
       return { kind: 'dropped' };
     }
   };

@@ -14,7 +14,7 @@
 import { Buffer } from 'node:buffer';
 
 /** What the dissector is asked; the byte on the wire is the index. */
-export const DISSECT_KINDS = ['ping', 'dhcpFrame', 'tftpPacket'] as const;
+export const DISSECT_KINDS = ['ping', 'dhcpFrame', 'tftpPacket', 'dhcpPayload'] as const;
 export type DissectKind = (typeof DISSECT_KINDS)[number];
 
 /** The largest packet asked about: a UDP datagram's 65,507 bytes, or a frame of one (with room for a VLAN tag). */

@@ -1,6 +1,6 @@
 /** ProvisioningNetwork mode's DHCP settings: typed from the parsed network, and every problem named by the network's field. */
 import { expect } from 'chai';
-import { dhcpConfigOf } from '../../src/cmd/network-agent.js';
+import { dhcpConfigOf, proxyDhcpConfigOf } from '../../src/cmd/network-agent.js';
 import { dhcpServerConfigOf } from '../../src/dhcp/server-config.js';
 import { parseCidr } from '../../src/core/cidr.js';
 import { ConfigError } from '../../src/core/errors.js';
@@ -53,6 +53,22 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
       settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
     });
     expect(dhcpConfigOf(networkOf({ dhcp: { enabled: false }, dhcpPool: undefined }))).to.equal(undefined);
+  });
+
+  it('spec.dhcp.mode: proxy gives ProxyDHCP with the boot settings, and no address server; server mode no ProxyDHCP', () => {
+    const network = networkOf({ dhcpPool: undefined, dhcp: { mode: 'proxy', tftpServer: '172.22.0.4', bootFiles: { bios: 'ipxe.pxe' } } });
+    expect(dhcpConfigOf(network)).to.equal(undefined);
+    expect(proxyDhcpConfigOf(network)).to.deep.equal({
+      tftpServer: parseIp('172.22.0.4'),
+      biosFile: 'ipxe.pxe',
+      efiX64File: 'snponly-x86_64.efi',
+      efiArm64File: 'snponly-arm64.efi',
+      ipxeScriptUrl: undefined,
+      httpBootUrl: undefined,
+      settingNames: { vip: 'spec.vip.ipv4' },
+    });
+    expect(proxyDhcpConfigOf(networkOf())).to.equal(undefined);
+    expect(proxyDhcpConfigOf(networkOf({ dhcpPool: undefined, dhcp: { mode: 'proxy', enabled: false } }))).to.equal(undefined);
   });
 
   it('answer only known hosts when spec.dhcp.knownHostsOnly is true, any MAC when false, and decide by the BareMetalHosts when unset (ADR 0030)', () => {

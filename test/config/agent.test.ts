@@ -67,6 +67,33 @@ describe('config/agent', () => {
         });
       });
 
+      it('--dhcp-mode proxy: ProxyDHCP with the boot flags, no pool; a flag only the address server reads is refused, naming it', () => {
+        const proxyOf = (argv: string[]) => {
+          const c = parseCommandLine([...base, ...argv], ctx());
+          if (c.command !== 'agent') throw new Error(c.command);
+          return c;
+        };
+        expect(proxyOf([]).proxyDhcp, 'server mode by default').to.equal(undefined);
+        const c = proxyOf(['--dhcp-mode', 'proxy', '--boot-bios-file', 'ipxe.pxe', '--ipxe-script-url', 'http://172.22.0.2:6180/x.ipxe']);
+        expect(c.dhcp).to.equal(undefined);
+        expect(c.proxyDhcp).to.deep.equal({
+          tftpServer: undefined,
+          biosFile: 'ipxe.pxe',
+          efiX64File: 'snponly-x86_64.efi',
+          efiArm64File: 'snponly-arm64.efi',
+          ipxeScriptUrl: 'http://172.22.0.2:6180/x.ipxe',
+          httpBootUrl: undefined,
+          settingNames: { vip: '--vip' },
+        });
+        for (const flag of [['--dhcp-pool', 'metal3/p'], ['--dhcp-lease-seconds', '600'], ['--dhcp-known-hosts', 'only']]) {
+          const err = configError(() => proxyOf(['--dhcp-mode', 'proxy', ...flag]));
+          expect(err.setting).to.equal(flag[0]);
+          expect(err.message).to.contain('means nothing with --dhcp-mode proxy');
+        }
+        expect(configError(() => proxyOf(['--dhcp-mode', 'relay'])).setting).to.equal('--dhcp-mode');
+        expect(configError(() => parseCommandLine(['agent', '--vip', 'fd00::2', '--interface', 'p', '--dhcp-mode', 'proxy'], ctx())).setting).to.equal('--dhcp-mode');
+      });
+
       it('takes the new-lease limits from their flags and refuses a combination that defeats them, naming the flag', () => {
         expect(dhcpOf(['--dhcp-pool', 'metal3/p', '--dhcp-new-lease-rate', '20', '--dhcp-new-lease-burst', '40', '--dhcp-mac-rate', '2', '--dhcp-mac-burst', '3', '--dhcp-queue-length', '10', '--dhcp-queue-max-wait-ms', '500', '--dhcp-tracked-macs', '100'])?.admission).to.deep.equal({
           newLeasesPerSecond: 20,

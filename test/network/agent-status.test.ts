@@ -74,6 +74,8 @@ describe('network/agent-status: the VIP holder’s part of a ProvisioningNetwork
     expect(reasons(fold([holding('a', true), dhcp('a', false, 'no pool')], [T0, T1]))).to.deep.equal(['VIPAssigned=True/Held', 'DHCPServing=False/StartFailed']);
     expect(reasons(fold([holding('a', true), holding('a', false)], [T0, T1]))).to.deep.equal(['VIPAssigned=False/SteppedDown', 'DHCPServing=False/NoVIPHolder']);
     expect(reasons(fold([holding('a', true)], [T0]), network(false))).to.deep.equal(['VIPAssigned=True/Held', 'DHCPServing=False/Disabled']);
+    const proxy = parseNetwork(networkObject({ dhcpPool: undefined, dhcp: { mode: 'proxy' } })).network!;
+    expect(reasons(fold([holding('a', true), dhcp('a', true)], [T0, T1]), proxy)).to.deep.equal(['VIPAssigned=True/Held', 'DHCPServing=True/ProxyServing']);
     const { status } = agentStatus(network(), fold([holding('a', true), dhcp('a', false, 'no pool')], [T0, T1])!, 'cp-1', T2);
     expect(status.vipHolder).to.deep.equal({ node: 'cp-1', pod: 'ironic-0', agent: 'a', since: T0 });
     expect(status.conditions[1]!.message).to.equal('DHCP could not start on pod ironic-0 on node cp-1: no pool');

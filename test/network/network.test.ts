@@ -145,6 +145,17 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     expect(same.map((p) => p.reason)).to.deep.equal(['PoolsOverlap']);
   });
 
+  it('spec.dhcp.mode: server by default; proxy needs no DHCP pool and refuses one (it would mean nothing); another mode is refused', () => {
+    expect(parseNetwork(networkObject({})).network!.dhcp.mode).to.equal('server');
+    const proxy = parseNetwork(networkObject({ dhcpPool: undefined, dhcp: { mode: 'proxy' } }));
+    expect(proxy.problems).to.deep.equal([]);
+    expect(proxy.network!.dhcp.mode).to.equal('proxy');
+    const withPool = parseNetwork(networkObject({ dhcp: { mode: 'proxy' } })).problems;
+    expect(fields(withPool)).to.deep.equal(['spec.dhcpPool.name']);
+    expect(withPool[0]!.message).to.contain('means nothing with spec.dhcp.mode: proxy');
+    expect(fields(parseNetwork(networkObject({ dhcp: { mode: 'relay' } })).problems)).to.deep.equal(['spec.dhcp.mode']);
+  });
+
   it('refuses a missing or empty pod selector (it would select every pod)', () => {
     expect(fields(parseNetwork(networkObject({ ironicPodSelector: undefined })).problems)).to.deep.equal(['spec.ironicPodSelector']);
     expect(parseNetwork(networkObject({ ironicPodSelector: {} })).problems[0]!.message).to.match(/every pod/);

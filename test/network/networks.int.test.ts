@@ -232,6 +232,10 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
     };
     expect(await refused(spec({ election: { leaseDurationMs: 2000, renewDeadlineMs: 3000 } }))).to.match(/renewDeadlineMs must be shorter than election\.leaseDurationMs/);
     expect(await refused(spec({ dhcpPool: undefined }))).to.match(/spec\.dhcpPool is required while spec\.dhcp\.enabled is true/);
+    // ProxyDHCP: no pool needed, and one given is refused; a mode neither server nor proxy is refused
+    expect(await refused(spec({ dhcp: { mode: 'proxy' } }))).to.match(/spec\.dhcpPool means nothing with spec\.dhcp\.mode proxy/);
+    expect(await refused(spec({ dhcp: { mode: 'relay' } }))).to.match(/spec\.dhcp\.mode/);
+    expect(await refused(spec({ dhcpPool: undefined, dhcp: { mode: 'proxy' } }))).to.equal('accepted');
     expect(await refused(spec({ cidr: '172.22.0.0/99' }))).to.match(/spec\.cidr/);
     expect(await refused(spec({ attachment: { parent: 'eth1', mode: 'ipvlan' } }))).to.match(/spec\.attachment\.mode/);
     expect(await refused(spec({ vip: {} }))).to.match(/spec\.vip/);

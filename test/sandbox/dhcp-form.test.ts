@@ -5,7 +5,7 @@ import type { Mac } from '../../src/core/mac.js';
 import { buildUdpFrame, parseUdpFrame } from '../../src/dhcp/frame.js';
 import { decodeMessage } from '../../src/dhcp/message.js';
 import type { DhcpFrameRead } from '../../src/dhcp/ports.js';
-import { dhcpFrameForm, dhcpFrameFromForm } from '../../src/sandbox/dhcp-form.js';
+import { dhcpFrameForm, dhcpFrameFromForm, dhcpPayloadForm, dhcpPayloadFromForm } from '../../src/sandbox/dhcp-form.js';
 import { InvalidAnswer } from '../../src/sandbox/validate.js';
 import { badFrame, discover, FUZZ_KINDS, Rng } from '../support/dhcp-fuzz.js';
 
@@ -52,6 +52,21 @@ describe('sandbox/dhcp-form', () => {
       expect(throughForm(frame), `frame ${i}`).to.deep.equal(expected);
     }
     expect(kinds.size).to.be.greaterThan(5);
+  });
+
+  it('reads BOOTP payloads (ProxyDHCP\'s 4011: no frame around them) back exactly as decodeMessage does, fuzzed ones included; a hostile answer is refused', () => {
+    const rng = new Rng(34);
+    for (let i = 0; i < 1000; i += 1) {
+      const frame = badFrame(rng, FUZZ_KINDS[i % FUZZ_KINDS.length]!, { srcMac: '02:fa:00:00:00:03' as Mac });
+      // the frame's UDP payload when it has one, else its bytes past the headers (garbage as a payload)
+      const parsed = parseUdpFrame(frame, { verifyUdpChecksum: false });
+      const payload = Buffer.from(parsed.ok ? parsed.payload : frame.subarray(Math.min(42, frame.length)));
+      expect(dhcpPayloadFromForm(JSON.parse(JSON.stringify(dhcpPayloadForm(payload))), payload), `payload ${i}`).to.deep.equal(decodeMessage(payload));
+    }
+    const good = discover(new Rng(5), true);
+    const answer = JSON.parse(JSON.stringify(dhcpPayloadForm(good))) as { ok: true; message: Record<string, unknown> };
+    expect(() => dhcpPayloadFromForm({ ...answer, extra: 1 }, good)).to.throw(InvalidAnswer);
+    expect(() => dhcpPayloadFromForm({ ok: true, message: { ...answer.message, xid: -1 } }, good)).to.throw(InvalidAnswer);
   });
 
   it('takes the payload from its own copy of the frame, never from the answer', () => {

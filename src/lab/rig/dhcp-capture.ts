@@ -28,6 +28,8 @@ export interface DhcpReplySeen {
   readonly vendorClass?: string;
   /** The boot file: option 67, else the BOOTP `file` field. */
   readonly bootFile?: string;
+  /** Option 175 carries sub-option 176 = 1 (iPXE: "no ProxyDHCP"). */
+  readonly ipxeNoProxyDhcp: boolean;
 }
 
 const ETH_P_IP = 0x0800;
@@ -77,6 +79,7 @@ export class DhcpCapture {
       from: frame.subarray(6, 12).toString('hex').match(/../g)!.join(':'),
       vendorClass: m.options.vendorClass,
       bootFile: m.options.bootfile ?? (m.file || undefined),
+      ipxeNoProxyDhcp: m.options.ipxe?.get(176)?.[0] === 1,
     });
   }
 
