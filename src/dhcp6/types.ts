@@ -55,8 +55,8 @@ export interface Binding6 {
   readonly key: string;
   /** The client's DUID, hex. */
   readonly duid: string;
-  /** The IAID it was last bound through (a host's firmware and its iPXE may use different ones). */
-  readonly iaid: number;
+  /** The IAID it was last bound through (a host's firmware and its iPXE may use different ones); undefined when loaded from the API server, which does not store it. */
+  readonly iaid: number | undefined;
   readonly mac: Mac | undefined;
   readonly ip: IpAddress;
   readonly expiresAtMs: number;
