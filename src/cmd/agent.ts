@@ -56,6 +56,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
       garp: { burstCount: config.garpBurstCount, burstIntervalMs: config.garpBurstIntervalMs, refreshMs: config.garpRefreshMs },
       wire: { probeMs: config.wireProbeMs, checkMs: config.wireCheckMs },
       dhcp: config.dhcp,
+      dhcp6: config.dhcp6,
       tftpRoot: config.tftpRoot,
       readers: dissector.readers,
     });

@@ -85,3 +85,28 @@ export type Drop6Reason =
   | 'noBinding'
   /** CONFIRM without an address (RFC 8415 §18.3.3: silence). */
   | 'noAddresses';
+
+/**
+ * What the agent's DHCPv6 service is told (VIP mode's flags today). The
+ * server's {@link Dhcp6ServerConfig} is built from it once the pool is loaded
+ * and the VIP known (./server-config.ts).
+ */
+export interface Dhcp6ServiceConfig {
+  /** The IPv6 IPPool leases come from; its namespace/name also names the server DUID (duid.ts serverDuidFor). */
+  readonly poolNamespace: string;
+  readonly poolName: string;
+  readonly leaseSeconds: number;
+  readonly dnsServers: readonly IpAddress[];
+  /** File names under the TFTP root on the VIP6 (`tftp://[VIP6]/<file>`). */
+  readonly efiX64File: string;
+  readonly efiArm64File: string;
+  /** For clients running iPXE; undefined: `http://[VIP6]:6180/boot.ipxe`. */
+  readonly ipxeScriptUrl: string | undefined;
+  /** UEFI HTTP boot; undefined: such clients are not answered. */
+  readonly httpBootUrl: string | undefined;
+  /** As DHCPv4's (ADR 0030): `only`, `any`, or `auto` (only known hosts while any BareMetalHost exists). */
+  readonly knownHosts: 'auto' | 'only' | 'any';
+  readonly knownHostsNamespace: string;
+  /** The names of the settings a problem found at start points to. */
+  readonly settingNames: { readonly pool: string; readonly vip: string };
+}
