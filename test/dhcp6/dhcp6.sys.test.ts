@@ -49,6 +49,8 @@ interface Event6 {
 /** ISC dhclient -6 in the foreground, its hook's EVENT lines collected. */
 class Dhclient6 {
   readonly events: Event6[] = [];
+  /** Everything it printed, for failure messages. */
+  readonly lines: string[] = [];
   private readonly child: ChildProcess;
   private readonly waiters: (() => void)[] = [];
 
@@ -59,6 +61,7 @@ class Dhclient6 {
     this.child = spawn('ip', ['netns', 'exec', ns, 'dhclient', '-6', '-d', '-v', '-sf', script, '-lf', path.join(dir, 'leases6'), '-pf', path.join(dir, 'pid6'), 'eth0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => {
+        this.lines.push(line);
         const m = /^EVENT (\S+) ip=(\S*)/.exec(line);
         if (!m) return;
         this.events.push({ kind: m[1]!, ip: m[2]! });
@@ -73,7 +76,7 @@ class Dhclient6 {
       const e = this.events.slice(from).find((x) => kinds.includes(x.kind));
       if (e) return e;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${kinds.join('/')} from dhclient -6 within ${timeoutMs} ms; events: ${JSON.stringify(this.events)}`);
+      if (left <= 0) throw new Error(`no ${kinds.join('/')} from dhclient -6 within ${timeoutMs} ms; events: ${JSON.stringify(this.events)}; its output:\n${this.lines.slice(-40).join('\n')}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
         this.waiters.push(() => {
@@ -101,6 +104,8 @@ describe('DHCPv6 (system): dhclient -6 against the server on the wire, leases in
   const servers: Dhcp6Server[] = [];
   /** Every request's outcome at the servers, for failure messages. */
   const outcomes: string[] = [];
+  /** Frames a server's socket could not read. */
+  const heard: string[] = [];
   const ledgers: DhcpLeaseLedger[] = [];
   let client: Dhclient6 | undefined;
 
@@ -160,7 +165,9 @@ describe('DHCPv6 (system): dhclient -6 against the server on the wire, leases in
     const api = new KubeDhcpBlockApi(clientWithToken(token), { namespace: ns, pool: 'dhcp6', clock: systemClock, logger: silentLogger });
     const ledger = new DhcpLeaseLedger(api, { leaseSeconds: LEASE_SECONDS, clock: systemClock, logger: silentLogger, random: Math.random });
     ledgers.push(ledger);
-    const server = new Dhcp6Server({ config, transport: Dhcp6Socket.open({ netnsPath: net.path(pod), iface: 'eth0' }), ledger, clock: systemClock, logger: silentLogger, onOutcome: (t, o) => outcomes.push(`${pod.slice(-3)} ${t}:${o}`) });
+    const transport = Dhcp6Socket.open({ netnsPath: net.path(pod), iface: 'eth0' });
+    transport.onBadFrame = (reason) => heard.push(`${pod.slice(-3)} bad:${reason}`);
+    const server = new Dhcp6Server({ config, transport, ledger, clock: systemClock, logger: silentLogger, onOutcome: (t, o) => outcomes.push(`${pod.slice(-3)} ${t}:${o}`) });
     servers.push(server);
     await server.start();
     return server;
@@ -170,7 +177,8 @@ describe('DHCPv6 (system): dhclient -6 against the server on the wire, leases in
     await serveIn(podA);
     client = new Dhclient6(clientNs, dir);
     const bound = await client.waitFor(['BOUND6'], 0, 30_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}; server outcomes: ${JSON.stringify(outcomes)}`);
+      const diag = [`bad frames: ${JSON.stringify(heard)}`, ip('-s', '-n', podA, 'link', 'show', 'eth0'), ip('netns', 'exec', podA, 'ss', '-uan'), ip('-n', podA, 'maddr', 'show', 'dev', 'eth0'), ip('-n', clientNs, 'addr', 'show', 'dev', 'eth0')].join('\n');
+      throw new Error(`${String(err)}; server outcomes: ${JSON.stringify(outcomes)}\n${diag}`);
     });
     expect(bound.ip).to.match(/^fd00:6::1[0-9a-f]{2}$/);
     expect(await dhcpLeaseOf(testCluster().admin, ns, 'dhcp6', CLIENT_MAC)).to.equal(bound.ip);
