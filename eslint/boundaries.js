@@ -18,6 +18,7 @@ export const LAYER_OF = {
   netdata: 'capability',
   vip: 'capability',
   dhcp: 'capability',
+  dhcp6: 'capability',
   network: 'capability',
   election: 'capability',
   tftp: 'capability',
@@ -38,7 +39,8 @@ export const LAYER_OF = {
  * rank only. The primitives of the field (IPAM, election, TFTP) first; then
  * what is built on them (the VIP, DHCP, network data, the provisioning
  * network); then what shows them all (status), moves them between
- * clusters (pivot) and parses their packets without privileges (sandbox).
+ * clusters (pivot), parses their packets without privileges (sandbox) and
+ * serves DHCPv6 on DHCP's durable leases (dhcp6, ADR 0035).
  */
 export const CAPABILITY_RANK = {
   ipam: 1,
@@ -51,6 +53,7 @@ export const CAPABILITY_RANK = {
   status: 3,
   pivot: 3,
   sandbox: 3,
+  dhcp6: 3,
 };
 
 /** Imports a layer's rules would allow but the design forbids: the importing folder, the imported file (under src/), and why. */

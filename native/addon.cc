@@ -15,6 +15,8 @@ Napi::Object InitIronet(Napi::Env env, Napi::Object exports) {
   exports.Set("bindNetlink", Napi::Function::New(env, BindNetlink, "bindNetlink"));
   exports.Set("bindInet", Napi::Function::New(env, BindInet, "bindInet"));
   exports.Set("bindToDevice", Napi::Function::New(env, BindToDevice, "bindToDevice"));
+  exports.Set("bindInet6", Napi::Function::New(env, BindInet6, "bindInet6"));
+  exports.Set("joinGroup6", Napi::Function::New(env, JoinGroup6, "joinGroup6"));
   exports.Set("interfaceInfo", Napi::Function::New(env, InterfaceInfo, "interfaceInfo"));
   exports.Set("sendPacket", Napi::Function::New(env, SendPacket, "sendPacket"));
   exports.Set("sendNetlink", Napi::Function::New(env, SendNetlink, "sendNetlink"));

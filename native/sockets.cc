@@ -141,6 +141,51 @@ Napi::Value BindInet(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// bindInet6(fd, address, port): bind an AF_INET6 socket; address is textual IPv6
+// ("::" for any, or a link-scope multicast group such as ff02::1:2, which needs
+// SO_BINDTODEVICE first). SO_REUSEADDR is set first, as in bindInet.
+Napi::Value BindInet6(const Napi::CallbackInfo& info) {
+  int fd = IntArg(info, 0, "bindInet6", "fd");
+  if (info.Length() < 2 || !info[1].IsString()) {
+    throw Napi::TypeError::New(info.Env(), "bindInet6: argument address must be a string");
+  }
+  std::string address = info[1].As<Napi::String>().Utf8Value();
+  int port = IntArg(info, 2, "bindInet6", "port");
+  struct sockaddr_in6 addr {};
+  addr.sin6_family = AF_INET6;
+  addr.sin6_port = htons(static_cast<uint16_t>(port));
+  if (inet_pton(AF_INET6, address.c_str(), &addr.sin6_addr) != 1) {
+    ThrowErrno(info.Env(), "bindInet6", "inet_pton", EINVAL, address);
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ThrowErrno(info.Env(), "bindInet6", "bind", errno, "[" + address + "]:" + std::to_string(port));
+  }
+  return info.Env().Undefined();
+}
+
+// joinGroup6(fd, group, ifindex): IPV6_JOIN_GROUP on interface ifindex (an index
+// in the socket's own namespace, from interfaceInfo: a name would be looked up
+// in the caller's namespace).
+Napi::Value JoinGroup6(const Napi::CallbackInfo& info) {
+  int fd = IntArg(info, 0, "joinGroup6", "fd");
+  if (info.Length() < 2 || !info[1].IsString()) {
+    throw Napi::TypeError::New(info.Env(), "joinGroup6: argument group must be a string");
+  }
+  std::string group = info[1].As<Napi::String>().Utf8Value();
+  int ifindex = IntArg(info, 2, "joinGroup6", "ifindex");
+  struct ipv6_mreq mreq {};
+  if (inet_pton(AF_INET6, group.c_str(), &mreq.ipv6mr_multiaddr) != 1) {
+    ThrowErrno(info.Env(), "joinGroup6", "inet_pton", EINVAL, group);
+  }
+  mreq.ipv6mr_interface = static_cast<unsigned int>(ifindex);
+  if (setsockopt(fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mreq, sizeof(mreq)) != 0) {
+    ThrowErrno(info.Env(), "joinGroup6", "setsockopt", errno, group);
+  }
+  return info.Env().Undefined();
+}
+
 // bindToDevice(fd, name): SO_BINDTODEVICE — the socket sends and receives on
 // that interface only (e.g. the provisioning interface, never the pod's eth0).
 Napi::Value BindToDevice(const Napi::CallbackInfo& info) {

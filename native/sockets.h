@@ -11,6 +11,8 @@ Napi::Value BindPacket(const Napi::CallbackInfo& info);
 Napi::Value BindNetlink(const Napi::CallbackInfo& info);
 Napi::Value BindInet(const Napi::CallbackInfo& info);
 Napi::Value BindToDevice(const Napi::CallbackInfo& info);
+Napi::Value BindInet6(const Napi::CallbackInfo& info);
+Napi::Value JoinGroup6(const Napi::CallbackInfo& info);
 Napi::Value InterfaceInfo(const Napi::CallbackInfo& info);
 Napi::Value SendPacket(const Napi::CallbackInfo& info);
 Napi::Value SendNetlink(const Napi::CallbackInfo& info);

@@ -57,6 +57,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
       wire: { probeMs: config.wireProbeMs, checkMs: config.wireCheckMs },
       dhcp: config.dhcp,
       proxyDhcp: config.proxyDhcp,
+      dhcp6: config.dhcp6,
       tftpRoot: config.tftpRoot,
       readers: dissector.readers,
     });

@@ -23,6 +23,8 @@ import { createVipMetrics } from '../vip/metrics.js';
 import { createDhcpService } from './dhcp.js';
 import { createProxyDhcpService } from './proxy-dhcp.js';
 import type { ProxyDhcpServiceConfig } from '../dhcp/proxy.js';
+import { createDhcp6Service } from './dhcp6.js';
+import type { Dhcp6ServiceConfig } from '../dhcp6/types.js';
 import type { EffectiveRole } from '../network/network.js';
 import type { ForeignServer } from '../dhcp/foreign-servers.js';
 import { createTftpService } from './tftp.js';
@@ -52,6 +54,8 @@ export interface VipUnitOptions {
   readonly dhcp?: DhcpServiceConfig;
   /** ProxyDHCP instead (boot files only, no addresses: the site's DHCP server gives them); never with `dhcp`. */
   readonly proxyDhcp?: ProxyDhcpServiceConfig;
+  /** DHCPv6 (ADR 0035), served while holding an IPv6 VIP. */
+  readonly dhcp6?: Dhcp6ServiceConfig;
   readonly tftpRoot?: string;
   /** Where DHCP and TFTP packets are parsed: the dissector (./dissector.ts); absent: in this process (--parse-in-process). */
   readonly readers?: PacketReaders;
@@ -117,6 +121,7 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
     onSent: (n) => metrics.garpSent.labels(o.name).inc(n),
   });
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, onForeignServer: o.onForeignDhcp, reader: o.readers?.dhcpFrame }) : undefined;
+  const dhcp6 = o.dhcp6 ? createDhcp6Service({ kube: o.kube, config: o.dhcp6, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger }) : undefined;
   let tftp: ReturnType<typeof createTftpService> | undefined;
   let proxy: DependentWork | undefined;
   try {
@@ -129,12 +134,13 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
     tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, reader: o.readers?.tftpPacket, ...(allowedFiles ? { allowedFiles } : {}) }) : undefined;
   } catch (err) {
     dhcp?.close(); // its sockets and caches: the caller closes the rest
+    dhcp6?.close();
     throw err;
   }
   // a term's DHCP report follows its holding report (src/vip/holder.ts HolderReports)
   const reports = new HolderReports({ onHolding: o.onHolding, onDhcp: o.onDhcp });
   const dhcpWork = dhcp ? reports.dhcp(dhcp.dependent) : proxy && reports.dhcp(proxy);
-  const dependents = [dhcpWork, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
+  const dependents = [dhcpWork, dhcp6?.dependent, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
   const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents, guard, reports, onWire: o.onWire });
   const elector = new Elector({
     leases,
@@ -159,6 +165,7 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
     close: () => {
       announcer.stop();
       dhcp?.close();
+      dhcp6?.close();
       guard?.close();
       wire?.close();
       target.close();

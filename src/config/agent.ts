@@ -10,10 +10,11 @@
 import { VIP_LEASE_PREFIX } from '../network/pods.js';
 import { parseCidr, type Cidr } from '../core/cidr.js';
 import { ConfigError, InvalidValueError } from '../core/errors.js';
-import { tryParseIp, type IpAddress } from '../core/ip.js';
+import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
 import { ADMISSION_DEFAULTS, admissionProblems, type AdmissionPolicy } from '../dhcp/admission.js';
 import type { DhcpServiceConfig, KnownHostsMode } from '../dhcp/types.js';
 import type { ProxyDhcpServiceConfig } from '../dhcp/proxy.js';
+import type { Dhcp6ServiceConfig } from '../dhcp6/types.js';
 import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, SECOND_POD_FLAGS, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
 import { commaList, invalid, oneOf, option, orUnset, readFlags, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
 
@@ -44,6 +45,8 @@ export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly dhcp: DhcpServiceConfig | undefined;
   /** ProxyDHCP (--dhcp-mode proxy): boot files only, no addresses; never with `dhcp`. */
   readonly proxyDhcp: ProxyDhcpServiceConfig | undefined;
+  /** DHCPv6 for PXE (ADR 0035), served while holding an IPv6 VIP; undefined: off. */
+  readonly dhcp6: Dhcp6ServiceConfig | undefined;
   /** Read-only TFTP on the VIP from this folder; undefined: off. */
   readonly tftpRoot: string | undefined;
   /** Parse DHCP and TFTP packets in the agent itself instead of the unprivileged dissector (weaker: development only; docs/operations.md). */
@@ -178,6 +181,13 @@ const FLAGS = {
     default: 'server',
     parse: oneOf<'server' | 'proxy'>(['server', 'proxy']),
   }),
+  'dhcp6-pool': option({
+    arg: 'NS/NAME',
+    env: 'IRONET_DHCP6_POOL',
+    help: 'an IPv6 IPPool: serve DHCPv6 from it instead (needs an IPv6 --vip; reads --dhcp-lease-seconds, --dhcp-dns, --dhcp-known-hosts*, --boot-efi-*-file, --ipxe-script-url, --http-boot-url)',
+    defaultText: 'off',
+    parse: poolRef,
+  }),
   'dhcp-subnet': option({ arg: 'CIDR', help: 'mask and broadcast options', defaultText: "the pool's subnet", parse: orUnset(cidr) }),
   'dhcp-lease-seconds': option({ arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
   'dhcp-routers': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
@@ -215,7 +225,7 @@ export const AGENT: CommandSpec<typeof FLAGS> = {
 type AgentFlags = FlagValues<typeof FLAGS>;
 
 /** VIP-mode flags that ProvisioningNetwork mode takes from the ProvisioningNetwork instead. */
-const VIP_MODE_ONLY = ['interface', 'netns', 'lease-name', 'dhcp-pool', 'dhcp-mode', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const;
+const VIP_MODE_ONLY = ['interface', 'netns', 'lease-name', 'dhcp-pool', 'dhcp-mode', 'dhcp6-pool', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const;
 
 export function parseAgent(args: readonly string[], ctx: ParseContext): AgentConfig | NetworkAgentConfig | HelpCommand {
   const f = readFlags(FLAGS, args, ctx.env);
@@ -260,6 +270,8 @@ function vipMode(f: AgentFlags, ctx: ParseContext): AgentConfig {
   if (!iface) throw new ConfigError('--interface', 'is required: the interface the VIP goes on, e.g. --interface prov0');
   if (dhcp && vip.ip.family !== 4) throw new ConfigError('--dhcp-pool', 'DHCPv4 needs an IPv4 VIP (the server identifier)');
   if (proxyDhcp && vip.ip.family !== 4) throw new ConfigError('--dhcp-mode', 'ProxyDHCP (DHCPv4) needs an IPv4 VIP (the server identifier)');
+  const dhcp6 = dhcp6Of(f);
+  if (dhcp6 && vip.ip.family !== 6) throw new ConfigError('--dhcp6-pool', 'DHCPv6 needs an IPv6 VIP (its boot URLs name it): give an IPv6 --vip, or use --dhcp-pool for DHCPv4');
   return {
     command: 'agent',
     ...commonOf(f, ctx),
@@ -279,6 +291,7 @@ function vipMode(f: AgentFlags, ctx: ParseContext): AgentConfig {
     ...garpOf(f),
     dhcp,
     proxyDhcp,
+    dhcp6,
     tftpRoot: f.get('tftp-root'),
     parseInProcess: f.get('parse-in-process'),
   };
@@ -340,6 +353,29 @@ function dhcpOf(f: AgentFlags): DhcpServiceConfig | undefined {
     throw new ConfigError('--dhcp-known-hosts-namespace', 'means nothing with --dhcp-known-hosts any (no host is looked up); drop one of them');
   }
   return dhcp;
+}
+
+/** VIP mode's DHCPv6 settings, typed; undefined without --dhcp6-pool. */
+function dhcp6Of(f: AgentFlags): Dhcp6ServiceConfig | undefined {
+  const pool = f.text('dhcp6-pool') ? f.get('dhcp6-pool') : undefined;
+  if (!pool) return undefined;
+  const dnsServers = f.get('dhcp-dns');
+  const v4 = dnsServers.find((a) => a.family !== 6);
+  if (v4) throw new ConfigError('--dhcp-dns', `${formatIp(v4)} is IPv4; DHCPv6 (--dhcp6-pool) sends IPv6 DNS servers only`);
+  const knownHosts = knownHostsOf(f);
+  return {
+    poolNamespace: pool.namespace,
+    poolName: pool.name,
+    leaseSeconds: f.get('dhcp-lease-seconds'),
+    dnsServers,
+    efiX64File: f.get('boot-efi-x64-file'),
+    efiArm64File: f.get('boot-efi-arm64-file'),
+    ipxeScriptUrl: f.get('ipxe-script-url'),
+    httpBootUrl: f.get('http-boot-url'),
+    knownHosts,
+    knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
+    settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
+  };
 }
 
 function knownHostsOf(f: AgentFlags): KnownHostsMode {

@@ -53,3 +53,17 @@ export function icmpv6NeighbourDiscovery(): Buffer {
     [0x06, 0, 0, 0], // ret drop
   ]);
 }
+
+/** Accepts IPv6 UDP datagrams to `port` with no extension headers (Ethernet II frames), drops everything else. */
+export function ipv6UdpDstPort(port: number): Buffer {
+  return program([
+    [0x28, 0, 0, 12], // ldh [12]            ethertype
+    [0x15, 0, 5, 0x86dd], // jeq IPv6
+    [0x30, 0, 0, 20], // ldb [20]            next header
+    [0x15, 0, 3, 17], // jeq UDP
+    [0x28, 0, 0, 56], // ldh [56]            UDP destination port
+    [0x15, 0, 1, port], // jeq port
+    [0x06, 0, 0, 0x40000], // ret accept
+    [0x06, 0, 0, 0], // ret drop
+  ]);
+}

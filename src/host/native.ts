@@ -162,6 +162,8 @@ interface Addon {
   bindPacket(fd: Fd, ifindex: number, protocol: number): void;
   bindNetlink(fd: Fd, groups: number): void;
   bindInet(fd: Fd, address: string, port: number): void;
+  bindInet6(fd: Fd, address: string, port: number): void;
+  joinGroup6(fd: Fd, group: string, ifindex: number): void;
   bindToDevice(fd: Fd, name: string): void;
   interfaceInfo(fd: Fd, name: string): InterfaceInfo;
   sendPacket(fd: Fd, ifindex: number, protocol: number, destMac: Buffer, frame: Buffer): number;
@@ -229,6 +231,16 @@ export function bindNetlink(fd: Fd, groups: number): void {
 /** Binds an AF_INET socket to `address` ('0.0.0.0' for any) and `port` (0: any), with SO_REUSEADDR. */
 export function bindInet(fd: Fd, address: string, port: number): void {
   addon().bindInet(fd, address, port);
+}
+
+/** Binds an AF_INET6 socket to `address` ('::' for any; a link-scope group such as ff02::1:2 after {@link bindToDevice}) and `port`, with SO_REUSEADDR. */
+export function bindInet6(fd: Fd, address: string, port: number): void {
+  addon().bindInet6(fd, address, port);
+}
+
+/** IPV6_JOIN_GROUP: joins multicast `group` on interface `ifindex` (of the socket's namespace, from {@link interfaceInfo}). */
+export function joinGroup6(fd: Fd, group: string, ifindex: number): void {
+  addon().joinGroup6(fd, group, ifindex);
 }
 
 /** SO_BINDTODEVICE: the socket sends and receives on interface `name` only. */

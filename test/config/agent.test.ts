@@ -44,6 +44,38 @@ describe('config/agent', () => {
       expect(err.message).to.contain('from 50 to');
     });
 
+    describe('DHCPv6 (--dhcp6-pool)', () => {
+      const base6 = ['agent', '--vip', 'fd00:1::2', '--interface', 'prov0'];
+      const dhcp6Of = (argv: string[]) => {
+        const c = parseCommandLine([...base6, ...argv], ctx());
+        if (c.command !== 'agent') throw new Error(c.command);
+        return c.dhcp6;
+      };
+
+      it('is off without it; with it, reads the shared DHCP and boot settings', () => {
+        expect(dhcp6Of([])).to.equal(undefined);
+        expect(dhcp6Of(['--dhcp6-pool', 'metal3/prov6', '--dhcp-lease-seconds', '600', '--dhcp-dns', 'fd00:1::53', '--dhcp-known-hosts', 'only'])).to.deep.equal({
+          poolNamespace: 'metal3',
+          poolName: 'prov6',
+          leaseSeconds: 600,
+          dnsServers: [parseIp('fd00:1::53')],
+          efiX64File: 'snponly-x86_64.efi',
+          efiArm64File: 'snponly-arm64.efi',
+          ipxeScriptUrl: undefined,
+          httpBootUrl: undefined,
+          knownHosts: 'only',
+          knownHostsNamespace: 'metal3',
+          settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
+        });
+      });
+
+      it('needs an IPv6 VIP and IPv6 DNS servers, naming the flag; belongs to VIP mode', () => {
+        expect(configError(() => parseCommandLine(['agent', '--vip', '172.22.0.2', '--interface', 'prov0', '--dhcp6-pool', 'metal3/prov6'], ctx())).setting).to.equal('--dhcp6-pool');
+        expect(configError(() => parseCommandLine([...base6, '--dhcp6-pool', 'metal3/prov6', '--dhcp-dns', '172.22.0.1'], ctx())).setting).to.equal('--dhcp-dns');
+        expect(configError(() => parseCommandLine(['agent', '--node-name', 'cp-0', '--dhcp6-pool', 'metal3/prov6'], ctx())).setting).to.equal('--dhcp6-pool');
+      });
+    });
+
     describe('DHCP', () => {
       const base = ['agent', '--vip', '172.22.0.2', '--interface', 'prov0'];
       const dhcpOf = (argv: string[]) => {

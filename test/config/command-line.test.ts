@@ -118,6 +118,7 @@ describe('config: every command’s flag table agrees with its usage, environmen
       'retry-period-ms': { base: VIP, sample: '400' },
       'dhcp-pool': { base: VIP, sample: 'metal3/other' },
       'dhcp-mode': { base: VIP, sample: 'proxy' },
+      'dhcp6-pool': { base: ['--vip', 'fd00:1::2', '--interface', 'prov0'], sample: 'metal3/other6' },
       'dhcp-subnet': { base: DHCP, sample: '172.22.0.0/23' },
       'dhcp-lease-seconds': { base: DHCP, sample: '600' },
       'dhcp-routers': { base: DHCP, sample: '172.22.0.1' },

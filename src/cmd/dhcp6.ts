@@ -1,0 +1,89 @@
+/**
+ * Wires DHCPv6 (ADR 0035) as dependent work of the VIP holder, as ./dhcp.ts
+ * wires DHCPv4: the lease ledger over the IPv6 pool keeps its caches warm on
+ * every agent; a new holder loads every lease before it answers, then serves
+ * on the interface until its term ends. Packets are parsed in this process
+ * (the dissector reads DHCPv4 and TFTP only, so far).
+ */
+import type { Clock } from '../core/clock.js';
+import type { IpAddress } from '../core/ip.js';
+import type { Logger } from '../core/logger.js';
+import type { Mac } from '../core/mac.js';
+import { DhcpLeaseLedger } from '../dhcp/ledger.js';
+import { Dhcp6Server } from '../dhcp6/server.js';
+import { dhcp6ServerConfigOf } from '../dhcp6/server-config.js';
+import type { Dhcp6ServiceConfig } from '../dhcp6/types.js';
+import { Dhcp6Socket } from '../host/dhcp6-socket.js';
+import { KubeDhcpBlockApi } from '../kube/dhcp-block-api.js';
+import { KubeKnownHosts } from '../kube/known-hosts.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import type { DependentWork } from '../vip/holder.js';
+
+export interface Dhcp6ServiceOptions {
+  readonly kube: KubeClient;
+  readonly config: Dhcp6ServiceConfig;
+  /** The IPv6 VIP: the boot URLs name it. */
+  readonly vip: IpAddress;
+  readonly netnsPath: string | null;
+  readonly iface: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+export interface Dhcp6Service {
+  readonly dependent: DependentWork;
+  close(): void;
+}
+
+/** Known-hosts mode `auto`: how long a new holder waits for the BareMetalHosts to be listed (as DHCPv4). */
+const KNOWN_HOSTS_AUTO_WAIT_MS = 5000;
+
+export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
+  const logger = o.logger.child({ component: 'dhcp6' });
+  const api = new KubeDhcpBlockApi(o.kube, { namespace: o.config.poolNamespace, pool: o.config.poolName, clock: o.clock, logger });
+  const ledger = new DhcpLeaseLedger(api, { leaseSeconds: o.config.leaseSeconds, clock: o.clock, logger, random: Math.random });
+  const knownHosts = new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger });
+  void ledger.warm().catch((err: unknown) => logger.warn({ err: String(err) }, 'DHCPv6 lease ledger not loaded yet'));
+  void knownHosts.warm().catch((err: unknown) => logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
+  const dependent: DependentWork = {
+    start: () => {
+      let stopped = false;
+      let server: Dhcp6Server | undefined;
+      const ready = (async () => {
+        const loaded = await ledger.load();
+        if (o.config.knownHosts === 'only') await knownHosts.warm();
+        else {
+          const ac = new AbortController();
+          await Promise.race([knownHosts.warm().catch(() => undefined), o.clock.sleep(KNOWN_HOSTS_AUTO_WAIT_MS, ac.signal).catch(() => undefined)]);
+          ac.abort();
+        }
+        if (stopped) return;
+        const config = dhcp6ServerConfigOf(o.config, loaded.pool.spec, o.vip);
+        server = new Dhcp6Server({
+          config,
+          transport: Dhcp6Socket.open({ netnsPath: o.netnsPath, iface: o.iface }),
+          ledger,
+          clock: o.clock,
+          logger,
+          isKnownHost: (mac: Mac) => knownHosts.has(mac),
+          ...(o.config.knownHosts === 'auto' ? { restrictToKnownHosts: () => knownHosts.size > 0 } : {}),
+        });
+        await server.start(loaded);
+      })();
+      return {
+        ready,
+        stop: async () => {
+          stopped = true;
+          await server?.stop();
+        },
+      };
+    },
+  };
+  return {
+    dependent,
+    close: () => {
+      ledger.close();
+      knownHosts.close();
+    },
+  };
+}

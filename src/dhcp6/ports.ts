@@ -1,0 +1,25 @@
+/**
+ * What the DHCPv6 capability needs from the outside: the wire
+ * (Dhcp6Transport, implemented by src/host/dhcp6-socket.ts). Leases go
+ * through src/dhcp's LeaseLedger (ADR 0035).
+ */
+import type { Buffer } from 'node:buffer';
+import type { IpAddress } from '../core/ip.js';
+
+/** Where a request came from: the client's (link-local) address and port. */
+export interface Peer6 {
+  readonly address: IpAddress;
+  readonly port: number;
+}
+
+export interface Dhcp6Transport {
+  /**
+   * Calls back with each UDP payload sent to ff02::1:2 port 547 on the
+   * provisioning interface, in arrival order. `arrival` is `unicast` for one
+   * sent to one of our addresses (a transport may listen on multicast only).
+   */
+  onRequest(cb: (payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast') => void): void;
+  /** Sends a reply to the client's address and port, on the provisioning interface. */
+  send(payload: Buffer, to: Peer6): void;
+  close(): void;
+}

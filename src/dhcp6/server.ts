@@ -1,0 +1,230 @@
+/**
+ * The DHCPv6 server runner (ADR 0035): decodes requests, asks decide6 what
+ * to do, and does it. Only the VIP holder runs it, like the DHCPv4 server.
+ *
+ * - start(): the leases (src/dhcp's lease ledger over the IPv6 pool) are
+ *   loaded *before* anyone is answered, so a RENEW after a failover keeps
+ *   its address.
+ * - A REPLY that binds addresses is sent only once the bindings that need it
+ *   are durable (commit() resolved); a binding refused at commit (the address
+ *   was taken meanwhile) gets the NoAddrsAvail/NoBinding reply instead.
+ * - Requests are handled one at a time, in arrival order: a PXE segment's
+ *   rate needs no batching yet (DHCPv4's server batches commits).
+ * - RELEASE and DECLINE are made durable before their REPLY; expired leases
+ *   are reaped now and then, which also lets the ledger tidy.
+ * - Malformed packets are counted by reason and dropped; they never cause a
+ *   write. Packets are decoded here, in-process, by the strict codec (not in
+ *   src/sandbox's dissector yet).
+ */
+import { Buffer } from 'node:buffer';
+import type { Clock } from '../core/clock.js';
+import { describeError } from '../core/errors.js';
+import { formatIp } from '../core/ip.js';
+import type { Logger } from '../core/logger.js';
+import type { Mac } from '../core/mac.js';
+import { Allocator } from '../dhcp/allocator.js';
+import type { LeaseLedger, LoadedLeases, PoolView } from '../dhcp/ports.js';
+import type { Lease } from '../dhcp/types.js';
+import { LeaseAllocator6, leaseOfBinding } from './allocator.js';
+import { decide6, type Decision6, type Reply6Plan } from './decide.js';
+import { macOfKey } from '../dhcp/objects.js';
+import { decodeMessage6, encodeMessage6, message6TypeName } from './message.js';
+import type { Dhcp6Transport, Peer6 } from './ports.js';
+import type { Dhcp6ServerConfig } from './types.js';
+
+export interface Dhcp6ServerOptions {
+  readonly config: Dhcp6ServerConfig;
+  readonly transport: Dhcp6Transport;
+  readonly ledger: LeaseLedger;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly isKnownHost?: (mac: Mac) => boolean;
+  /** Known-hosts mode `auto`: whether to answer only known hosts now. */
+  readonly restrictToKnownHosts?: () => boolean;
+  /** How often expired leases are looked for (default 30 s). */
+  readonly reapIntervalMs?: number;
+  /** Grace after expiry before a lease is reaped (default 60 s). */
+  readonly reapGraceMs?: number;
+  /** Told of every request's outcome (a decision kind or a drop reason), for metrics and tests. Must not throw. */
+  readonly onOutcome?: (type: string, outcome: string) => void;
+}
+
+export class Dhcp6Server {
+  private allocator: Allocator | undefined;
+  private loaded: readonly Lease[] = [];
+  private unsubscribe: (() => void) | undefined;
+  private running = false;
+  private stopped = false;
+  private queue: Promise<void> = Promise.resolve();
+  private reaper: AbortController | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly o: Dhcp6ServerOptions) {
+    this.log = o.logger.child({ component: 'dhcp6' });
+  }
+
+  async start(loaded?: LoadedLeases): Promise<void> {
+    loaded ??= await this.o.ledger.load();
+    if (this.stopped) return;
+    this.loaded = loaded.leases;
+    this.applyPool(loaded.pool);
+    this.unsubscribe = this.o.ledger.onPoolChange((pool) => this.applyPool(pool));
+    this.running = true;
+    this.o.transport.onRequest((payload, from, arrival) => {
+      if (!this.running) return;
+      const copy = Buffer.from(payload);
+      this.queue = this.queue.then(() => this.handle(copy, from, arrival)).catch((err: unknown) => this.log.warn({ err: describeError(err) }, 'DHCPv6 request failed'));
+    });
+    this.log.info({ leases: this.allocator?.size ?? this.loaded.length }, 'DHCPv6 serving');
+    const ac = new AbortController();
+    this.reaper = ac;
+    void this.reapLoop(ac.signal);
+  }
+
+  /** Stops answering at once; the request in hand finishes (its REPLY goes out) before the transport closes. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.running = false;
+    this.reaper?.abort();
+    this.unsubscribe?.();
+    await this.queue;
+    this.o.transport.close();
+    this.o.ledger.pause();
+    this.log.info({}, 'DHCPv6 stopped');
+  }
+
+  private applyPool(pool: PoolView): void {
+    if (!pool.spec) {
+      this.log.warn({ reason: 'poolUnusable', err: pool.problem }, 'the DHCPv6 pool cannot be used; not offering addresses');
+      return;
+    }
+    if (!this.allocator) {
+      this.allocator = new Allocator(pool.spec);
+      for (const lease of this.loaded) this.allocator.bind(lease);
+      this.loaded = [];
+    }
+    this.allocator.setPool(pool.spec, pool.ipamUsed, pool.committed, pool.reservedFree);
+  }
+
+  private async handle(payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast'): Promise<void> {
+    if (!this.running) return;
+    const decoded = decodeMessage6(payload);
+    if (!decoded.ok) {
+      this.o.onOutcome?.('unknown', `malformed:${decoded.reason.kind}`);
+      this.log.debug({ reason: decoded.reason.kind }, 'malformed DHCPv6 request dropped');
+      return;
+    }
+    const type = message6TypeName(decoded.message.type) ?? String(decoded.message.type);
+    const allocator = this.allocator;
+    if (!allocator) {
+      this.o.onOutcome?.(type, 'poolUnusable');
+      return;
+    }
+    const d = decide6(decoded.message, {
+      config: this.o.config,
+      allocator: new LeaseAllocator6(allocator),
+      nowMs: this.o.clock.wallMs(),
+      isKnownHost: this.o.isKnownHost ?? (() => true),
+      knownHostsOnly: this.o.config.knownHostsOnly || (this.o.restrictToKnownHosts?.() ?? false),
+      source: from.address,
+      arrival,
+    });
+    await this.apply(type, d, allocator, from);
+  }
+
+  private async apply(type: string, d: Decision6, allocator: Allocator, to: Peer6): Promise<void> {
+    const outcome = d.kind === 'drop' ? d.reason : d.kind === 'reply' ? d.reason : d.kind;
+    this.o.onOutcome?.(type, outcome);
+    switch (d.kind) {
+      case 'drop':
+        this.log.debug({ type, reason: d.reason }, 'DHCPv6 request dropped');
+        return;
+      case 'reply':
+        this.send(d.reply, to);
+        return;
+      case 'advertise':
+        for (const { key, ip } of d.offers) {
+          const mac = macOfKey(key);
+          if (mac) allocator.offer(mac, ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
+          this.o.ledger.noteOffer();
+        }
+        this.send(d.reply, to);
+        return;
+      case 'commit': {
+        const leases = d.bindings.map((b) => ({ b, lease: leaseOfBinding(b) })).filter((x): x is { b: (typeof d.bindings)[number]; lease: Lease } => x.lease !== undefined);
+        const toWrite = leases.filter((x) => x.b.persist).map((x) => x.lease);
+        for (const l of toWrite) allocator.hold(l.mac, l.ip);
+        let refused = false;
+        try {
+          if (toWrite.length > 0) refused = (await this.o.ledger.commit({ bind: toWrite, unbind: [] })).refused.size > 0;
+        } catch (err) {
+          // not durable: no REPLY (the client retransmits); never a binding the API server has not got
+          this.log.warn({ type, err: describeError(err) }, 'DHCPv6 binding not committed; no reply');
+          for (const l of toWrite) allocator.settle(l.mac);
+          return;
+        }
+        for (const l of toWrite) allocator.settle(l.mac);
+        if (refused) {
+          for (const l of toWrite) allocator.refused(l.mac, l.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
+          this.send(d.refused, to);
+          return;
+        }
+        for (const { lease } of leases) {
+          allocator.bind(lease);
+          this.log.info({ type, mac: lease.mac, ip: formatIp(lease.ip), lease: lease.clientId }, 'DHCPv6 binding');
+        }
+        this.send(d.reply, to);
+        return;
+      }
+      case 'release':
+      case 'decline': {
+        const gone = d.bindings.flatMap((b) => (b.mac ? [{ mac: b.mac, ip: b.ip }] : []));
+        if (gone.length > 0) {
+          try {
+            await this.o.ledger.commit({ bind: [], unbind: gone });
+          } catch (err) {
+            this.log.warn({ type, err: describeError(err) }, 'DHCPv6 release not committed; no reply');
+            return;
+          }
+          for (const g of gone) {
+            allocator.unbind(g.mac);
+            if (d.kind === 'decline') allocator.quarantine(g.ip, this.o.clock.wallMs() + 10 * 60_000);
+          }
+        }
+        this.send(d.reply, to);
+        return;
+      }
+    }
+  }
+
+  private send(plan: Reply6Plan, to: Peer6): void {
+    try {
+      this.o.transport.send(encodeMessage6(plan), to);
+    } catch (err) {
+      this.log.warn({ err: describeError(err) }, 'DHCPv6 reply not sent');
+    }
+  }
+
+  private async reapLoop(signal: AbortSignal): Promise<void> {
+    const every = this.o.reapIntervalMs ?? 30_000;
+    const grace = this.o.reapGraceMs ?? 60_000;
+    while (!signal.aborted) {
+      try {
+        await this.o.clock.sleep(every, signal);
+      } catch {
+        return;
+      }
+      const allocator = this.allocator;
+      if (!allocator || !this.running) continue;
+      const expired = allocator.expired(this.o.clock.wallMs(), grace);
+      if (expired.length > 0) {
+        this.queue = this.queue.then(async () => {
+          await this.o.ledger.commit({ bind: [], unbind: expired.map((l) => ({ mac: l.mac, ip: l.ip })) });
+          for (const l of expired) allocator.unbind(l.mac);
+          this.log.info({ leases: expired.length, reason: 'expired' }, 'DHCPv6 leases reaped');
+        }).catch((err: unknown) => this.log.warn({ err: describeError(err) }, 'DHCPv6 reaping failed'));
+      }
+      await this.o.ledger.tidy().catch(() => undefined);
+    }
+  }
+}

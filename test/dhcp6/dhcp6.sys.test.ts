@@ -1,0 +1,200 @@
+/**
+ * DHCPv6 on the wire (ADR 0035): the real server runner (src/dhcp6/server.ts)
+ * on its real socket (src/host/dhcp6-socket.ts) inside a "pod" namespace,
+ * with its leases in a real API server through the lease ledger, answering
+ * ISC `dhclient -6` in a client namespace on the same bridge. Then a
+ * failover of the server: the first is stopped, a second in another
+ * namespace loads the leases, and the client's RENEW (multicast, to the
+ * network's server DUID) is answered with the same address.
+ *
+ * The VIP election is not part of this test: the agent does not run DHCPv6
+ * yet (docs/dhcp.md "IPv6 (DHCPv6)").
+ */
+import { expect } from 'chai';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseCidr } from '../../src/core/cidr.js';
+import { systemClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { KubeObject } from '../../src/core/object-meta.js';
+import { DhcpLeaseLedger } from '../../src/dhcp/ledger.js';
+import { serverDuidFor } from '../../src/dhcp6/duid.js';
+import { Dhcp6Server } from '../../src/dhcp6/server.js';
+import type { Dhcp6ServerConfig } from '../../src/dhcp6/types.js';
+import { Dhcp6Socket } from '../../src/host/dhcp6-socket.js';
+import { KubeDhcpBlockApi } from '../../src/kube/dhcp-block-api.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import { ip, NetnsSet, requireRoot, sweepStale } from '../../src/lab/rig/netns-set.js';
+import { clientWithToken, freshNamespace, startTestCluster, stopTestCluster, testCluster, tokenWithChartRole } from '../support/cluster.js';
+import { dhcpLeaseOf } from '../support/dhcp-leases.js';
+
+const CLIENT_MAC = '52:54:00:00:06:01';
+const LEASE_SECONDS = 8; // T1 = 4 s: the client renews within the test
+
+const SCRIPT = `#!/bin/sh
+case "$reason" in
+  BOUND6|RENEW6|REBIND6|REBOOT6) ip -6 addr replace "$new_ip6_address/$new_ip6_prefixlen" dev "$interface" nodad ;;
+esac
+echo "EVENT $reason ip=$new_ip6_address old=$old_ip6_address"
+`;
+
+interface Event6 {
+  readonly kind: string;
+  readonly ip: string;
+}
+
+/** ISC dhclient -6 in the foreground, its hook's EVENT lines collected. */
+class Dhclient6 {
+  readonly events: Event6[] = [];
+  /** Everything it printed, for failure messages. */
+  readonly lines: string[] = [];
+  private readonly child: ChildProcess;
+  private readonly waiters: (() => void)[] = [];
+
+  constructor(ns: string, dir: string) {
+    const script = path.join(dir, 'dhclient6.sh');
+    writeFileSync(script, SCRIPT);
+    chmodSync(script, 0o755);
+    this.child = spawn('ip', ['netns', 'exec', ns, 'dhclient', '-6', '-d', '-v', '-sf', script, '-lf', path.join(dir, 'leases6'), '-pf', path.join(dir, 'pid6'), 'eth0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const stream of [this.child.stdout!, this.child.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        this.lines.push(line);
+        const m = /^EVENT (\S+) ip=(\S*)/.exec(line);
+        if (!m) return;
+        this.events.push({ kind: m[1]!, ip: m[2]! });
+        for (const w of this.waiters.splice(0)) w();
+      });
+    }
+  }
+
+  async waitFor(kinds: readonly string[], from: number, timeoutMs: number): Promise<Event6> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const e = this.events.slice(from).find((x) => kinds.includes(x.kind));
+      if (e) return e;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${kinds.join('/')} from dhclient -6 within ${timeoutMs} ms; events: ${JSON.stringify(this.events)}; its output:\n${this.lines.slice(-40).join('\n')}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  stop(): void {
+    if (this.child.exitCode === null) this.child.kill('SIGTERM');
+  }
+}
+
+describe('DHCPv6 (system): dhclient -6 against the server on the wire, leases in the API server, a server failover', function () {
+  this.timeout(3 * 60_000);
+  const net = new NetnsSet();
+  const dir = mkdtempSync(path.join(tmpdir(), 'irn-dhcp6-'));
+  let ns: string;
+  let token: string;
+  let podA: string;
+  let podB: string;
+  let clientNs: string;
+  const servers: Dhcp6Server[] = [];
+  /** Every request's outcome at the servers, for failure messages. */
+  const outcomes: string[] = [];
+  /** Frames a server's socket could not read. */
+  const heard: string[] = [];
+  const ledgers: DhcpLeaseLedger[] = [];
+  let client: Dhclient6 | undefined;
+
+  before(async function () {
+    this.timeout(120_000);
+    requireRoot();
+    const r = spawnSync('dhclient', ['--version'], { encoding: 'utf8' });
+    if (r.error) throw new Error('ISC dhclient is required: apt-get install -y --no-install-recommends isc-dhcp-client');
+    sweepStale();
+    await startTestCluster();
+    ns = await freshNamespace('dhcp6');
+    token = await tokenWithChartRole(ns, 'agent', 'agent');
+    await testCluster().admin.resource(RESOURCES.ipPool).create({
+      metadata: { name: 'dhcp6', namespace: ns },
+      spec: { namePrefix: 'dhcp6', pools: [{ start: 'fd00:6::100', end: 'fd00:6::1ff' }], prefix: 64, preAllocations: { 'reserved-vip': 'fd00:6::2' } },
+    } as KubeObject);
+
+    // a bridge namespace, two "Ironic pods" and a client, each with eth0 on the bridge; no DAD (link-locals usable at once)
+    const br = net.netns('d6br');
+    podA = net.netns('d6a');
+    podB = net.netns('d6b');
+    clientNs = net.netns('d6c');
+    const ports: string[] = [];
+    for (const [i, n] of [podA, podB, clientNs].entries()) {
+      for (const key of ['all', 'default']) ip('netns', 'exec', n, 'sysctl', '-qw', `net.ipv6.conf.${key}.accept_dad=0`);
+      net.veth({ ns: n, name: 'eth0' }, { ns: br, name: `p${i}` });
+      ports.push(`p${i}`);
+    }
+    ip('-n', clientNs, 'link', 'set', 'eth0', 'down');
+    ip('-n', clientNs, 'link', 'set', 'eth0', 'address', CLIENT_MAC);
+    ip('-n', clientNs, 'link', 'set', 'eth0', 'up');
+    net.bridge(br, 'br0', ports);
+    ip('-n', podA, 'addr', 'add', 'fd00:6::2/64', 'dev', 'eth0', 'nodad'); // the VIP6 the boot URLs name
+  });
+
+  after(async () => {
+    client?.stop();
+    for (const s of servers) await s.stop().catch(() => undefined);
+    for (const l of ledgers) l.close();
+    net.cleanup();
+    await stopTestCluster();
+  });
+
+  const config: Dhcp6ServerConfig = {
+    serverDuid: serverDuidFor('test/provisioning'),
+    prefix: parseCidr('fd00:6::/64'),
+    dnsServers: [],
+    leaseSeconds: LEASE_SECONDS,
+    offerHoldMs: 30_000,
+    preference: 255,
+    rapidCommit: true,
+    boot: { efiX64Url: 'tftp://[fd00:6::2]/snponly-x86_64.efi', efiArm64Url: 'tftp://[fd00:6::2]/snponly-arm64.efi', ipxeScriptUrl: 'http://[fd00:6::2]:6180/boot.ipxe' },
+    knownHostsOnly: false,
+  };
+
+  async function serveIn(pod: string): Promise<Dhcp6Server> {
+    const api = new KubeDhcpBlockApi(clientWithToken(token), { namespace: ns, pool: 'dhcp6', clock: systemClock, logger: silentLogger });
+    const ledger = new DhcpLeaseLedger(api, { leaseSeconds: LEASE_SECONDS, clock: systemClock, logger: silentLogger, random: Math.random });
+    ledgers.push(ledger);
+    const transport = Dhcp6Socket.open({ netnsPath: net.path(pod), iface: 'eth0' });
+    transport.onBadFrame = (reason) => heard.push(`${pod.slice(-3)} bad:${reason}`);
+    const server = new Dhcp6Server({ config, transport, ledger, clock: systemClock, logger: silentLogger, onOutcome: (t, o) => outcomes.push(`${pod.slice(-3)} ${t}:${o}`) });
+    servers.push(server);
+    await server.start();
+    return server;
+  }
+
+  it('dhclient -6 gets an address from the IPv6 pool, already in the API server when its hook configures it; then it renews', async () => {
+    await serveIn(podA);
+    client = new Dhclient6(clientNs, dir);
+    const bound = await client.waitFor(['BOUND6'], 0, 30_000).catch((err: unknown) => {
+      const diag = [`bad frames: ${JSON.stringify(heard)}`, ip('-s', '-n', podA, 'link', 'show', 'eth0'), ip('netns', 'exec', podA, 'ss', '-uan'), ip('-n', podA, 'maddr', 'show', 'dev', 'eth0'), ip('-n', clientNs, 'addr', 'show', 'dev', 'eth0')].join('\n');
+      throw new Error(`${String(err)}; server outcomes: ${JSON.stringify(outcomes)}\n${diag}`);
+    });
+    expect(bound.ip).to.match(/^fd00:6::1[0-9a-f]{2}$/);
+    expect(await dhcpLeaseOf(testCluster().admin, ns, 'dhcp6', CLIENT_MAC)).to.equal(bound.ip);
+    expect(net.addresses(clientNs, 'eth0')).to.include(bound.ip);
+    const renewed = await client.waitFor(['RENEW6'], client.events.length, 20_000);
+    expect(renewed.ip).to.equal(bound.ip);
+  });
+
+  it('failover: the server stops, another loads the leases, and the next RENEW keeps the address', async () => {
+    const bound = client!.events.find((e) => e.kind === 'BOUND6')!;
+    await servers[0]!.stop();
+    await serveIn(podB);
+    const from = client!.events.length;
+    const next = await client!.waitFor(['RENEW6', 'REBIND6'], from, 30_000);
+    expect(next.kind).to.equal('RENEW6'); // the same server DUID: a RENEW, not a REBIND after T2
+    expect(next.ip).to.equal(bound.ip);
+    expect(await dhcpLeaseOf(testCluster().admin, ns, 'dhcp6', CLIENT_MAC)).to.equal(bound.ip);
+  });
+});

@@ -1,0 +1,149 @@
+import { expect } from 'chai';
+import { Buffer } from 'node:buffer';
+import { parseCidr } from '../../src/core/cidr.js';
+import type { Clock } from '../../src/core/clock.js';
+import { formatIp, parseIp } from '../../src/core/ip.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { Mac } from '../../src/core/mac.js';
+import type { Lease } from '../../src/dhcp/types.js';
+import { serverDuidFor } from '../../src/dhcp6/duid.js';
+import { decodeMessage6, encodeMessage6, MSG6, type Dhcp6Message } from '../../src/dhcp6/message.js';
+import { OPT6, opt6, STATUS, type Option6 } from '../../src/dhcp6/options.js';
+import type { Dhcp6Transport, Peer6 } from '../../src/dhcp6/ports.js';
+import { Dhcp6Server } from '../../src/dhcp6/server.js';
+import type { Dhcp6ServerConfig } from '../../src/dhcp6/types.js';
+import { parsePool } from '../../src/ipam/pool-spec.js';
+import { FakeLeaseLedger, Violations } from '../dhcp/fakes.js';
+
+const SERVER = serverDuidFor('ns/net');
+const DUID_A = Buffer.from('000100012a3b4c5d52540000000a', 'hex');
+const MAC_A = '52:54:00:00:00:0a' as Mac;
+const CLIENT: Peer6 = { address: parseIp('fe80::5054:ff:fe00:a'), port: 546 };
+const NOW = Date.UTC(2026, 11, 3, 12);
+
+const CONFIG: Dhcp6ServerConfig = {
+  serverDuid: SERVER,
+  prefix: parseCidr('fd00:1::/64'),
+  dnsServers: [],
+  leaseSeconds: 3600,
+  offerHoldMs: 30_000,
+  preference: 255,
+  rapidCommit: true,
+  boot: { efiX64Url: 'tftp://[fd00:1::2]/snponly-x86_64.efi', efiArm64Url: 'tftp://[fd00:1::2]/snponly-arm64.efi', ipxeScriptUrl: 'http://[fd00:1::2]:6180/boot.ipxe' },
+  knownHostsOnly: false,
+};
+
+const SPEC = parsePool({
+  apiVersion: 'ipam.metal3.io/v1alpha1',
+  kind: 'IPPool',
+  metadata: { name: 'dhcp6', namespace: 'ns' },
+  spec: { namePrefix: 'dhcp6', pools: [{ start: 'fd00:1::10', end: 'fd00:1::1f' }], prefix: 64 },
+}).spec!;
+
+class FakeTransport6 implements Dhcp6Transport {
+  private cb: ((payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast') => void) | undefined;
+  readonly sent: { message: Dhcp6Message; to: Peer6 }[] = [];
+  closed = false;
+  onRequest(cb: (payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast') => void): void {
+    this.cb = cb;
+  }
+  send(payload: Buffer, to: Peer6): void {
+    const r = decodeMessage6(payload);
+    if (!r.ok) throw new Error(`sent an undecodable reply: ${r.reason.kind}`);
+    this.sent.push({ message: r.message, to });
+  }
+  close(): void {
+    this.closed = true;
+  }
+  deliver(type: number, options: Option6[], from = CLIENT): void {
+    if (!this.cb) throw new Error('not listening');
+    this.cb(encodeMessage6({ type, transactionId: 0x77, options }), from, 'multicast');
+  }
+  deliverBytes(bytes: Buffer): void {
+    this.cb!(bytes, CLIENT, 'multicast');
+  }
+}
+
+const clock: Clock = { wallMs: () => NOW, monotonicMs: () => 0, sleep: (_ms, signal) => new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted')))) };
+const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+async function running(loaded: readonly Lease[] = []): Promise<{ server: Dhcp6Server; ledger: FakeLeaseLedger; transport: FakeTransport6; outcomes: string[] }> {
+  const ledger = new FakeLeaseLedger(new Violations());
+  const transport = new FakeTransport6();
+  const outcomes: string[] = [];
+  const server = new Dhcp6Server({ config: CONFIG, transport, ledger, clock, logger: silentLogger, onOutcome: (t, o) => outcomes.push(`${t}:${o}`) });
+  ledger.loading.resolve({ pool: { spec: SPEC, ipamUsed: [], committed: new Map(), reservedFree: new Map() }, leases: loaded });
+  await server.start();
+  return { server, ledger, transport, outcomes };
+}
+
+describe('dhcp6/server: the runner', () => {
+  it('SOLICIT → ADVERTISE at once; REQUEST → REPLY only once the lease is durable', async () => {
+    const { server, ledger, transport } = await running();
+    transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, DUID_A), opt6.iaNa(3, 0, 0, [])]);
+    await settle();
+    expect(transport.sent.map((s) => s.message.type)).to.deep.equal([MSG6.advertise]);
+    expect(transport.sent[0]!.to).to.deep.equal(CLIENT);
+    expect(ledger.offersNoted).to.equal(1);
+    const offered = transport.sent[0]!.message.options.iaNa[0]!.addresses[0]!.address;
+
+    transport.deliver(MSG6.request, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, SERVER), opt6.iaNa(3, 0, 0, [opt6.iaAddr(offered, 0, 0)])]);
+    await settle();
+    expect(ledger.commits.map((c) => c.request.bind.map((l) => [l.mac, formatIp(l.ip), l.clientId]))).to.deep.equal([[[MAC_A, formatIp(offered), DUID_A.toString('hex')]]]);
+    expect(transport.sent, 'no REPLY before the commit resolves').to.have.length(1);
+    ledger.answer(0);
+    await settle();
+    expect(transport.sent.map((s) => s.message.type)).to.deep.equal([MSG6.advertise, MSG6.reply]);
+    expect(transport.sent[1]!.message.options.iaNa[0]!.addresses.map((a) => formatIp(a.address))).to.deep.equal([formatIp(offered)]);
+    await server.stop();
+    expect([transport.closed, ledger.paused]).to.deep.equal([true, true]);
+  });
+
+  it('a commit refused (address taken meanwhile): the NoAddrsAvail reply, never the binding', async () => {
+    const { ledger, transport } = await running();
+    transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, DUID_A), opt6.iaNa(3, 0, 0, []), opt6.empty(OPT6.rapidCommit)]);
+    await settle();
+    ledger.answer(0, { refused: [MAC_A] });
+    await settle();
+    expect(transport.sent.map((s) => [s.message.type, s.message.options.iaNa[0]?.status?.code])).to.deep.equal([[MSG6.reply, STATUS.noAddrsAvail]]);
+  });
+
+  it('a commit that fails: no reply at all (the client retransmits)', async () => {
+    const { ledger, transport } = await running();
+    transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, DUID_A), opt6.iaNa(3, 0, 0, []), opt6.empty(OPT6.rapidCommit)]);
+    await settle();
+    ledger.answer(0, new Error('API server away'));
+    await settle();
+    expect(transport.sent).to.deep.equal([]);
+  });
+
+  it('a loaded lease is renewed with the same address and no write while more than half of it is stored', async () => {
+    const lease: Lease = { mac: MAC_A, ip: parseIp('fd00:1::15'), clientId: DUID_A.toString('hex'), expiresAtMs: NOW + 3000_000, storedExpiresAtMs: NOW + 3000_000 };
+    const { ledger, transport } = await running([lease]);
+    transport.deliver(MSG6.renew, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, SERVER), opt6.iaNa(3, 0, 0, [opt6.iaAddr(lease.ip, 0, 0)])]);
+    await settle();
+    expect(ledger.commits).to.have.length(0);
+    expect(transport.sent.map((s) => s.message.options.iaNa[0]!.addresses.map((a) => `${formatIp(a.address)}/${a.validSeconds}`))).to.deep.equal([['fd00:1::15/3600']]);
+  });
+
+  it('RELEASE is durable before its REPLY', async () => {
+    const lease: Lease = { mac: MAC_A, ip: parseIp('fd00:1::15'), expiresAtMs: NOW + 3000_000, storedExpiresAtMs: NOW + 3000_000 };
+    const { ledger, transport } = await running([lease]);
+    transport.deliver(MSG6.release, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, SERVER), opt6.iaNa(3, 0, 0, [opt6.iaAddr(lease.ip, 0, 0)])]);
+    await settle();
+    expect(ledger.commits.map((c) => c.request.unbind.map((u) => [u.mac, formatIp(u.ip)]))).to.deep.equal([[[MAC_A, 'fd00:1::15']]]);
+    expect(transport.sent).to.have.length(0);
+    ledger.answer(0);
+    await settle();
+    expect(transport.sent.map((s) => s.message.options.status?.code)).to.deep.equal([STATUS.success]);
+  });
+
+  it('malformed packets and other servers\' messages are counted and dropped, nothing written', async () => {
+    const { ledger, transport, outcomes } = await running();
+    transport.deliverBytes(Buffer.from('0100', 'hex'));
+    transport.deliver(MSG6.request, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, serverDuidFor('other')), opt6.iaNa(3, 0, 0, [])]);
+    await settle();
+    expect(outcomes).to.deep.equal(['unknown:malformed:tooShort', 'request:otherServer']);
+    expect([ledger.commits.length, transport.sent.length]).to.deep.equal([0, 0]);
+  });
+});
