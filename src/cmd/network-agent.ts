@@ -63,6 +63,15 @@ export function dhcpConfigOf(network: ProvisioningNetwork): DhcpServiceConfig | 
     knownHosts: network.dhcp.knownHostsOnly === undefined ? 'auto' : network.dhcp.knownHostsOnly ? 'only' : 'any',
     knownHostsNamespace: network.namespace,
     admission: ADMISSION_DEFAULTS,
+    relayedSubnets: network.dhcp.relayedSubnets.map((r, i) => ({
+      cidr: r.cidr,
+      poolNamespace: network.namespace,
+      poolName: r.pool,
+      routers: r.routers,
+      dnsServers: r.dnsServers,
+      leaseSeconds: r.leaseSeconds,
+      setting: `spec.dhcp.relayedSubnets[${i}]`,
+    })),
     settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
   };
 }
