@@ -9,7 +9,10 @@
  *
  * - Not relayed (giaddr 0): the provisioning subnet, whatever the options say
  *   (an option 82 or 118 from a client on the segment is not trusted to move
- *   it onto another subnet's pool).
+ *   it onto another subnet's pool) — except a client that already has an
+ *   address (ciaddr) on a relayed subnet: a host there renewing or releasing
+ *   by unicast to the VIP, routed, not relayed (RFC 2131 §4.3.2 RENEWING).
+ *   Its reply is routed back to ciaddr (destination.ts).
  * - Relayed: the link is named by, first to last,
  *   1. the RFC 3527 link-selection sub-option (5) of option 82 (the relay
  *      says which link the client is on when giaddr is an address the server
@@ -40,17 +43,20 @@ export interface ScopeSubnets {
 }
 
 /** How the link was named (for logs and tests). */
-export type LinkSource = 'linkSelection' | 'subnetSelection' | 'giaddr';
+export type LinkSource = 'linkSelection' | 'subnetSelection' | 'giaddr' | 'ciaddr';
 
 export type ScopeChoice =
   | { readonly kind: 'provisioning' }
   /** `index`: into ScopeSubnets.relayed. */
   | { readonly kind: 'relayed'; readonly index: number; readonly link: IpAddress; readonly source: LinkSource }
   | { readonly kind: 'drop'; readonly reason: 'unknownRelaySubnet'; readonly link: IpAddress; readonly source: LinkSource }
-  | { readonly kind: 'drop'; readonly reason: 'badLinkSelection'; readonly source: Exclude<LinkSource, 'giaddr'> };
+  | { readonly kind: 'drop'; readonly reason: 'badLinkSelection'; readonly source: 'linkSelection' | 'subnetSelection' };
 
-export function chooseScope(req: Pick<DhcpMessage, 'giaddr' | 'options'>, subnets: ScopeSubnets): ScopeChoice {
-  if (req.giaddr.value === 0n) return { kind: 'provisioning' };
+export function chooseScope(req: Pick<DhcpMessage, 'giaddr' | 'ciaddr' | 'options'>, subnets: ScopeSubnets): ScopeChoice {
+  if (req.giaddr.value === 0n) {
+    const index = req.ciaddr.value === 0n ? -1 : subnets.relayed.findIndex((c) => cidrContains(c, req.ciaddr));
+    return index < 0 ? { kind: 'provisioning' } : { kind: 'relayed', index, link: req.ciaddr, source: 'ciaddr' };
+  }
   const named = linkOf(req);
   if (named.kind === 'bad') return { kind: 'drop', reason: 'badLinkSelection', source: named.source };
   const { link, source } = named;
@@ -60,7 +66,7 @@ export function chooseScope(req: Pick<DhcpMessage, 'giaddr' | 'options'>, subnet
   return { kind: 'relayed', index, link, source };
 }
 
-type Named = { readonly kind: 'link'; readonly link: IpAddress; readonly source: LinkSource } | { readonly kind: 'bad'; readonly source: Exclude<LinkSource, 'giaddr'> };
+type Named = { readonly kind: 'link'; readonly link: IpAddress; readonly source: LinkSource } | { readonly kind: 'bad'; readonly source: 'linkSelection' | 'subnetSelection' };
 
 function linkOf(req: Pick<DhcpMessage, 'giaddr' | 'options'>): Named {
   const rai = req.options.relayAgentInfo ?? req.options.raw.get(OPT.relayAgentInfo);

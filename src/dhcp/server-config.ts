@@ -56,7 +56,7 @@ export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | u
 
 /** A relayed subnet's server configuration: the provisioning one's (server identifier, boot files, modes) with its own subnet and options. */
 export function relayedServerConfigOf(base: DhcpServerConfig, r: RelayedSubnetConfig): DhcpServerConfig {
-  return { ...base, subnet: r.cidr, routers: r.routers, dnsServers: r.dnsServers, leaseSeconds: r.leaseSeconds };
+  return { ...base, subnet: r.cidr, onLink: base.onLink ?? base.subnet, routers: r.routers, dnsServers: r.dnsServers, leaseSeconds: r.leaseSeconds };
 }
 
 /**

@@ -23,8 +23,10 @@ export interface BootConfig {
 export interface DhcpServerConfig {
   /** The VIP: server identifier (option 54) and the source of replies. */
   readonly serverIp: IpAddress;
-  /** The provisioning subnet: subnet mask and broadcast options; addresses outside it are NAKed. */
+  /** The subnet served (the provisioning one, or a relayed one): subnet mask and broadcast options; addresses outside it are NAKed. */
   readonly subnet: Cidr;
+  /** The provisioning subnet, the server's own link (a relayed subnet's server answers its renewals by IP routing); undefined: `subnet`. */
+  readonly onLink?: Cidr;
   readonly routers: readonly IpAddress[];
   readonly dnsServers: readonly IpAddress[];
   readonly domainName?: string;
