@@ -4,8 +4,10 @@
  * provisioning bridge (172.22.0.254 on it) and a rack bridge (172.23.0.1,
  * a routed subnet the VIP holder reaches through the router). The agents
  * serve the provisioning pool and, with --dhcp-relayed-subnet, the rack's
- * own pool. dhcrelay adds option 82 (-a) and drops replies that do not echo
- * it, so every answer on the far side also proves the echo.
+ * own pool. dhcrelay adds option 82 (-a, its circuit id); the replies the
+ * router receives from the server are read off its wire: from the VIP, with
+ * that option 82 echoed unchanged (dhcrelay strips it before the client, and
+ * forwards a reply without it too, so the client alone cannot tell).
  *
  * On the far side a QEMU BIOS machine gets an address from the rack's pool
  * and fetches boot.ipxe from the VIP through the router; udhcpc gets one too
@@ -29,7 +31,12 @@ import { QemuMachine, requirePxeTools, tftpRoot } from '../../src/lab/rig/qemu.j
 import { NODE_PROVISIONING_IFACE } from '../../src/lab/topology-plan.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import { parseIp } from '../../src/core/ip.js';
-import { MSG } from '../../src/dhcp/options.js';
+import { formatIp } from '../../src/core/ip.js';
+import { parseUdpFrame } from '../../src/dhcp/frame.js';
+import { decodeMessage } from '../../src/dhcp/message.js';
+import { messageTypeName, MSG, OPT } from '../../src/dhcp/options.js';
+import { ipv4UdpDstPort } from '../../src/host/bpf.js';
+import * as native from '../../src/host/native.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';
 import { requestBytes } from './fakes.js';
@@ -41,6 +48,39 @@ const RACK = '172.23.0.0/24';
 const RACK_ADDRESS = /^172\.23\.0\.(5\d|[6-9]\d)$/;
 const DHCRELAY = '/usr/sbin/dhcrelay';
 
+/** What arrives at the relay from the server (UDP to port 67, BOOTREPLY), read off the router's upstream interface. */
+class RelayWire {
+  readonly replies: { readonly srcIp: string; readonly dstIp: string; readonly mac: string; readonly type: string; readonly rai: Buffer | undefined }[] = [];
+  readonly requests: { readonly mac: string; readonly rai: Buffer | undefined }[] = [];
+  private readonly fd: native.Fd;
+  private readonly rx: native.Receiver;
+
+  constructor(netnsPath: string, iface: string) {
+    this.fd = native.openSocket(netnsPath, native.AF_PACKET, native.SOCK_RAW, 0);
+    const info = native.interfaceInfo(this.fd, iface);
+    native.attachFilter(this.fd, ipv4UdpDstPort(67));
+    // ETH_P_ALL: the relay's own requests going up too
+    native.bindPacket(this.fd, info.index, native.ETH_P_ALL);
+    this.rx = new native.Receiver(this.fd, (frame) => this.frame(frame), () => {});
+  }
+
+  private frame(frame: Buffer): void {
+    const f = parseUdpFrame(frame, { verifyUdpChecksum: false }); // veth: checksums left to offload
+    if (!f.ok || f.srcPort !== 67) return;
+    const d = decodeMessage(f.payload);
+    if (!d.ok) return;
+    const m = d.message;
+    const rai = m.options.raw.get(OPT.relayAgentInfo);
+    if (m.op === 1) this.requests.push({ mac: m.mac ?? '?', rai });
+    else this.replies.push({ srcIp: formatIp(f.srcIp), dstIp: formatIp(f.dstIp), mac: m.mac ?? '?', type: messageTypeName(m.options.messageType ?? 0) ?? '?', rai });
+  }
+
+  close(): void {
+    this.rx.close();
+    native.close(this.fd);
+  }
+}
+
 /** Fails with how to install it when the relay is missing. */
 function requireDhcrelay(): void {
   if (spawnSync(DHCRELAY, ['--version']).error) throw new Error(`the relay tests need ${DHCRELAY}: run \`sh scripts/setup.sh\` as root (or apt-get install isc-dhcp-relay)`);
@@ -51,6 +91,7 @@ describe('DHCP through a real relay (system, dhcrelay, QEMU)', function () {
   let lab: VipWorld;
   let http: BootHttp | undefined;
   let relay: ChildProcess | undefined;
+  let wire: RelayWire | undefined;
   const relayLog: string[] = [];
   let router: string;
   let rackPorts = 0;
@@ -84,6 +125,7 @@ describe('DHCP through a real relay (system, dhcrelay, QEMU)', function () {
     for (const node of lab.nodes) ip('-n', node, 'route', 'add', RACK, 'via', ROUTER_NEAR, 'dev', NODE_PROVISIONING_IFACE);
     relay = spawn('ip', ['netns', 'exec', router, 'setpriv', '--pdeathsig', 'KILL', '--', DHCRELAY, '-4', '-d', '--no-pid', '-a', '-iu', 'eth0', '-id', 'rack0', VIP], { stdio: ['ignore', 'pipe', 'pipe'] });
     for (const s of [relay.stdout!, relay.stderr!]) s.on('data', (b: Buffer) => relayLog.push(...b.toString().split('\n').filter(Boolean)));
+    wire = new RelayWire(lab.topology.path(router), 'eth0');
     http = new BootHttp(lab.nodes);
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i);
     expect(await lab.vip.nextHolder(0, 20_000)).to.not.equal(undefined);
@@ -92,6 +134,7 @@ describe('DHCP through a real relay (system, dhcrelay, QEMU)', function () {
     for (const c of clients) c.stop();
     for (const m of machines) m.stop();
     relay?.kill('SIGKILL');
+    wire?.close();
     http?.stop();
     await lab?.stop();
   });
@@ -126,6 +169,16 @@ describe('DHCP through a real relay (system, dhcrelay, QEMU)', function () {
     expect(Number(bound.lease)).to.equal(600);
     expect(await leaseOf('rack1', mac)).to.equal(bound.ip);
     expect(await leaseOf('dhcp', mac), 'nothing in the provisioning pool').to.equal(undefined);
+    // on the router's wire: the relay's requests carried its option 82; the server's replies came from the VIP to the relay, echoing it
+    const sent = wire!.requests.find((r) => r.mac === mac && r.rai);
+    expect(sent, `dhcrelay -a added option 82 (requests seen: ${JSON.stringify(wire!.requests.map((r) => [r.mac, r.rai?.toString('hex')]))}; replies: ${wire!.replies.length})`).to.not.equal(undefined);
+    const replies = wire!.replies.filter((r) => r.mac === mac);
+    expect(replies.map((r) => r.type)).to.include.members(['offer', 'ack']);
+    for (const r of replies) {
+      expect(r.srcIp, 'a reply to the relay leaves from the VIP').to.equal(VIP);
+      expect(r.dstIp).to.equal(ROUTER_FAR);
+      expect(r.rai, 'option 82 echoed unchanged (RFC 3046 §2.2)').to.deep.equal(sent!.rai);
+    }
     // RENEWING: unicast from its address to the VIP (no relay on the way), answered back through the router
     ip('-n', c.ns, 'route', 'add', 'default', 'via', bound.router!);
     const before = c.events.length;
