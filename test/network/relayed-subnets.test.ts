@@ -10,8 +10,9 @@ import { formatCidr } from '../../src/core/cidr.js';
 import { formatIp } from '../../src/core/ip.js';
 import { dhcpConfigOf } from '../../src/cmd/network-agent.js';
 import { parseNetwork, type RelayedSubnetInput } from '../../src/network/network.js';
+import { planNetwork } from '../../src/network/plan.js';
 import { configError, ctx } from '../config/parse-context.js';
-import { networkObject } from './fixtures.js';
+import { networkObject, pool, pools } from './fixtures.js';
 
 const RACK1: RelayedSubnetInput = { cidr: '172.23.0.0/24', pool: { name: 'rack1-dhcp' }, routers: ['172.23.0.1'], gateway: '172.22.0.254' };
 
@@ -80,6 +81,30 @@ describe('network/network: spec.dhcp.relayedSubnets', () => {
     expect(c.relayedSubnets.map((r) => [formatCidr(r.cidr), `${r.poolNamespace}/${r.poolName}`, r.routers.map(formatIp), r.leaseSeconds, r.setting])).to.deep.equal([
       ['172.23.0.0/24', 'metal3/rack1-dhcp', ['172.23.0.1'], 3600, 'spec.dhcp.relayedSubnets[0]'],
     ]);
+  });
+});
+
+describe('network/plan: the relayed subnets’ pools', () => {
+  const plan = (...extra: ReturnType<typeof pool>[]) =>
+    planNetwork({
+      object: networkObject({ dhcp: { relayedSubnets: [RACK1] } }),
+      pools: pools(pool('ironic-pods', '172.22.0.2', '172.22.0.19'), pool('ironic-dhcp', '172.22.0.100', '172.22.0.199'), ...extra),
+      nad: undefined,
+      counts: { attachedPods: 0, leases: 0 },
+      nowIso: '2026-12-03T17:00:00Z',
+    });
+
+  it('a pool inside its relayed subnet: no problem, and no VIP reservation in it', () => {
+    const p = plan(pool('rack1-dhcp', '172.23.0.50', '172.23.0.99'));
+    expect(p.problems).to.deep.equal([]);
+    expect(p.reservations.map((r) => r.pool)).to.deep.equal(['ironic-pods']);
+  });
+
+  it('missing, or with a range off its subnet: named by the relayed subnet’s field', () => {
+    expect(plan().problems.map((x) => [x.reason, x.field])).to.deep.equal([['PoolNotFound', 'spec.dhcp.relayedSubnets[0].pool.name']]);
+    const off = plan(pool('rack1-dhcp', '172.22.0.200', '172.22.0.220')).problems;
+    expect(off.map((x) => [x.reason, x.field])).to.deep.equal([['PoolOutsideCIDR', 'spec.dhcp.relayedSubnets[0].pool.name']]);
+    expect(off[0]!.message).to.match(/IPPool rack1-dhcp spec.pools\[0\] \(172.22.0.200-172.22.0.220\) is not inside the relayed subnet 172.23.0.0\/24/);
   });
 });
 
