@@ -11,6 +11,7 @@ import { formatIp } from '../../src/core/ip.js';
 import { dhcpConfigOf } from '../../src/cmd/network-agent.js';
 import { parseNetwork, type RelayedSubnetInput } from '../../src/network/network.js';
 import { planNetwork } from '../../src/network/plan.js';
+import { poolsOf } from '../../src/pivot/plan.js';
 import { configError, ctx } from '../config/parse-context.js';
 import { networkObject, pool, pools } from './fixtures.js';
 
@@ -105,6 +106,17 @@ describe('network/plan: the relayed subnets’ pools', () => {
     const off = plan(pool('rack1-dhcp', '172.22.0.200', '172.22.0.220')).problems;
     expect(off.map((x) => [x.reason, x.field])).to.deep.equal([['PoolOutsideCIDR', 'spec.dhcp.relayedSubnets[0].pool.name']]);
     expect(off[0]!.message).to.match(/IPPool rack1-dhcp spec.pools\[0\] \(172.22.0.200-172.22.0.220\) is not inside the relayed subnet 172.23.0.0\/24/);
+  });
+});
+
+describe('pivot/plan: the relayed subnets’ pools move with the network', () => {
+  it('poolsOf names each relayed subnet’s pool (its lease blocks go with it), not when DHCP is off', () => {
+    expect(poolsOf(networkObject({ dhcp: { relayedSubnets: [RACK1] } })).map((p) => `${p.field}=${p.name}`)).to.deep.equal([
+      'spec.podPool=ironic-pods',
+      'spec.dhcpPool=ironic-dhcp',
+      'spec.dhcp.relayedSubnets[0].pool=rack1-dhcp',
+    ]);
+    expect(poolsOf(networkObject({ dhcp: { enabled: false, relayedSubnets: [RACK1] } })).map((p) => p.field)).to.deep.equal(['spec.podPool']);
   });
 });
 
