@@ -39,6 +39,7 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
       knownHosts: 'only',
       knownHostsNamespace: 'metal3',
       admission: ADMISSION_DEFAULTS,
+      relayedSubnets: [],
       settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
     });
     expect(dhcpConfigOf(networkOf({ dhcp: { enabled: false }, dhcpPool: undefined }))).to.equal(undefined);
