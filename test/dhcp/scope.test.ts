@@ -11,7 +11,9 @@ import type { DhcpTransport } from '../../src/dhcp/ports.js';
 import { chooseScope, subOption, type ScopeSubnets } from '../../src/dhcp/scope.js';
 import { ScopedTransport } from '../../src/dhcp/scoped-transport.js';
 import { relayedPoolProblem, relayedServerConfigOf } from '../../src/dhcp/server-config.js';
-import { committedMap, discover, ip, macOf, onTheWire, rangePool, renewing, request, requestBytes, selecting, serverConfig, type RequestSpec } from './fakes.js';
+import { DhcpServer } from '../../src/dhcp/server.js';
+import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
+import { committedMap, discover, FakeLeaseLedger, FakeTransport, ip, macOf, onTheWire, rangePool, RecordingLogger, renewing, request, requestBytes, selecting, serverConfig, Violations, type RequestSpec } from './fakes.js';
 
 const A = macOf(0xa);
 const NOW = Date.UTC(2026, 11, 3, 12, 0, 0);
@@ -206,5 +208,61 @@ describe('dhcp/scoped-transport: one wire, a transport per subnet', () => {
     scoped.relayed[1]!.close();
     scoped.relayed[1]!.close();
     expect(wire.closed).to.equal(1);
+  });
+});
+
+describe('dhcp/server: the servers of one term share one set of new-lease limits', () => {
+  const TIGHT = { perMacPerSecond: 1, perMacBurst: 1, newLeasesPerSecond: 2, newLeasesBurst: 2, queueLength: 4, queueMaxWaitMs: 5000, trackedMacs: 64 };
+
+  it('a request queued by one subnet’s server is answered by that server when a token comes back, whoever drains the queue; each reports its own lease count', async () => {
+    const v = new Violations();
+    const clock = new FakeClock();
+    const admission = DhcpServer.sharedAdmission(TIGHT);
+    const counts: number[] = [0, 0];
+    const run = async (i: number, subnet: string, start: string, end: string) => {
+      const transport = new FakeTransport(v);
+      const ledger = new FakeLeaseLedger(v);
+      const server = new DhcpServer({
+        config: serverConfig({ subnet: parseCidr(subnet) }),
+        transport,
+        ledger,
+        clock,
+        logger: new RecordingLogger(),
+        sharedAdmission: admission,
+        reapIntervalMs: 600_000,
+        onLeaseCount: (n) => (counts[i] = n),
+      });
+      const starting = server.start();
+      ledger.loading.resolve({ pool: { spec: rangePool(start, end), ipamUsed: [], committed: committedMap(), reservedFree: new Map() }, leases: [] });
+      await starting;
+      return { server, transport, ledger };
+    };
+    const near = await run(0, '172.22.0.0/24', '172.22.0.10', '172.22.0.19');
+    const far = await run(1, '172.23.0.0/24', '172.23.0.10', '172.23.0.19');
+    const offers = (t: FakeTransport): string[] => t.sent.filter((s) => s.type === 'offer').map((s) => formatIp(s.message.yiaddr));
+    // the shared burst (2) goes to the near side; the far side's first new client waits in the one queue
+    near.transport.deliver(requestBytes(discover(macOf(1))));
+    near.transport.deliver(requestBytes(discover(macOf(2))));
+    far.transport.deliver(requestBytes(discover(macOf(3), { giaddr: ip('172.23.0.1') })));
+    await flushMicrotasks();
+    expect([offers(near.transport).length, offers(far.transport).length]).to.deep.equal([2, 0]);
+    expect(admission.queued).to.equal(1);
+    // the near side queues one more behind it: whichever server drains, each answers its own
+    near.transport.deliver(requestBytes(discover(macOf(4))));
+    await flushMicrotasks();
+    await clock.advance(1000);
+    await flushMicrotasks();
+    expect(offers(far.transport)).to.deep.equal(['172.23.0.10']);
+    expect(offers(near.transport)).to.have.length(3);
+    expect(offers(near.transport).every((a) => a.startsWith('172.22.0.'))).to.equal(true);
+    expect(admission.queued).to.equal(0);
+    // a lease bound on the far side is counted there (the gauge is the sum of the servers' counts)
+    far.transport.deliver(requestBytes({ ...selecting(macOf(3), ip('172.23.0.10')), giaddr: ip('172.23.0.1') }));
+    await flushMicrotasks();
+    far.ledger.answer(far.ledger.commits.length - 1);
+    await flushMicrotasks();
+    expect(counts).to.deep.equal([0, 1]);
+    expect(v.list).to.deep.equal([]);
+    for (const s of [near, far]) await s.server.stop();
   });
 });
