@@ -12,6 +12,7 @@ import { dhcpConfigOf } from '../../src/cmd/network-agent.js';
 import { parseNetwork, type RelayedSubnetInput } from '../../src/network/network.js';
 import { planNetwork } from '../../src/network/plan.js';
 import { poolsOf } from '../../src/pivot/plan.js';
+import { unitFingerprint, type PodObject } from '../../src/network/pods.js';
 import { configError, ctx } from '../config/parse-context.js';
 import { networkObject, pool, pools } from './fixtures.js';
 
@@ -82,6 +83,17 @@ describe('network/network: spec.dhcp.relayedSubnets', () => {
     expect(c.relayedSubnets.map((r) => [formatCidr(r.cidr), `${r.poolNamespace}/${r.poolName}`, r.routers.map(formatIp), r.leaseSeconds, r.setting])).to.deep.equal([
       ['172.23.0.0/24', 'metal3/rack1-dhcp', ['172.23.0.1'], 3600, 'spec.dhcp.relayedSubnets[0]'],
     ]);
+  });
+});
+
+describe('network/pods: the unit fingerprint of a network with addresses in spec.dhcp', () => {
+  it('is written (addresses hold bigints) and changes with the relayed subnets; found by the relay system test: the agent never opened its VIP unit', () => {
+    const pod = { metadata: { uid: 'p1', name: 'ironic-0' } } as PodObject;
+    const with1 = parseNetwork(networkObject({ dhcp: { routers: ['172.22.0.1'], relayedSubnets: [RACK1] } })).network!;
+    const with2 = parseNetwork(networkObject({ dhcp: { routers: ['172.22.0.1'], relayedSubnets: [{ ...RACK1, routers: ['172.23.0.2'] }] } })).network!;
+    const fp = unitFingerprint(with1, pod, 'net:[1]', 'net1');
+    expect(fp).to.contain(String(with1.dhcp.relayedSubnets[0]!.cidr.network.value));
+    expect(unitFingerprint(with2, pod, 'net:[1]', 'net1')).to.not.equal(fp);
   });
 });
 
