@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { systemClock } from '../src/core/clock.js';
+import { median } from './stats.js';
 import { ironetCommand } from '../src/lab/rig/checkout.js';
 import { VIP, VipWorld } from '../src/lab/world/vip-world.js';
 
@@ -56,28 +57,13 @@ interface Contender {
   stopAll(): Promise<void>;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
-async function stableHolder(lab: VipWorld, quietMs: number, timeoutMs = 30_000): Promise<number> {
-  const deadline = now() + timeoutMs;
-  for (;;) {
-    const h = await lab.vip.holdersNow();
-    const lastEvent = lab.vip.events.at(-1)?.atMs ?? 0;
-    if (h.length === 1 && now() - lastEvent >= quietMs) return h[0]!;
-    if (now() > deadline) throw new Error(`no stable single holder (holders: ${h.join(',') || 'none'})`);
-    await sleep(50);
-  }
-}
 
 async function runTrials(lab: VipWorld, c: Contender, answers: Answer[]): Promise<Trial[]> {
   const trials: Trial[] = [];
   for (const kind of ['graceful', 'crash'] as const) {
     for (let t = 0; t < TRIALS; t++) {
-      const h = await stableHolder(lab, 1500);
+      const h = await lab.vip.stableHolder(1500);
       const t0 = now();
       await c.fault(h, kind);
       const next = await lab.vip.nextHolder(t0, 15_000, h);
@@ -85,7 +71,7 @@ async function runTrials(lab: VipWorld, c: Contender, answers: Answer[]): Promis
       await sleep(2000);
       const restartAt = now();
       c.start(h); // the supervisor restarts it
-      await stableHolder(lab, 2000);
+      await lab.vip.stableHolder(2000);
       const dual = lab.vip.dualHolderMs(t0, now());
       // the client's view from the fault to the restart (a restarted keepalived may preempt: a separate event)
       const window = answers.filter((a) => a.atMs >= t0 - 50 && a.atMs <= restartAt);
@@ -216,7 +202,7 @@ async function main(): Promise<void> {
       const c = make();
       console.log(`\n${c.name}: ${TRIALS} graceful and ${TRIALS} crash failovers`);
       for (let i = 0; i < lab.nodes.length; i++) c.start(i);
-      await stableHolder(lab, 2000);
+      await lab.vip.stableHolder(2000);
       results[c.name] = await runTrials(lab, c, answers);
       if (c.name === 'ironet') footprint = await idleFootprint(lab);
       await c.stopAll();

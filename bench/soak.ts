@@ -48,6 +48,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../src/core/clock.js';
+import { median } from './stats.js';
 import { formatIp, parseIp } from '../src/core/ip.js';
 import { parseMac } from '../src/core/mac.js';
 import { NetlinkSocket } from '../src/host/netlink.js';
@@ -114,24 +115,7 @@ interface Trial {
   kernel?: { staged: boolean; keptMs: number; marginMs: number };
 }
 
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
-/** A single holder, with no VIP event for `quietMs`. */
-async function stableHolder(lab: VipWorld, quietMs: number, timeoutMs = 40_000): Promise<number> {
-  const deadline = now() + timeoutMs;
-  for (;;) {
-    const h = await lab.vip.holdersNow();
-    const lastEvent = lab.vip.events.at(-1)?.atMs ?? 0;
-    if (h.length === 1 && now() - lastEvent >= quietMs) return h[0]!;
-    if (now() > deadline) throw new Error(`no stable single holder (holders: ${h.join(',') || 'none'})`);
-    await sleep(50);
-  }
-}
 
 /**
  * Waits for node `i`'s VIP to be refreshed (an RTM_NEWADDR for it in its namespace; at most `timeoutMs`), then
@@ -336,7 +320,7 @@ let lateChanges = 0;
 
 async function ironetTrial(b: Busy, fault: Fault): Promise<Trial> {
   const { lab } = b;
-  const h = await stableHolder(lab, 1500);
+  const h = await lab.vip.stableHolder(1500, 40_000);
   const from = now();
   const mark = b.clients.mark();
   const notes: string[] = [];
@@ -423,7 +407,7 @@ async function ironetTrial(b: Busy, fault: Fault): Promise<Trial> {
       break;
   }
   await sleep(500);
-  await stableHolder(lab, 1500);
+  await lab.vip.stableHolder(1500, 40_000);
   const to = now();
   // how long the faulted holder's VIP stayed after its last refresh (the kernel's lifetime and lateness), and how long before the next add it went
   const removed = lab.vip.events.find((e) => e.node === h && e.kind === 'del' && e.atMs >= t0);
@@ -473,7 +457,7 @@ async function measure(b: Busy, fault: Fault, node: number, from: number, to: nu
 
 async function keepalivedTrial(b: Busy, ks: readonly Keepalived[], fault: Fault): Promise<Trial> {
   const { lab } = b;
-  const h = await stableHolder(lab, 1500);
+  const h = await lab.vip.stableHolder(1500, 40_000);
   const from = now();
   const t0 = now();
   const k = ks[h]!;
@@ -487,7 +471,7 @@ async function keepalivedTrial(b: Busy, ks: readonly Keepalived[], fault: Fault)
   else if (fault === 'sigstop') k.signalVrrp('SIGCONT');
   else lab.faults.link(h, 'up');
   await sleep(1000);
-  await stableHolder(lab, 1500);
+  await lab.vip.stableHolder(1500, 40_000);
   const to = now();
   return { ...(await measure(b, fault, h, from, to, undefined, [])), takeoverMs: next.atMs - t0, kernel: undefined };
 }
@@ -561,7 +545,7 @@ async function main(): Promise<void> {
       churns.push(new AddressChurn({ netnsPath: lab.topology.path(lab.nodes[i]!), ifindex: ifindexOf(lab, i), address: `10.99.0.${i + 1}`, ...CHURN, clock: systemClock, random: Math.random }));
     }
     for (let i = 0; i < lab.nodes.length; i++) lab.startAgent(i);
-    await stableHolder(lab, 2000, 60_000);
+    await lab.vip.stableHolder(2000, 60_000);
     await clients.start(CLIENTS);
     const tftpNs = lab.topology.addClient('soaktftp', '52:54:00:5a:01:01');
     lab.net.run('ip', '-n', tftpNs, 'addr', 'add', `${TFTP_CLIENT}/24`, 'dev', 'eth0');
@@ -596,7 +580,7 @@ async function main(): Promise<void> {
         keepaliveds.push(k);
         k.start();
       }
-      await stableHolder(lab, 2000, 30_000);
+      await lab.vip.stableHolder(2000, 30_000);
       for (let n = 1; n <= KEEPALIVED_TRIALS; n++) {
         for (const f of kFaults) {
           const t = await keepalivedTrial(busy, keepaliveds, f);

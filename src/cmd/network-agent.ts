@@ -16,7 +16,8 @@ import { WorkQueue } from '../core/work-queue.js';
 import { defaultIpxeScriptUrl } from '../dhcp/server-config.js';
 import { getInNetns } from '../host/netns-http.js';
 import { findPodNetns } from '../host/pod-netns.js';
-import { interfaceExists, PodInterface } from '../host/pod-interface.js';
+import { PodInterface } from '../host/pod-interface.js';
+import { listNodeLinks, setAltName } from '../host/node-links.js';
 import { EventRecorder, type EventObject } from '../kube/event-recorder.js';
 import { RESOURCES } from '../kube/resources.js';
 import { KubeAgentNetworkStore } from '../kube/agent-network-store.js';
@@ -58,7 +59,8 @@ export function dhcpConfigOf(network: ProvisioningNetwork): DhcpServiceConfig | 
     efiX64File: network.dhcp.bootFiles.uefiX86_64,
     efiArm64File: network.dhcp.bootFiles.uefiArm64,
     ipxeScriptUrl: network.dhcp.ipxeScriptUrl,
-    httpBootUrl: undefined,
+    httpBootUrl: network.dhcp.httpBootUrl,
+    httpBootArm64Url: network.dhcp.httpBootArm64Url,
     // spec.dhcp.knownHostsOnly: true only, false any, unset auto (ADR 0030)
     knownHosts: network.dhcp.knownHostsOnly === undefined ? 'auto' : network.dhcp.knownHostsOnly ? 'only' : 'any',
     knownHostsNamespace: network.namespace,
@@ -213,7 +215,12 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
     },
     report: (network, r) => store.report(network, r),
     reassert: (network) => store.reassert(network),
-    parentExists: (parent) => interfaceExists(config.nodeNetns, parent),
+    nodeLinks: () => listNodeLinks(config.nodeNetns),
+    setAltName: async (op, ifindex, altName) => {
+      await setAltName(config.nodeNetns, op, ifindex, altName);
+    },
+    nodeLabels: () => store.nodeLabels(),
+    reportParent: (network, report) => store.reportParent(network, report),
     warn: (network, reason, note) => store.warn(network, reason, note),
   };
   const runner = new AgentRunner({ ports, nodeName: config.nodeName, logger, clock, waitRetryMs: 1000, attachWarnAfterWaits: config.attachGraceSeconds, unreadyHolderMs: config.unreadyHolderSeconds * 1000, secondPodGraceMs: config.secondPodGraceSeconds * 1000 });

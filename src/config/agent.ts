@@ -152,6 +152,14 @@ const relayedSubnet: Parse<RelayedSubnetFlag> = (t, s) => {
   return { text: t, cidr: subnet, pool: poolRef(poolText, s), routers, dnsServers, leaseSeconds: seconds === undefined ? undefined : wholeNumber(60, 31_536_000)(seconds, s) };
 };
 
+/** An http(s) URL for option 67 (UEFI HTTP boot): printable ASCII, at most 255 characters; empty reads as unset. */
+function httpUrl(example: string): Parse<string | undefined> {
+  return orUnset((t, s) => {
+    if (!/^[\x21-\x7e]{1,255}$/.test(t) || !/^https?:\/\/[^/\s]+/.test(t)) throw invalid(s, `${JSON.stringify(t)} is not an http(s) URL in printable ASCII of at most 255 characters (DHCP option 67); e.g. ${example}`);
+    return t;
+  });
+}
+
 const FLAGS = {
   ...LOG_FLAGS,
   identity: option({ arg: 'NAME', env: 'POD_NAME', section: 'Both modes', help: 'the holder identity in Leases', defaultText: 'the host name (VIP mode), the node name (ProvisioningNetwork mode)', parse: text }),
@@ -229,7 +237,8 @@ const FLAGS = {
   'boot-efi-x64-file': option({ arg: 'F', help: 'x86-64 UEFI (option 93 = 7 or 9)', default: 'snponly-x86_64.efi', parse: text }),
   'boot-efi-arm64-file': option({ arg: 'F', help: 'ARM64 UEFI (option 93 = 11)', default: 'snponly-arm64.efi', parse: text }),
   'ipxe-script-url': option({ arg: 'URL', help: 'for clients already running iPXE', defaultText: 'http://<VIP>:6180/boot.ipxe', parse: text }),
-  'http-boot-url': option({ arg: 'URL', help: 'UEFI HTTP boot (option 93 = 16)', defaultText: 'not answered', parse: text }),
+  'http-boot-url': option({ arg: 'URL', help: 'x86-64 UEFI HTTP boot (vendor class HTTPClient, option 93 = 16): an EFI program sent with option 60 HTTPClient', defaultText: 'not answered', parse: httpUrl('http://172.22.0.2:6180/snponly-x86_64.efi') }),
+  'http-boot-arm64-url': option({ arg: 'URL', help: 'ARM64 UEFI HTTP boot (option 93 = 19)', defaultText: 'not answered', parse: httpUrl('http://172.22.0.2:6180/snponly-arm64.efi') }),
 } as const;
 
 export const AGENT: CommandSpec<typeof FLAGS> = {
@@ -326,12 +335,20 @@ function dhcpOf(f: AgentFlags): DhcpServiceConfig | undefined {
     efiArm64File: f.get('boot-efi-arm64-file'),
     ipxeScriptUrl: f.get('ipxe-script-url'),
     httpBootUrl: f.get('http-boot-url'),
+    httpBootArm64Url: f.get('http-boot-arm64-url'),
     knownHosts,
     knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
     admission: admissionOf(f),
     relayedSubnets: relayedSubnetsOf(f),
     settingNames: { subnet: '--dhcp-subnet', vip: '--vip' },
   };
+  for (const flag of ['http-boot-url', 'http-boot-arm64-url'] as const) {
+    const host = /^https?:\/\/([^/:\s]+)/.exec(f.get(flag) ?? '')?.[1];
+    // UEFI firmware resolves a host name only through the DNS servers DHCP gave it
+    if (host !== undefined && !/^[\d.]+$/.test(host) && dhcp.dnsServers.length === 0) {
+      throw new ConfigError(`--${flag}`, `names the host ${JSON.stringify(host)}, which UEFI firmware can resolve only through DNS servers from DHCP: add --dhcp-dns, or use the address (e.g. the VIP)`);
+    }
+  }
   if (f.given('dhcp-known-hosts-namespace') && knownHosts === 'any') {
     throw new ConfigError('--dhcp-known-hosts-namespace', 'means nothing with --dhcp-known-hosts any (no host is looked up); drop one of them');
   }

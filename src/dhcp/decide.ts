@@ -118,7 +118,7 @@ function isOurs(req: DhcpMessage, ctx: HandlerContext): boolean {
 
 function discover(req: DhcpMessage, mac: Mac, ctx: HandlerContext): Decision {
   const boot = chooseBoot(req.options, ctx.config.boot);
-  if (boot.kind === 'none' && req.options.clientArch?.[0] === 16) return { kind: 'drop', reason: 'httpBootDisabled' };
+  if (boot.kind === 'unanswered') return { kind: 'drop', reason: boot.reason ?? 'httpBootDisabled' };
   const ip = ctx.allocator.choose(mac, req.options.requestedIp, ctx.nowMs);
   if (!ip) return { kind: 'drop', reason: 'poolExhausted' };
   return { kind: 'offer', mac, ip, reply: reply(req, ctx, MSG.offer, ip, { leaseSeconds: ctx.config.leaseSeconds }) };

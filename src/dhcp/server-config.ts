@@ -50,6 +50,7 @@ export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | u
       efiArm64File: config.efiArm64File,
       ipxeScriptUrl: config.ipxeScriptUrl ?? defaultIpxeScriptUrl(vip),
       httpBootUrl: config.httpBootUrl,
+      httpBootArm64Url: config.httpBootArm64Url,
     },
   };
 }

@@ -16,8 +16,10 @@ export interface BootConfig {
   readonly efiArm64File: string;
   /** Given to clients that already run iPXE (option 175, or user class "iPXE"). */
   readonly ipxeScriptUrl: string;
-  /** For UEFI HTTP boot (option 93 = 16, vendor class HTTPClient); undefined: such clients are not answered. */
+  /** For x86-64 UEFI HTTP boot (vendor class HTTPClient, option 93 = 16); undefined: such clients are not answered. */
   readonly httpBootUrl?: string;
+  /** For ARM64 UEFI HTTP boot (option 93 = 19); undefined: such clients are not answered. */
+  readonly httpBootArm64Url?: string;
 }
 
 export interface DhcpServerConfig {
@@ -61,8 +63,10 @@ export interface DhcpServiceConfig {
   readonly efiArm64File: string;
   /** For clients already running iPXE; undefined: `http://<VIP>:6180/boot.ipxe`. */
   readonly ipxeScriptUrl: string | undefined;
-  /** UEFI HTTP boot; undefined: such clients are not answered. */
+  /** x86-64 UEFI HTTP boot (option 93 = 16); undefined: such clients are not answered (ADR 0033). */
   readonly httpBootUrl: string | undefined;
+  /** ARM64 UEFI HTTP boot (option 93 = 19); undefined: such clients are not answered. */
+  readonly httpBootArm64Url: string | undefined;
   /**
    * Which MACs are answered (ADR 0030): `only` the boot MACs of
    * BareMetalHosts (spec.bootMACAddress); `any`; `auto` (the default): only
@@ -137,6 +141,7 @@ export type DropReason =
   /** INIT-REBOOT from a client with no lease or offer here (RFC 2131 §4.3.2: silence). */
   | 'initRebootNoRecord'
   | 'unsupportedType'
+  /** UEFI HTTP boot from an architecture with no URL configured (ADR 0033). */
   | 'httpBootDisabled'
   | 'notOurLease'
   /** Handing over (a pivot's source, docs/pivot.md): what would need a new lease or a write waits for the target. */

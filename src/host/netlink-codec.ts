@@ -9,12 +9,15 @@ import { Buffer } from 'node:buffer';
 import { ipFromBytes, ipToBytes, type IpAddress } from '../core/ip.js';
 
 export const NLMSG = { noop: 1, error: 2, done: 3 } as const;
-export const RTM = { newLink: 16, delLink: 17, getLink: 18, newAddr: 20, delAddr: 21, getAddr: 22 } as const;
+export const RTM = { newLink: 16, delLink: 17, getLink: 18, newAddr: 20, delAddr: 21, getAddr: 22, newLinkProp: 108, delLinkProp: 109 } as const;
 export const NLM_F = { request: 0x1, multi: 0x2, ack: 0x4, replace: 0x100, excl: 0x200, create: 0x400, dump: 0x300 } as const;
 export const RTMGRP = { link: 0x1, ipv4Ifaddr: 0x10, ipv6Ifaddr: 0x100 } as const;
 export const IFA = { address: 1, local: 2, label: 3, broadcast: 4, cacheinfo: 6, flags: 8 } as const;
 export const IFA_F = { nodad: 0x02, permanent: 0x80 } as const;
-export const IFLA = { address: 1, ifname: 3, mtu: 4, operstate: 16 } as const;
+export const IFLA = { address: 1, ifname: 3, mtu: 4, operstate: 16, linkinfo: 18, propList: 52, altIfname: 53 } as const;
+/** IFLA_LINKINFO's nested attribute carrying the link's kind (`bridge`, `veth`…). */
+const IFLA_INFO_KIND = 1;
+const NLA_F_NESTED = 0x8000;
 export const IFF = { up: 0x1, running: 0x40, lowerUp: 0x10000 } as const;
 const AF_INET = 2;
 const AF_INET6 = 10;
@@ -139,6 +142,20 @@ export function encodeSetLinkUp(ifindex: number, seq: number): Buffer {
   return message(RTM.newLink, NLM_F.request | NLM_F.ack, seq, b);
 }
 
+/**
+ * RTM_NEWLINKPROP / RTM_DELLINKPROP with one IFLA_ALT_IFNAME in IFLA_PROP_LIST
+ * (`ip link property add|del dev X altname NAME`, Linux 5.5+).
+ */
+export function encodeLinkAltName(op: 'add' | 'del', ifindex: number, altName: string, seq: number): Buffer {
+  const b = Buffer.alloc(IFINFOMSG);
+  b.writeInt32LE(ifindex, 4);
+  const name = attr(IFLA.altIfname, Buffer.from(`${altName}\0`, 'utf8'));
+  const list = attr(IFLA.propList | NLA_F_NESTED, name);
+  return op === 'add'
+    ? message(RTM.newLinkProp, NLM_F.request | NLM_F.ack | NLM_F.excl | NLM_F.create, seq, Buffer.concat([b, list]))
+    : message(RTM.delLinkProp, NLM_F.request | NLM_F.ack, seq, Buffer.concat([b, list]));
+}
+
 export function encodeGetLinks(seq: number): Buffer {
   return message(RTM.getLink, NLM_F.request | NLM_F.dump, seq, Buffer.alloc(IFINFOMSG));
 }
@@ -159,6 +176,10 @@ export interface LinkInfo {
   /** IF_OPER_* (6 = up). */
   readonly operState: number | undefined;
   readonly up: boolean;
+  /** IFLA_INFO_KIND (`bridge`, `veth`, `macvlan`…); undefined for a plain device. */
+  readonly kind?: string;
+  /** Alternative names (IFLA_PROP_LIST), in the kernel's order. */
+  readonly altNames?: readonly string[];
 }
 
 export type NetlinkMessage =
@@ -271,5 +292,33 @@ function decodeLink(body: Buffer): LinkInfo | MalformedReason {
   const operState = oper && oper.length >= 1 ? oper.readUInt8(0) : undefined;
   // Up means administratively up with a carrier (IFF_LOWER_UP); operstate UP (6) or UNKNOWN (0) for links without one.
   const up = (flags & IFF.up) !== 0 && (flags & IFF.lowerUp) !== 0 && (operState === undefined || operState === 6 || operState === 0);
-  return { ifindex, name, flags, operState, up };
+  const info = attrs.get(IFLA.linkinfo);
+  const infoAttrs = info ? attributes(info, 0) : undefined;
+  if (typeof infoAttrs === 'string') return infoAttrs;
+  const kind = infoAttrs?.get(IFLA_INFO_KIND)?.toString('utf8').replace(/\0+$/, '');
+  const props = attrs.get(IFLA.propList);
+  const altNames = props ? attributeList(props) : [];
+  if (typeof altNames === 'string') return altNames;
+  return {
+    ifindex,
+    name,
+    flags,
+    operState,
+    up,
+    ...(kind ? { kind } : {}),
+    ...(props ? { altNames: altNames.filter((a) => a.type === IFLA.altIfname).map((a) => a.value.toString('utf8').replace(/\0+$/, '')) } : {}),
+  };
+}
+
+/** The attributes of a nested list in order, repeats kept (IFLA_PROP_LIST holds one IFLA_ALT_IFNAME per name). */
+function attributeList(buf: Buffer): { type: number; value: Buffer }[] | 'badAttribute' {
+  const out: { type: number; value: Buffer }[] = [];
+  let off = 0;
+  while (off + 4 <= buf.length) {
+    const len = buf.readUInt16LE(off);
+    if (len < 4 || off + len > buf.length) return 'badAttribute';
+    out.push({ type: buf.readUInt16LE(off + 2) & 0x3fff, value: buf.subarray(off + 4, off + len) });
+    off += align4(len);
+  }
+  return out;
 }

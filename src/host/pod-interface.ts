@@ -88,21 +88,3 @@ export class PodInterface {
     this.netlink.close();
   }
 }
-
-
-/**
- * Whether interface `name` exists in the namespace at `netnsPath` (the node's:
- * the parent a NAD's macvlan or bridge plugin attaches pods to).
- */
-export function interfaceExists(netnsPath: string | null, name: string): boolean {
-  const fd = native.openSocket(netnsPath, native.AF_PACKET, native.SOCK_RAW, 0);
-  try {
-    native.interfaceInfo(fd, name);
-    return true;
-  } catch (err) {
-    if (native.isSyscallError(err, 'ENODEV')) return false;
-    throw err;
-  } finally {
-    native.close(fd);
-  }
-}

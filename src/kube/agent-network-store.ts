@@ -15,6 +15,7 @@ import type { HolderReport } from '../network/agent-runner.js';
 import { agentStatus, mayWrite, needsReassert, planReport, type SaidState } from '../network/agent-status.js';
 import { claimedAddress, IN_USE_ON_WIRE_LABEL, podClaim, slimPod, wireHeldClaim, type ClaimedAddress, type PodObject } from '../network/pods.js';
 import { NETWORK_LABEL, type ProvisioningNetwork, type ProvisioningNetworkObject } from '../network/network.js';
+import type { ParentReport } from '../network/parent.js';
 import { REQUESTED_IP_ANNOTATION } from '../ipam/objects.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { EventRecorder } from './event-recorder.js';
@@ -26,6 +27,18 @@ import { formatTime } from './time.js';
 import { objectKey } from './types.js';
 
 export const AGENT_FIELD_MANAGER = 'ironet-agent';
+
+/** How long the agent's Node labels are taken as read (parentOverrides by nodeSelector). */
+export const NODE_LABELS_TTL_MS = 30_000;
+
+/**
+ * The field manager of one node's entry in status.parentInterfaces: a manager
+ * per node, so each agent's apply keeps the other nodes' entries (server-side
+ * apply drops what a manager no longer sends). At most 128 characters.
+ */
+export function parentFieldManager(nodeName: string): string {
+  return `ironet-agent-parent/${nodeName}`.slice(0, 128);
+}
 
 export interface KubeAgentNetworkStoreOptions {
   readonly events: EventRecorder;
@@ -40,6 +53,7 @@ export interface KubeAgentNetworkStoreOptions {
 
 export class KubeAgentNetworkStore {
   private readonly networks: ResourceClient<ProvisioningNetworkObject>;
+  private readonly nodes: ResourceClient<KubeObject>;
   private readonly claims: ResourceClient<IpClaimObject>;
   private readonly addresses: ResourceClient<IpAddressObject>;
   private readonly networkInformer: Informer<ProvisioningNetworkObject>;
@@ -52,6 +66,7 @@ export class KubeAgentNetworkStore {
     const common = { namespace: o.namespace, clock: o.clock, logger: o.logger };
     this.networks = kube.resource(RESOURCES.provisioningNetwork);
     this.claims = kube.resource(RESOURCES.ipClaim);
+    this.nodes = kube.resource(RESOURCES.node);
     this.addresses = kube.resource(RESOURCES.ipAddress);
     this.networkInformer = informerFor(this.networks, { ...common, name: 'provisioningnetworks', onEvent: (e) => o.onChanged(objectKey(e.object)) });
     this.podInformer = informerFor(kube.resource<PodObject>(RESOURCES.pod), {
@@ -144,6 +159,40 @@ export class KubeAgentNetworkStore {
       { apiVersion: 'ironet.io/v1alpha1', kind: 'ProvisioningNetwork', metadata: { name: network.name, namespace: network.namespace, uid: network.uid } },
       { type: 'Warning', reason, action: 'Attach', note },
     );
+  }
+
+  /** This node's labels as last read, and when (monotonic). */
+  private nodeLabelsRead: { readonly labels: Readonly<Record<string, string>>; readonly atMs: number } | undefined;
+
+  /**
+   * This node's Node labels (get nodes/<node>), read again at most every
+   * NODE_LABELS_TTL_MS: a label changed takes effect within that. Throws when
+   * the Node cannot be read.
+   */
+  async nodeLabels(): Promise<Readonly<Record<string, string>>> {
+    const now = this.o.clock.monotonicMs();
+    if (this.nodeLabelsRead && now - this.nodeLabelsRead.atMs < NODE_LABELS_TTL_MS) return this.nodeLabelsRead.labels;
+    const node = await this.nodes.get({ name: this.o.nodeName }, { signal: AbortSignal.timeout(5000) });
+    const labels = node.metadata.labels ?? {};
+    this.nodeLabelsRead = { labels, atMs: now };
+    return labels;
+  }
+
+  /** Per network: the state this node's parent entry last said, and since when. */
+  private readonly parentSince = new Map<string, { readonly state: string; readonly since: string }>();
+
+  /** This node's entry in status.parentInterfaces (its own field manager); bounded, never throws. */
+  async reportParent(network: ProvisioningNetwork, report: ParentReport): Promise<void> {
+    const key = `${network.namespace}/${network.name}`;
+    const before = this.parentSince.get(key);
+    const since = before?.state === report.state ? before.since : formatTime(this.o.clock.wallMs());
+    this.parentSince.set(key, { state: report.state, since });
+    const entry = { ...report, lastTransitionTime: since };
+    try {
+      await this.networks.applyStatus({ namespace: network.namespace, name: network.name }, { status: { parentInterfaces: [entry] } }, parentFieldManager(this.o.nodeName), { signal: AbortSignal.timeout(2000) });
+    } catch (err) {
+      this.o.logger.warn({ provisioningNetwork: key, err: describeError(err) }, 'could not report the parent interface on the ProvisioningNetwork status');
+    }
   }
 
   /** What this agent last said on each network's status (decided in src/network/agent-status.ts). */

@@ -14,6 +14,8 @@ export const RESOURCES = {
   configMap: ref('', 'v1', 'configmaps', 'ConfigMap'),
   secret: ref('', 'v1', 'secrets', 'Secret'),
   pod: ref('', 'v1', 'pods', 'Pod'),
+  /** The agent reads its own Node's labels (get only) for spec.attachment.parentOverrides by nodeSelector (ADR 0036). */
+  node: ref('', 'v1', 'nodes', 'Node', false),
   serviceAccount: ref('', 'v1', 'serviceaccounts', 'ServiceAccount'),
   lease: ref('coordination.k8s.io', 'v1', 'leases', 'Lease'),
   event: ref('events.k8s.io', 'v1', 'events', 'Event'),

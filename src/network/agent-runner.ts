@@ -20,6 +20,7 @@ import { wireConflictNote, type WireReport } from './wire-report.js';
 import { nadName } from './nad.js';
 import { effectiveRole, parseNetwork, PROBLEM_REASONS, vipsOf, type EffectiveRole, type ProvisioningNetwork, type ProvisioningNetworkObject } from './network.js';
 import { findAttachment } from './network-status.js';
+import { needsNodeLabels, parentAltName, planParent, sameReport, type NodeLink, type ParentReport } from './parent.js';
 import { choosePod, ironicPodProblems, podRun, unitFingerprint, wireHeldClaimName, UNREADY_HOLDER_MS, unreadyHolderYields, urlContract, vipCandidacy, type ClaimedAddress, type PodObject, type UrlContract } from './pods.js';
 
 export interface PodNetnsRef {
@@ -83,8 +84,14 @@ export interface AgentPorts {
   report(network: ProvisioningNetwork, report: HolderReport): Promise<void>;
   /** Says again what the holder said if the status no longer shows it; never throws. */
   reassert(network: ProvisioningNetwork): Promise<void>;
-  /** Whether the network's parent interface exists in this node's namespace. */
-  parentExists(parent: string): boolean;
+  /** The links of this node's network namespace, with their kinds and altnames (the parent is among them). */
+  nodeLinks(): Promise<readonly NodeLink[]>;
+  /** Adds or removes an altname on a link of this node's namespace (ADR 0036). */
+  setAltName(op: 'add' | 'del', ifindex: number, altName: string): Promise<void>;
+  /** This node's Node labels (read when an override selects by label; may be cached a while); throws when unreadable. */
+  nodeLabels(): Promise<Readonly<Record<string, string>>>;
+  /** This node's entry in the network's status.parentInterfaces; bounded, never throws. */
+  reportParent(network: ProvisioningNetwork, report: ParentReport): Promise<void>;
   /** An Event on the ProvisioningNetwork; never throws. */
   warn(network: ProvisioningNetwork, reason: string, note: string): Promise<void>;
 }
@@ -116,6 +123,16 @@ export const WARN_AFTER_WAITS = 30;
 export const ASIDE_GIVE_UP_MS = 120_000;
 /** How often an agent asks again whether the addresses it set aside are still in use on the wire. */
 export const ASIDE_RECHECK_MS = 60_000;
+
+/** The Warning Event of each parent problem (Ready has none). */
+const PARENT_EVENT_REASONS: Readonly<Record<ParentReport['state'], string | undefined>> = {
+  Ready: undefined,
+  Missing: 'ParentInterfaceMissing',
+  WrongType: 'ParentInterfaceWrongType',
+  NameTaken: 'ParentAltNameTaken',
+  AltNameFailed: 'ParentAltNameFailed',
+  NodeUnreadable: 'ParentNodeUnreadable',
+};
 
 /** Ready reasons by which the controller refuses a spec (any other reason of a checked generation accepts it: Ready, Standby, a holder gone…). */
 const REFUSALS: ReadonlySet<string> = new Set(PROBLEM_REASONS);
@@ -165,11 +182,20 @@ export class AgentRunner {
   constructor(private readonly o: AgentRunnerOptions) {}
 
   async reconcile(key: string): Promise<WorkOutcome> {
+    const outcome = await this.pass(key);
+    // a parent not usable yet (a NIC renamed, a bridge made later) is looked at again though nothing else changes
+    const parent = this.parentSaid.get(key);
+    if (outcome.kind === 'done' && parent !== undefined && parent.state !== 'Ready') return { kind: 'requeueAfter', delayMs: this.o.recheckMs ?? 15_000 };
+    return outcome;
+  }
+
+  private async pass(key: string): Promise<WorkOutcome> {
     const log = this.o.logger.child({ provisioningNetwork: key });
     const obj = this.o.ports.network(key);
     const parsed = obj ? parseNetwork(obj).network : undefined;
     if (!obj || !parsed) {
       if (!obj) {
+        await this.forgetParent(key);
         for (const m of [this.probed, this.settingAside, this.asideChecked, this.lastCandidacy]) m.delete(key);
         for (const id of this.asideFree.keys()) if (id.startsWith(`${key}|`)) this.asideFree.delete(id);
       }
@@ -378,26 +404,94 @@ export class AgentRunner {
     }
   }
 
+  /** Per network: this node's parent report as last said. */
+  private readonly parentSaid = new Map<string, ParentReport>();
+  /** Per network: the last problem listing the node's links, logged once. */
+  private readonly parentListFailed = new Map<string, string>();
+
   /**
-   * The parent interface is on the node, which the controller cannot see: each
-   * agent checks its own node and says so once per spec generation (Multus
-   * itself only reports "Link not found" on the pod).
+   * The parent interface is on the node, which the controller cannot see
+   * (Multus itself only says "Link not found" on the pod): on every pass the
+   * agent resolves this node's parent (spec.attachment.parentOverrides), puts
+   * the network's altname on it when the NAD names one (planParent), and says
+   * what it found in this node's entry of status.parentInterfaces and, when
+   * it changes to a problem, in a Warning Event naming the node and the fix.
    */
   private async checkParent(key: string, network: ProvisioningNetwork): Promise<void> {
-    const seen = `${network.uid}/${network.generation}`;
-    if (this.parentChecked.get(key) === seen) return;
-    let exists: boolean;
+    let links: readonly NodeLink[];
     try {
-      exists = this.o.ports.parentExists(network.attachment.parent);
+      links = await this.o.ports.nodeLinks();
+      this.parentListFailed.delete(key);
     } catch (err) {
-      this.o.logger.warn({ provisioningNetwork: key, err: describeError(err) }, 'could not look for the parent interface on this node');
+      const why = describeError(err);
+      if (this.parentListFailed.get(key) !== why) {
+        this.parentListFailed.set(key, why);
+        this.o.logger.warn({ provisioningNetwork: key, err: why }, 'could not list the node\'s interfaces to check the parent interface');
+      }
       return;
     }
-    this.parentChecked.set(key, seen);
-    if (exists) return;
-    const note = `spec.attachment.parent ${network.attachment.parent} does not exist on node ${this.o.nodeName}: Ironic pods there cannot attach (Multus fails with "Link not found"); name an interface or bridge every control-plane node has`;
-    this.o.logger.warn({ provisioningNetwork: key, parent: network.attachment.parent, reason: 'ParentInterfaceMissing' }, note);
-    await this.o.ports.warn(network, 'ParentInterfaceMissing', note);
+    // an override by label: this node's labels decide (read from its Node, cached by the port)
+    let labels: Readonly<Record<string, string>> | undefined;
+    if (needsNodeLabels(network)) {
+      try {
+        labels = await this.o.ports.nodeLabels();
+      } catch (err) {
+        await this.sayParent(key, network, {
+          node: this.o.nodeName,
+          parent: network.attachment.parent,
+          source: 'spec.attachment.parent',
+          state: 'NodeUnreadable',
+          message: `spec.attachment.parentOverrides selects nodes by label, and the agent on node ${this.o.nodeName} could not read its Node: ${describeError(err)}; the agent needs get on nodes (the chart's ClusterRole <release>-ironet-agent-node), or name the nodes in nodeNames instead`,
+        });
+        return;
+      }
+    }
+    const plan = planParent(network, { name: this.o.nodeName, ...(labels ? { labels } : {}) }, links);
+    let report = plan.report;
+    for (const a of plan.actions) {
+      try {
+        await this.o.ports.setAltName(a.op, a.ifindex, a.altName);
+        this.o.logger.info({ provisioningNetwork: key, iface: a.link, altName: a.altName, op: a.op }, a.op === 'add' ? 'named the parent interface by the network\'s altname' : 'took the network\'s altname off an interface that is not its parent here');
+      } catch (err) {
+        report = { ...report, state: 'AltNameFailed', message: `could not ${a.op === 'add' ? 'add' : 'remove'} the altname ${a.altName} ${a.op === 'add' ? 'to' : 'from'} ${a.link} on node ${this.o.nodeName}: ${describeError(err)}; the agent needs CAP_NET_ADMIN and the node's network namespace (hostPID, --node-netns), and Linux 5.5 or later` };
+        break;
+      }
+    }
+    await this.sayParent(key, network, report);
+  }
+
+  /** A report said when it changes: the node's status entry, and a Warning Event when it turns to a problem. */
+  private async sayParent(key: string, network: ProvisioningNetwork, report: ParentReport): Promise<void> {
+    const before = this.parentSaid.get(key);
+    if (sameReport(before, report)) return;
+    this.parentSaid.set(key, report);
+    const reason = PARENT_EVENT_REASONS[report.state];
+    if (reason) {
+      this.o.logger.warn({ provisioningNetwork: key, parent: report.parent, reason }, report.message);
+      await this.o.ports.warn(network, reason, report.message);
+    } else if (before) {
+      this.o.logger.info({ provisioningNetwork: key, parent: report.parent, reason: 'parentReady' }, report.message);
+    }
+    await this.o.ports.reportParent(network, report);
+  }
+
+  /** A network deleted: its altname comes off this node's links (nothing else names it). */
+  private async forgetParent(key: string): Promise<void> {
+    const had = this.parentSaid.get(key);
+    this.parentSaid.delete(key);
+    this.parentListFailed.delete(key);
+    if (!had?.altName) return;
+    const slash = key.indexOf('/');
+    const altName = parentAltName({ namespace: key.slice(0, slash), name: key.slice(slash + 1) });
+    try {
+      for (const l of await this.o.ports.nodeLinks()) {
+        if (!l.altNames.includes(altName)) continue;
+        await this.o.ports.setAltName('del', l.ifindex, altName);
+        this.o.logger.info({ provisioningNetwork: key, iface: l.name, altName }, 'the network is gone: took its altname off the interface');
+      }
+    } catch (err) {
+      this.o.logger.warn({ provisioningNetwork: key, altName, err: describeError(err) }, 'could not take the deleted network\'s altname off the node\'s interfaces (it goes with the next reboot)');
+    }
   }
 
   /** `<network>|<pod uid>/<reason>` already warned of. */
@@ -419,7 +513,6 @@ export class AgentRunner {
     for (const id of [...this.podWarned]) if (id.startsWith(`${key}|`) && !seen.has(id)) this.podWarned.delete(id);
   }
 
-  private readonly parentChecked = new Map<string, string>();
   /** The pod (UID) whose env was last judged, per network. */
   private readonly urlChecked = new Map<string, string>();
 

@@ -16,6 +16,7 @@
  */
 import type { KubeObject } from '../core/object-meta.js';
 import { IRONET_API_VERSION, NETWORK_LABEL, PROVISIONING_NETWORK_KIND, type ProvisioningNetwork } from './network.js';
+import { nadParentName } from './parent.js';
 
 export const NAD_API_VERSION = 'k8s.cni.cncf.io/v1';
 export const CNI_VERSION = '0.4.0';
@@ -32,10 +33,12 @@ export function nadName(n: Pick<ProvisioningNetwork, 'name'>): string {
 /** The CNI network configuration (a plugin list) as an object. */
 export function cniConfig(n: ProvisioningNetwork): Record<string, unknown> {
   const mtu = n.attachment.mtu === undefined ? {} : { mtu: n.attachment.mtu };
+  // spec.attachment.parent, or with per-node overrides the altname each node's agent puts on its own parent (ADR 0036)
+  const parent = nadParentName(n);
   const main =
     n.attachment.mode === 'macvlan'
-      ? { type: 'macvlan', master: n.attachment.parent, mode: 'bridge', ...mtu }
-      : { type: 'bridge', bridge: n.attachment.parent, isGateway: false, ipMasq: false, hairpinMode: false, ...mtu };
+      ? { type: 'macvlan', master: parent, mode: 'bridge', ...mtu }
+      : { type: 'bridge', bridge: parent, isGateway: false, ipMasq: false, hairpinMode: false, ...mtu };
   return {
     cniVersion: CNI_VERSION,
     name: `ironet-${n.namespace}-${n.name}`,

@@ -22,7 +22,7 @@ export interface ProvisioningNetworkSpecInput {
   cidr?: string;
   ipv6Cidr?: string;
   vip?: { ipv4?: string; ipv6?: string };
-  attachment?: { mode?: string; parent?: string; mtu?: number };
+  attachment?: { mode?: string; parent?: string; parentOverrides?: { nodeNames?: string[]; nodeSelector?: LabelSelector; parent?: string }[]; mtu?: number };
   podPool?: { name?: string };
   dhcpPool?: { name?: string };
   routes?: { destination?: string; gateway?: string }[];
@@ -35,6 +35,8 @@ export interface ProvisioningNetworkSpecInput {
     tftpServer?: string;
     bootFiles?: { bios?: string; uefiX86_64?: string; uefiArm64?: string };
     ipxeScriptUrl?: string;
+    httpBootUrl?: string;
+    httpBootArm64Url?: string;
     knownHostsOnly?: boolean;
     relayedSubnets?: RelayedSubnetInput[];
   };
@@ -76,6 +78,8 @@ export interface ProvisioningNetworkStatus {
   vipHolder?: VipHolder;
   attachedPods?: number;
   leases?: number;
+  /** Each node's parent as its agent found it (ADR 0036). */
+  parentInterfaces?: { node: string; parent?: string; source?: string; altName?: string; state?: string; message?: string; lastTransitionTime?: string }[];
   conditions?: Condition[];
 }
 
@@ -96,7 +100,14 @@ export interface ProvisioningNetwork {
   /** At least one of the two. */
   readonly vip4: IpAddress | undefined;
   readonly vip6: IpAddress | undefined;
-  readonly attachment: { readonly mode: AttachmentMode; readonly parent: string; readonly mtu: number | undefined };
+  readonly attachment: {
+    readonly mode: AttachmentMode;
+    /** The parent on every node no override names. */
+    readonly parent: string;
+    /** Nodes whose NIC (or bridge) has another name (ADR 0036): the first entry naming a node wins; empty for most sites. */
+    readonly parentOverrides: readonly ParentOverride[];
+    readonly mtu: number | undefined;
+  };
   readonly podPool: string;
   readonly dhcpPool: string | undefined;
   /** Routes the agent adds in each Ironic pod through its provisioning interface. */
@@ -110,6 +121,9 @@ export interface ProvisioningNetwork {
     readonly tftpServer: IpAddress | undefined;
     readonly bootFiles: { readonly bios: string; readonly uefiX86_64: string; readonly uefiArm64: string };
     readonly ipxeScriptUrl: string | undefined;
+    /** UEFI HTTP boot (x86-64, option 93 = 16; ARM64, 19); unset: such clients are not answered (ADR 0033). */
+    readonly httpBootUrl: string | undefined;
+    readonly httpBootArm64Url: string | undefined;
     /** Unset: only known hosts while BareMetalHosts exist in the namespace (ADR 0030). */
     readonly knownHostsOnly: boolean | undefined;
     /** Routed subnets behind DHCP relays; each has a route in `routes` (its gateway's, or one of spec.routes). */
@@ -135,6 +149,17 @@ export interface ProvisioningNetwork {
 }
 
 export type NetworkRole = 'Active' | 'Standby';
+
+/**
+ * `spec.attachment.parentOverrides[i]`: these nodes attach through `parent`
+ * instead of `spec.attachment.parent` — named (`nodeNames`), or chosen by
+ * their Node's labels (`nodeSelector`); exactly one of the two.
+ */
+export interface ParentOverride {
+  readonly nodeNames: readonly string[];
+  readonly nodeSelector: LabelSelector | undefined;
+  readonly parent: string;
+}
 
 /**
  * What this cluster's agents do for a network (pure):
@@ -178,6 +203,9 @@ export const DEFAULTS = {
 } as const;
 
 const INTERFACE_NAME = /^[^/\s:]{1,15}$/;
+/** A Node's name (a DNS subdomain). */
+const NODE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const MAX_PARENT_OVERRIDES = 64;
 const BOOT_FILE = /^[\x21-\x7e]{1,127}$/;
 /** `ironet-vip6-<name>` (a Lease) must stay a valid object name (253). */
 const MAX_NAME = 241;
@@ -240,6 +268,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   if (mode !== 'macvlan' && mode !== 'bridge') bad('spec.attachment.mode', `spec.attachment.mode ${JSON.stringify(mode)} is not macvlan or bridge`);
   const parent = a.parent ?? '';
   if (!INTERFACE_NAME.test(parent)) bad('spec.attachment.parent', `spec.attachment.parent ${JSON.stringify(parent)} is not an interface name; name the node NIC (macvlan) or bridge (bridge mode), e.g. eth1 or ironicendpoint`);
+  const parentOverrides = parseParentOverrides(a.parentOverrides, bad);
   if (a.mtu !== undefined && !(Number.isInteger(a.mtu) && a.mtu >= 576 && a.mtu <= 9216)) bad('spec.attachment.mtu', `spec.attachment.mtu ${a.mtu} is not between 576 and 9216`);
 
   const podPool = spec.podPool?.name ?? '';
@@ -303,6 +332,19 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   if (d.ipxeScriptUrl !== undefined && !/^[\x21-\x7e]{1,255}$/.test(d.ipxeScriptUrl)) bad('spec.dhcp.ipxeScriptUrl', 'spec.dhcp.ipxeScriptUrl must be printable ASCII without spaces, at most 255 characters (DHCP option 67)');
   if (dhcpEnabled && vip6 && !vip4) bad('spec.dhcp.enabled', 'DHCP for PXE is DHCPv4 and answers from the IPv4 VIP: set spec.vip.ipv4, or set spec.dhcp.enabled: false');
   if (d.ipxeScriptUrl !== undefined && !/^https?:\/\/[^/\s]+/.test(d.ipxeScriptUrl)) bad('spec.dhcp.ipxeScriptUrl', `spec.dhcp.ipxeScriptUrl ${JSON.stringify(d.ipxeScriptUrl)} is not an http(s) URL; e.g. http://172.22.0.2:6180/boot.ipxe`);
+  // UEFI HTTP boot (ADR 0033): an http(s) URL of an EFI program in option 67; a host name there is resolved by the firmware through option 6
+  for (const [field, url, example] of [
+    ['httpBootUrl', d.httpBootUrl, 'snponly-x86_64.efi'],
+    ['httpBootArm64Url', d.httpBootArm64Url, 'snponly-arm64.efi'],
+  ] as const) {
+    if (url === undefined) continue;
+    const host = /^https?:\/\/([^/:\s]+|\[[^\]\s]*\])/.exec(url)?.[1];
+    if (!/^[\x21-\x7e]{1,255}$/.test(url) || host === undefined) {
+      bad(`spec.dhcp.${field}`, `spec.dhcp.${field} ${JSON.stringify(url)} is not an http(s) URL in printable ASCII of at most 255 characters (DHCP option 67); e.g. http://172.22.0.2:6180/${example}`);
+    } else if (!/^[\d.]+$|^\[/.test(host) && dnsServers.length === 0) {
+      bad(`spec.dhcp.${field}`, `spec.dhcp.${field} names the host ${JSON.stringify(host)}, which UEFI firmware can resolve only through DNS servers from DHCP: set spec.dhcp.dnsServers, or use the address (e.g. the VIP)`);
+    }
+  }
 
   const relayedSubnets = relayedSubnetsOf(d.relayedSubnets ?? [], { cidr, podPool, dhcpPool, leaseSeconds, routes, bad, ipOf, ipsOf, cidrOf });
 
@@ -337,7 +379,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
       ipv6Cidr,
       vip4,
       vip6,
-      attachment: { mode: mode as AttachmentMode, parent, mtu: a.mtu },
+      attachment: { mode: mode as AttachmentMode, parent, parentOverrides, mtu: a.mtu },
       podPool,
       dhcpPool,
       routes,
@@ -350,6 +392,8 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
         tftpServer,
         bootFiles: { ...DEFAULTS.bootFiles, ...definedOnly(d.bootFiles ?? {}) },
         ipxeScriptUrl: d.ipxeScriptUrl,
+        httpBootUrl: d.httpBootUrl,
+        httpBootArm64Url: d.httpBootArm64Url,
         knownHostsOnly: d.knownHostsOnly,
         relayedSubnets,
       },
@@ -358,6 +402,61 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
       handover,
     },
   };
+}
+
+/**
+ * `spec.attachment.parentOverrides`: each entry names its nodes and their
+ * parent; a node named twice, an entry naming no node, a name that is not an
+ * interface's or a node's are each a problem naming the entry's field.
+ */
+function parseParentOverrides(list: NonNullable<ProvisioningNetworkSpecInput['attachment']>['parentOverrides'], bad: (field: string, message: string) => void): ParentOverride[] {
+  if (list === undefined) return [];
+  const out: ParentOverride[] = [];
+  if (list.length > MAX_PARENT_OVERRIDES) bad('spec.attachment.parentOverrides', `spec.attachment.parentOverrides has ${list.length} entries; at most ${MAX_PARENT_OVERRIDES} (one per group of nodes sharing a NIC name)`);
+  const seen = new Map<string, string>();
+  for (const [i, o] of list.entries()) {
+    const f = `spec.attachment.parentOverrides[${i}]`;
+    const parent = o.parent ?? '';
+    let ok = true;
+    if (!INTERFACE_NAME.test(parent)) {
+      bad(`${f}.parent`, `${f}.parent ${JSON.stringify(parent)} is not an interface name (1 to 15 characters, no '/', ':' or spaces); name the NIC or bridge these nodes have, e.g. ens5`);
+      ok = false;
+    }
+    const names = o.nodeNames ?? [];
+    const selector = o.nodeSelector;
+    if (selector !== undefined && names.length > 0) {
+      bad(f, `${f} has both nodeNames and nodeSelector; write one: the nodes by name, or a selector of their labels`);
+      ok = false;
+    } else if (selector !== undefined) {
+      const why = selectorProblem(selector, `${f}.nodeSelector`);
+      if (why) {
+        bad(`${f}.nodeSelector`, why);
+        ok = false;
+      } else if (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0) {
+        bad(`${f}.nodeSelector`, `${f}.nodeSelector is empty and would select every node; select the nodes whose parent is ${JSON.stringify(parent)} by a label, e.g. matchLabels: {ironet.io/provisioning-nic: ${parent || 'ens5'}}`);
+        ok = false;
+      }
+    } else if (names.length === 0) {
+      bad(`${f}.nodeNames`, `${f}.nodeNames is empty; list the nodes (metadata.name of each Node) whose parent is ${JSON.stringify(parent)}, e.g. [cp-2], or select them by label with nodeSelector`);
+      ok = false;
+    }
+    for (const [j, n] of names.entries()) {
+      if (n.length > 253 || !NODE_NAME.test(n)) {
+        bad(`${f}.nodeNames[${j}]`, `${f}.nodeNames[${j}] ${JSON.stringify(n)} is not a node name; write a Node's metadata.name as kubectl get nodes shows it`);
+        ok = false;
+        continue;
+      }
+      const before = seen.get(n);
+      if (before !== undefined) {
+        bad(`${f}.nodeNames[${j}]`, `${f}.nodeNames[${j}]: node ${n} is already named in ${before}; name each node once`);
+        ok = false;
+        continue;
+      }
+      seen.set(n, `${f}.nodeNames`);
+    }
+    if (ok) out.push({ nodeNames: [...names], nodeSelector: selector, parent });
+  }
+  return out;
 }
 
 /** Drops whatever has the wrong JSON type, so the checks below see only the shapes they expect. */
@@ -373,21 +472,27 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
   const bf = obj(d.bootFiles);
   const e = obj(s.election);
   const sel = s.ironicPodSelector === undefined ? undefined : obj(s.ironicPodSelector);
+  const selectorOf = (o: Record<string, unknown>): LabelSelector => ({
+    matchLabels: Object.fromEntries(Object.entries(obj(o.matchLabels)).map(([k, v]) => [k, str(v) ?? ''])),
+    matchExpressions: (Array.isArray(o.matchExpressions) ? o.matchExpressions : []).map((x) => {
+      const r = obj(x);
+      return { key: str(r.key) ?? '', operator: (str(r.operator) ?? '') as 'In', values: Array.isArray(r.values) ? r.values.map((v) => str(v) ?? '') : undefined };
+    }),
+  });
   return {
     cidr: str(s.cidr),
     ipv6Cidr: str(s.ipv6Cidr),
     vip: s.vip === undefined ? undefined : { ipv4: str(vip.ipv4), ipv6: str(vip.ipv6) },
-    attachment: { mode: str(a.mode), parent: str(a.parent), mtu: num(a.mtu) },
+    attachment: {
+      mode: str(a.mode),
+      parent: str(a.parent),
+      parentOverrides: a.parentOverrides === undefined || a.parentOverrides === null ? undefined : Array.isArray(a.parentOverrides) ? a.parentOverrides.map((x) => ({ nodeNames: Array.isArray(obj(x).nodeNames) ? (obj(x).nodeNames as unknown[]).map((n) => str(n) ?? '') : undefined, nodeSelector: obj(x).nodeSelector === undefined || obj(x).nodeSelector === null ? undefined : selectorOf(obj(obj(x).nodeSelector)), parent: str(obj(x).parent) })) : [{ nodeNames: undefined, parent: undefined }],
+      mtu: num(a.mtu),
+    },
     podPool: { name: str(obj(s.podPool).name) },
     dhcpPool: s.dhcpPool === undefined ? undefined : { name: str(obj(s.dhcpPool).name) },
     routes: (Array.isArray(s.routes) ? s.routes : []).map((x) => ({ destination: str(obj(x).destination), gateway: str(obj(x).gateway) })),
-    ironicPodSelector: sel && {
-      matchLabels: Object.fromEntries(Object.entries(obj(sel.matchLabels)).map(([k, v]) => [k, str(v) ?? ''])),
-      matchExpressions: (Array.isArray(sel.matchExpressions) ? sel.matchExpressions : []).map((x) => {
-        const r = obj(x);
-        return { key: str(r.key) ?? '', operator: (str(r.operator) ?? '') as 'In', values: Array.isArray(r.values) ? r.values.map((v) => str(v) ?? '') : undefined };
-      }),
-    },
+    ironicPodSelector: sel && selectorOf(sel),
     dhcp: {
       enabled: bool(d.enabled),
       leaseSeconds: num(d.leaseSeconds),
@@ -396,6 +501,8 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
       tftpServer: str(d.tftpServer),
       bootFiles: { bios: str(bf.bios), uefiX86_64: str(bf.uefiX86_64), uefiArm64: str(bf.uefiArm64) },
       ipxeScriptUrl: str(d.ipxeScriptUrl),
+      httpBootUrl: str(d.httpBootUrl),
+      httpBootArm64Url: str(d.httpBootArm64Url),
       knownHostsOnly: bool(d.knownHostsOnly),
       relayedSubnets:
         d.relayedSubnets === undefined

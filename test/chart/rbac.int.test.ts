@@ -46,8 +46,8 @@ const VERBS: readonly Verb[] = ['get', 'list', 'watch', 'create', 'update', 'pat
 /** The verbs a request to a subresource can carry. */
 const SUBRESOURCE_VERBS: readonly Verb[] = ['get', 'update', 'patch'];
 type Account = 'controller' | 'agent';
-/** Where a grant holds: wherever the component's ClusterRole is bound, or in the release namespace only. */
-type Scope = 'bound' | 'release';
+/** Where a grant holds: wherever the component's ClusterRole is bound, in the release namespace only, or on cluster-scoped objects (always bound cluster-wide). */
+type Scope = 'bound' | 'release' | 'cluster';
 
 /**
  * What ironet needs, by account, scope and `group/resource[/subresource]`
@@ -84,6 +84,7 @@ const EXPECTED: Record<Account, Record<Scope, Record<string, readonly Verb[]>>> 
     release: {
       'coordination.k8s.io/leases': ['get', 'list', 'watch', 'create', 'update'],
     },
+    cluster: {},
   },
   agent: {
     bound: {
@@ -100,6 +101,10 @@ const EXPECTED: Record<Account, Record<Scope, Record<string, readonly Verb[]>>> 
       'events.k8s.io/events': ['create', 'patch'],
     },
     release: {},
+    // its own Node's labels, for spec.attachment.parentOverrides[].nodeSelector (ADR 0036)
+    cluster: {
+      '/nodes': ['get'],
+    },
   },
 };
 
@@ -108,6 +113,7 @@ const ROLES = [
   { label: 'controller', kind: 'ClusterRole', suffix: '-controller', account: 'controller', scope: 'bound' },
   { label: 'controller-leader', kind: 'Role', suffix: '-controller-leader', account: 'controller', scope: 'release' },
   { label: 'agent', kind: 'ClusterRole', suffix: '-agent', account: 'agent', scope: 'bound' },
+  { label: 'agent-node', kind: 'ClusterRole', suffix: '-agent-node', account: 'agent', scope: 'cluster' },
 ] as const;
 
 interface Rule {
@@ -195,6 +201,7 @@ const SUBJECTS: Record<string, Subject> = {
   'ironet.io/dhcpleaseblocks': { ref: RESOURCES.dhcpLeaseBlock, sample: (_c, ns, name) => object(RESOURCES.dhcpLeaseBlock, ns, name, { spec: { pool: 'pool' } }) },
   'k8s.cni.cncf.io/network-attachment-definitions': { ref: RESOURCES.networkAttachmentDefinition, sample: (_c, ns, name) => object(RESOURCES.networkAttachmentDefinition, ns, name, { spec: { config: '{}' } }) },
   'metal3.io/hardwaredata': { ref: RESOURCES.hardwareData, sample: (_c, ns, name) => hardwareObject(ns, name, []) },
+  '/nodes': { ref: RESOURCES.node, sample: (_c, _ns, name) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name } }) },
   '/pods': { ref: RESOURCES.pod, sample: (_c, ns, name) => object(RESOURCES.pod, ns, name, { spec: { containers: [{ name: 'c', image: 'example.invalid/c' }] } }) },
   'events.k8s.io/events': {
     ref: RESOURCES.event,
@@ -342,6 +349,8 @@ function expectedIn(c: Ctx, account: Account, key: string, ns: string): Set<Verb
   const verbs = new Set<Verb>();
   if (c.everywhere || ns === c.servedNs) for (const v of EXPECTED[account].bound[key] ?? []) verbs.add(v);
   if (ns === c.releaseNs) for (const v of EXPECTED[account].release[key] ?? []) verbs.add(v);
+  // a cluster-scoped object is in no namespace: the grant holds however the namespaced roles are bound
+  for (const v of EXPECTED[account].cluster[key] ?? []) verbs.add(v);
   return verbs;
 }
 
@@ -466,7 +475,7 @@ function chartSuite(title: string, options: { release: string; watchNamespace: b
             new Mocha.Test(`${role.label} rule ${i + 1}: ${keys.join(', ')} [${(rule.verbs ?? []).join(', ')}]`, async () => {
               const findings: string[] = [];
               for (const key of keys) {
-                const namespaces = role.scope === 'release' ? [c.releaseNs, c.servedNs] : options.watchNamespace ? [c.servedNs, c.otherNs] : [c.servedNs];
+                const namespaces = role.scope === 'release' ? [c.releaseNs, c.servedNs] : role.scope === 'cluster' || !options.watchNamespace ? [c.servedNs] : [c.servedNs, c.otherNs];
                 for (const ns of namespaces) findings.push(...(await verbMatrix(c, role.account, key, ns)));
                 const writes = (rule.verbs ?? []).some((v) => ['create', 'update', 'patch', 'delete'].includes(v));
                 const neighbours = writes && key.split('/').length === 2 ? SUBJECTS[key]?.neighbours?.[role.account] : undefined;
@@ -493,7 +502,7 @@ function chartSuite(title: string, options: { release: string; watchNamespace: b
     });
 
     it('the rendered roles grant exactly what ironet needs: no wildcard, no resource name, no non-resource URL, every resource with a case', () => {
-      const granted: Record<Account, Record<Scope, Record<string, Verb[]>>> = { controller: { bound: {}, release: {} }, agent: { bound: {}, release: {} } };
+      const granted: Record<Account, Record<Scope, Record<string, Verb[]>>> = { controller: { bound: {}, release: {}, cluster: {} }, agent: { bound: {}, release: {}, cluster: {} } };
       for (const role of ROLES) {
         for (const rule of rules.get(role.label) ?? []) {
           expect(rule.resourceNames, JSON.stringify(rule)).to.equal(undefined);

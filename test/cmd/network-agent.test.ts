@@ -22,7 +22,17 @@ const FLAG = /--[a-z]/;
 
 describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => {
   it('are the parsed network’s values as they are: no text in between', () => {
-    const network = networkOf({ dhcp: { routers: ['172.22.0.1'], dnsServers: ['172.22.0.1', '172.22.0.3'], tftpServer: '172.22.0.4', leaseSeconds: 600, knownHostsOnly: true } });
+    const network = networkOf({
+      dhcp: {
+        routers: ['172.22.0.1'],
+        dnsServers: ['172.22.0.1', '172.22.0.3'],
+        tftpServer: '172.22.0.4',
+        leaseSeconds: 600,
+        knownHostsOnly: true,
+        httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi',
+        httpBootArm64Url: 'http://boot.example/snponly-arm64.efi',
+      },
+    });
     expect(dhcpConfigOf(network)).to.deep.equal({
       poolNamespace: 'metal3',
       poolName: 'ironic-dhcp',
@@ -35,7 +45,8 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
       efiX64File: 'snponly-x86_64.efi',
       efiArm64File: 'snponly-arm64.efi',
       ipxeScriptUrl: undefined,
-      httpBootUrl: undefined,
+      httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi',
+      httpBootArm64Url: 'http://boot.example/snponly-arm64.efi',
       knownHosts: 'only',
       knownHostsNamespace: 'metal3',
       admission: ADMISSION_DEFAULTS,

@@ -139,7 +139,7 @@ describe('config/agent', () => {
         tftpServer: parseIp('172.22.0.4'),
         settingNames: { subnet: '--dhcp-subnet', vip: '--vip' },
       });
-      expect(dhcpOf([])).to.deep.include({ subnet: undefined, routers: [], dnsServers: [], tftpServer: undefined, ipxeScriptUrl: undefined, httpBootUrl: undefined });
+      expect(dhcpOf([])).to.deep.include({ subnet: undefined, routers: [], dnsServers: [], tftpServer: undefined, ipxeScriptUrl: undefined, httpBootUrl: undefined, httpBootArm64Url: undefined });
     });
 
     it('rejects a bad address at start, naming the flag (not once the VIP is held)', () => {
@@ -153,6 +153,26 @@ describe('config/agent', () => {
         const err = configError(() => parseCommandLine([...base, ...argv], ctx()));
         expect(err.setting).to.equal(setting);
         expect(err.message).to.equal(message);
+      }
+    });
+
+    it('takes the UEFI HTTP boot URLs by architecture; refuses one that is not an http(s) URL, or a host name with no DNS server to resolve it, naming the flag', () => {
+      expect(dhcpOf(['--http-boot-url', 'http://172.22.0.2:6180/snponly-x86_64.efi', '--http-boot-arm64-url', 'https://172.22.0.2:8084/snponly-arm64.efi'])).to.deep.include({
+        httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi',
+        httpBootArm64Url: 'https://172.22.0.2:8084/snponly-arm64.efi',
+      });
+      expect(dhcpOf(['--http-boot-url', 'http://boot.example/x.efi', '--dhcp-dns', '172.22.0.1'])).to.have.property('httpBootUrl', 'http://boot.example/x.efi');
+      expect(dhcpOf(['--http-boot-url', ''])).to.have.property('httpBootUrl', undefined);
+      const cases: [string[], string, RegExp][] = [
+        [['--http-boot-url', 'tftp://172.22.0.2/x.efi'], '--http-boot-url', /^--http-boot-url: "tftp:\/\/172.22.0.2\/x.efi" is not an http\(s\) URL .*e\.g\. http:\/\/172\.22\.0\.2:6180\/snponly-x86_64\.efi$/],
+        [['--http-boot-arm64-url', `http://172.22.0.2/${'a'.repeat(250)}`], '--http-boot-arm64-url', /at most 255 characters/],
+        [['--http-boot-url', 'http://172.22.0.2/a b.efi'], '--http-boot-url', /printable ASCII/],
+        [['--http-boot-url', 'http://boot.example/x.efi'], '--http-boot-url', /names the host "boot.example".*add --dhcp-dns/],
+      ];
+      for (const [argv, setting, message] of cases) {
+        const err = configError(() => parseCommandLine([...base, ...argv], ctx()));
+        expect(err.setting).to.equal(setting);
+        expect(err.message).to.match(message);
       }
     });
 

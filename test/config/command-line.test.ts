@@ -138,6 +138,7 @@ describe('config: every command’s flag table agrees with its usage, environmen
       'boot-efi-arm64-file': { base: DHCP, sample: 'ipxe-arm64.efi' },
       'ipxe-script-url': { base: DHCP, sample: 'http://172.22.0.2:80/boot.ipxe' },
       'http-boot-url': { base: DHCP, sample: 'http://172.22.0.2:80/boot.efi' },
+      'http-boot-arm64-url': { base: DHCP, sample: 'http://172.22.0.2:80/boot-arm64.efi' },
     },
     lab: { scenario: { sample: 'smoke' }, plain: {}, clients: { sample: '0' }, dir: { sample: '/tmp/lab' } },
     dev: { 'log-level': { sample: 'error' }, 'log-format': { sample: 'text' }, 'metrics-port': { sample: '0' } },

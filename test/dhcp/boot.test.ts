@@ -12,6 +12,7 @@ import { BOOT, committedMap, ip, macOf, onTheWire, rangePool, request, selecting
 const A = macOf(0xa);
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);
 const HTTP_BOOT_URL = 'http://172.22.0.2:6180/httpboot/snponly-x86_64.efi';
+const HTTP_BOOT_ARM64_URL = 'http://172.22.0.2:6180/httpboot/snponly-arm64.efi';
 
 const arch = (...types: number[]): readonly [number, Buffer] => [OPT.clientArch, Buffer.concat(types.map((t) => Buffer.from([t >> 8, t & 0xff])))];
 const vendor = (s: string): readonly [number, Buffer] => opt.str(OPT.vendorClass, s);
@@ -78,8 +79,8 @@ describe('dhcp/boot', () => {
       ['user class "iPXE" as iPXE sends it (bare string)', [arch(7), IPXE_77], `ipxe ${BOOT.ipxeScriptUrl}`],
       ['user class "iPXE" as an RFC 3004 instance', [arch(7), [OPT.userClass, Buffer.from('\x04iPXE', 'latin1')]], `ipxe ${BOOT.ipxeScriptUrl}`],
       ['another user class', [arch(7), opt.str(OPT.userClass, 'gPXE')], 'efiX64 snponly-x86_64.efi next-server'],
-      ['arch 16 (HTTP boot), not configured', [arch(16)], 'none -'],
-      ['vendor class HTTPClient, not configured', [vendor('HTTPClient:Arch:00016:UNDI:003000')], 'none -'],
+      ['arch 16 (HTTP boot), not configured', [arch(16)], 'unanswered -'],
+      ['vendor class HTTPClient, not configured', [vendor('HTTPClient:Arch:00016:UNDI:003000')], 'unanswered -'],
     ];
     for (const [name, options, want] of TABLE) {
       it(`${name} → ${want}`, () => {
@@ -92,6 +93,31 @@ describe('dhcp/boot', () => {
       expect([c.kind, c.file, c.nextServer]).to.deep.equal(['httpBoot', HTTP_BOOT_URL, false]);
       expect(c.options.map(([code, v]) => [code, v.toString('latin1')])).to.deep.equal([[OPT.vendorClass, 'HTTPClient']]);
       expect(choose([vendor('HTTPClient:Arch:00016:UNDI:003000')], { ...BOOT, httpBootUrl: HTTP_BOOT_URL })).to.equal(`httpBoot ${HTTP_BOOT_URL}`);
+    });
+
+    describe('UEFI HTTP boot by architecture (option 93, IANA processor architecture types)', () => {
+      const BOTH: BootConfig = { ...BOOT, httpBootUrl: HTTP_BOOT_URL, httpBootArm64Url: HTTP_BOOT_ARM64_URL };
+      for (const [name, options, boot, want] of [
+        ['x64 (16)', [vendor('HTTPClient:Arch:00016:UNDI:003000'), arch(16)], BOTH, `httpBoot ${HTTP_BOOT_URL}`],
+        ['ARM64 (19)', [vendor('HTTPClient:Arch:00019:UNDI:003000'), arch(19)], BOTH, `httpBoot ${HTTP_BOOT_ARM64_URL}`],
+        ['ARM64 (19) with only the x64 URL set', [vendor('HTTPClient:Arch:00019:UNDI:003000'), arch(19)], { ...BOOT, httpBootUrl: HTTP_BOOT_URL }, 'unanswered -'],
+        ['x64 (16) with only the ARM64 URL set', [vendor('HTTPClient:Arch:00016:UNDI:003000'), arch(16)], { ...BOOT, httpBootArm64Url: HTTP_BOOT_ARM64_URL }, 'unanswered -'],
+        ['x86 (15): no URL of its own', [vendor('HTTPClient:Arch:00015:UNDI:003000'), arch(15)], BOTH, 'unanswered -'],
+        ['ARM32 (18): no URL of its own', [vendor('HTTPClient:Arch:00018:UNDI:003000'), arch(18)], BOTH, 'unanswered -'],
+        ['arch 19 without the vendor class', [arch(19)], BOTH, `httpBoot ${HTTP_BOOT_ARM64_URL}`],
+        ['vendor class HTTPClient without option 93: taken for x64', [vendor('HTTPClient')], BOTH, `httpBoot ${HTTP_BOOT_URL}`],
+        ['PXE ARM64 (11) is still TFTP', [vendor('PXEClient:Arch:00011:UNDI:003000'), arch(11)], BOTH, 'efiArm64 snponly-arm64.efi next-server'],
+      ] as const) {
+        it(`${name} → ${want}`, () => {
+          expect(choose(options, boot)).to.equal(want);
+        });
+      }
+
+      it('every unanswered one says why: httpBootDisabled, and its DISCOVER is dropped with that reason', () => {
+        expect(chooseBoot(optionsOf([arch(18)]), BOTH).reason).to.equal('httpBootDisabled');
+        const d = decideWith({ type: MSG.discover, mac: A, options: [vendor('HTTPClient:Arch:00019:UNDI:003000'), arch(19)] }, { boot: { ...BOOT, httpBootUrl: HTTP_BOOT_URL } });
+        expect(d.kind === 'drop' ? d.reason : d.kind).to.equal('httpBootDisabled');
+      });
     });
 
     it('iPXE wins over HTTP boot', () => {
@@ -172,6 +198,18 @@ describe('dhcp/boot', () => {
       expect(m.options.vendorClass).to.equal('HTTPClient');
       expect(formatIp(m.siaddr)).to.equal('0.0.0.0');
       expect(m.options.tftpServer).to.equal(undefined);
+    });
+
+    it('arch 19 (ARM64 HTTP boot): OFFER and ACK carry the ARM64 URL in option 67 and the file field, option 60 HTTPClient, no TFTP', () => {
+      const options = [vendor('HTTPClient:Arch:00019:UNDI:003000'), arch(19)];
+      const boot = { ...BOOT, httpBootUrl: HTTP_BOOT_URL, httpBootArm64Url: HTTP_BOOT_ARM64_URL };
+      const d = decideWith({ ...selecting(A, ip('172.22.0.10')), options }, { boot });
+      if (d.kind !== 'ack') throw new Error(d.kind);
+      for (const m of [offerFor(options, { boot }), onTheWire(d.reply)]) {
+        expect([text(m, OPT.bootfile), m.file, m.options.vendorClass]).to.deep.equal([HTTP_BOOT_ARM64_URL, HTTP_BOOT_ARM64_URL, 'HTTPClient']);
+        expect(formatIp(m.siaddr)).to.equal('0.0.0.0');
+        expect(m.options.tftpServer).to.equal(undefined);
+      }
     });
 
     it('arch 16 without HTTP boot configured: the DISCOVER is dropped (httpBootDisabled)', () => {

@@ -36,7 +36,7 @@ describe('dhcp/server-config: the server config of a term', () => {
   it('uses the typed values as they are and fills the VIP-derived defaults', () => {
     const server = dhcpServerConfigOf(flagsConfig('--dhcp-routers', '172.22.0.1', '--dhcp-dns', '172.22.0.3', '--boot-bios-file', 'ipxe.pxe'), poolSpec({ pools: [range] }), VIP);
     expect(server).to.deep.include({ serverIp: VIP, routers: [parseIp('172.22.0.1')], dnsServers: [parseIp('172.22.0.3')], leaseSeconds: 3600, knownHostsOnly: false });
-    expect(server.boot).to.deep.equal({ tftpServer: VIP, biosFile: 'ipxe.pxe', efiX64File: 'snponly-x86_64.efi', efiArm64File: 'snponly-arm64.efi', ipxeScriptUrl: 'http://172.22.0.2:6180/boot.ipxe', httpBootUrl: undefined });
+    expect(server.boot).to.deep.equal({ tftpServer: VIP, biosFile: 'ipxe.pxe', efiX64File: 'snponly-x86_64.efi', efiArm64File: 'snponly-arm64.efi', ipxeScriptUrl: 'http://172.22.0.2:6180/boot.ipxe', httpBootUrl: undefined, httpBootArm64Url: undefined });
     const given = dhcpServerConfigOf(flagsConfig('--tftp-server', '172.22.0.4', '--ipxe-script-url', 'http://h/boot.ipxe'), poolSpec({ pools: [range] }), VIP);
     expect(given.boot).to.deep.include({ tftpServer: parseIp('172.22.0.4'), ipxeScriptUrl: 'http://h/boot.ipxe' });
   });

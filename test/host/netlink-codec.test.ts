@@ -4,6 +4,7 @@ import { parseIp } from '../../src/core/ip.js';
 import {
   decodeMessages,
   encodeDelAddress,
+  encodeLinkAltName,
   encodeGetAddresses,
   encodeNewAddress,
   IFA,
@@ -92,6 +93,43 @@ describe('rtnetlink codec', () => {
     hdr.writeUInt16LE(RTM.newLink, 4);
     const [m] = decodeMessages(Buffer.concat([hdr, payload]));
     expect(m).to.deep.equal({ kind: 'newLink', seq: 0, link: { ifindex: 4, name: 'prov0', flags: IFF.up | IFF.running | IFF.lowerUp, operState: 6, up: true } });
+  });
+
+  it('RTM_NEWLINKPROP / RTM_DELLINKPROP with one altname in IFLA_PROP_LIST: golden bytes (as iproute2 sends them, strace -xx)', () => {
+    const body = '00000000' + '03000000' + '00000000' + '00000000' + '18003480' + '14003500' + Buffer.from('ironet-abcd1234\0').toString('hex');
+    const add = encodeLinkAltName('add', 3, 'ironet-abcd1234', 7);
+    expect(add.toString('hex')).to.equal('38000000' + '6c00' + (NLM_F.request | NLM_F.ack | NLM_F.excl | NLM_F.create).toString(16).padStart(4, '0').replace(/^(..)(..)$/, '$2$1') + '07000000' + '00000000' + body);
+    const del = encodeLinkAltName('del', 3, 'ironet-abcd1234', 8);
+    expect(del.readUInt16LE(4)).to.equal(RTM.delLinkProp);
+    expect(del.readUInt16LE(6)).to.equal(NLM_F.request | NLM_F.ack);
+    expect(del.subarray(16).toString('hex')).to.equal(body);
+  });
+
+  it('decodes a link\'s kind (IFLA_LINKINFO) and every altname (IFLA_PROP_LIST, repeats kept)', () => {
+    const a = (type: number, payload: Buffer): Buffer => {
+      const out = Buffer.alloc((4 + payload.length + 3) & ~3);
+      out.writeUInt16LE(4 + payload.length, 0);
+      out.writeUInt16LE(type, 2);
+      payload.copy(out, 4);
+      return out;
+    };
+    const body = Buffer.alloc(16);
+    body.writeInt32LE(7, 4);
+    const payload = Buffer.concat([
+      body,
+      a(3, Buffer.from('br0\0')),
+      a(18 | 0x8000, a(1, Buffer.from('bridge\0'))),
+      a(52 | 0x8000, Buffer.concat([a(53, Buffer.from('ironet-0badcafe\0')), a(53, Buffer.from('provnet\0'))])),
+    ]);
+    const hdr = Buffer.alloc(16);
+    hdr.writeUInt32LE(16 + payload.length, 0);
+    hdr.writeUInt16LE(RTM.newLink, 4);
+    const [m] = decodeMessages(Buffer.concat([hdr, payload]));
+    expect(m).to.deep.equal({ kind: 'newLink', seq: 0, link: { ifindex: 7, name: 'br0', flags: 0, operState: undefined, up: false, kind: 'bridge', altNames: ['ironet-0badcafe', 'provnet'] } });
+    // a prop list cut short is malformed, never a throw
+    payload.writeUInt16LE(200, payload.length - 12);
+    hdr.writeUInt32LE(16 + payload.length, 0);
+    expect(decodeMessages(Buffer.concat([hdr, payload]))[0]).to.deep.equal({ kind: 'malformed', reason: 'badAttribute' });
   });
 
   const malformed: [string, Buffer, string][] = [

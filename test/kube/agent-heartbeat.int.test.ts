@@ -61,6 +61,29 @@ describe('agent heartbeat and holder status (integration, chart agent RBAC)', fu
     expect(given.metadata.annotations, 'the controller still knows whose heartbeat stopped').to.include({ [AGENT_HEARTBEAT_NODE_ANNOTATION]: 'worker-0' });
   });
 
+  it('each node\'s parent entry (its own field manager) stays beside the other nodes\' and the holder\'s status; a state change moves its transition time', async () => {
+    const networks = admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);
+    const network = parseNetwork(await networks.create({ metadata: { name: 'provisioning', namespace: ns }, spec: provisioningSpec() })).network!;
+    const events = new EventRecorder(kube.resource<EventObject>(RESOURCES.event), { controller: 'ironet.io/agent', instance: 'test', clock: systemClock, logger: silentLogger });
+    const storeOf = (nodeName: string): KubeAgentNetworkStore => new KubeAgentNetworkStore(kube, { events, namespace: ns, nodeName, identity: nodeName, clock: systemClock, logger: silentLogger, onChanged: () => undefined });
+    const a = storeOf('cp-1');
+    const b = storeOf('cp-3');
+    await a.reportParent(network, { node: 'cp-1', parent: 'eth1', source: 'spec.attachment.parent', state: 'Ready', message: 'ok' });
+    await b.reportParent(network, { node: 'cp-3', parent: 'ens5', source: 'spec.attachment.parentOverrides[0]', altName: 'ironet-0badcafe', state: 'Missing', message: 'missing' });
+    await a.report(network, { kind: 'holding', holding: true, pod: 'ironic-0', agent: 'cp-1/ironic-0@1' });
+    const got = (await networks.get({ namespace: ns, name: 'provisioning' })).status!;
+    expect(got.vipHolder?.node).to.equal('cp-1');
+    expect(got.parentInterfaces?.map((e) => `${e.node} ${e.parent} ${e.state} ${e.altName ?? '-'}`)).to.deep.equal(['cp-1 eth1 Ready -', 'cp-3 ens5 Missing ironet-0badcafe']);
+    const missingSince = got.parentInterfaces![1]!.lastTransitionTime;
+    expect(missingSince).to.match(/^\d{4}-\d\d-\d\dT/);
+    await new Promise((r) => setTimeout(r, 1100));
+    await b.reportParent(network, { node: 'cp-3', parent: 'ens5', source: 'spec.attachment.parentOverrides[0]', altName: 'ironet-0badcafe', state: 'Ready', message: 'ok' });
+    const after = (await networks.get({ namespace: ns, name: 'provisioning' })).status!;
+    expect(after.parentInterfaces?.map((e) => `${e.node} ${e.state}`)).to.deep.equal(['cp-1 Ready', 'cp-3 Ready']);
+    expect(after.parentInterfaces![1]!.lastTransitionTime).to.not.equal(missingSince);
+    expect(after.conditions?.find((c) => c.type === 'VIPAssigned')?.status).to.equal('True');
+  });
+
   /** Agent a's store that said it holds the network's VIP, its cache stopped there (a stale resourceVersion follows). */
   const holderWithFrozenCache = async () => {
     const networks = admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);

@@ -5,6 +5,7 @@ import { AgentRunner, ASIDE_GIVE_UP_MS, ASIDE_RECHECK_MS, notAccepted, WIRE_EVEN
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { SECOND_POD_GRACE_MS, type ClaimedAddress, type PodObject } from '../../src/network/pods.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { parentAltName, type NodeLink, type ParentReport } from '../../src/network/parent.js';
 import { networkObject } from './fixtures.js';
 
 const STATUS = JSON.stringify([{ name: 'metal3/provisioning', interface: 'net1', mac: '52:54:00:00:00:01', ips: [] }]);
@@ -29,7 +30,14 @@ class World implements AgentPorts {
   podList: PodObject[] = [];
   netns: Record<string, { path: string; id: string }> = {};
   address: ClaimedAddress = { kind: 'bound', ip: parseIp('172.22.0.10'), prefix: 24 };
-  parent = true;
+  /** The node's links: eth1 (the fixture's parent) and a second NIC. */
+  links: NodeLink[] = [{ ifindex: 1, name: 'lo', kind: undefined, altNames: [] }, { ifindex: 2, name: 'eth1', kind: undefined, altNames: [] }, { ifindex: 3, name: 'ens5', kind: undefined, altNames: [] }];
+  linksFail: Error | undefined;
+  altNameFails: Error | undefined;
+  altNameOps: string[] = [];
+  labels: Record<string, string> | Error = {};
+  labelReads = 0;
+  parentReports: ParentReport[] = [];
   log: string[] = [];
   candidate: boolean[] = [];
   preferred: boolean[] = [];
@@ -103,8 +111,22 @@ class World implements AgentPorts {
     this.log.push(`report ${r.kind}`);
     return Promise.resolve();
   }
-  parentExists() {
-    return this.parent;
+  nodeLinks() {
+    return this.linksFail ? Promise.reject(this.linksFail) : Promise.resolve(this.links);
+  }
+  setAltName(op: 'add' | 'del', ifindex: number, altName: string) {
+    if (this.altNameFails) return Promise.reject(this.altNameFails);
+    this.altNameOps.push(`${op} ${altName} ${ifindex}`);
+    this.links = this.links.map((l) => (l.ifindex !== ifindex ? l : { ...l, altNames: op === 'add' ? [...l.altNames, altName] : l.altNames.filter((a) => a !== altName) }));
+    return Promise.resolve();
+  }
+  nodeLabels() {
+    this.labelReads++;
+    return this.labels instanceof Error ? Promise.reject(this.labels) : Promise.resolve(this.labels);
+  }
+  reportParent(_n: unknown, report: ParentReport) {
+    this.parentReports.push(report);
+    return Promise.resolve();
   }
   warn(_n: unknown, reason: string, note: string) {
     this.log.push(`warn ${reason}`);
@@ -401,11 +423,80 @@ describe('network/agent-runner: plumbing the Ironic pod and running its VIP unit
     expect(w.log).to.deep.equal(['warn NoNetworkStatus']);
   });
 
-  it('warns once per spec generation when the parent interface is missing on this node', async () => {
-    w.parent = false;
-    await r.reconcile(KEY);
+  it('the parent interface missing on this node: one Warning Event and one status entry while it stays so, looked at again until it appears', async () => {
+    w.links = w.links.filter((l) => l.name !== 'eth1');
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'requeueAfter', delayMs: 15_000 });
     await r.reconcile(KEY);
     expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal(['warn ParentInterfaceMissing']);
+    expect(w.notes[0]).to.match(/^spec\.attachment\.parent names eth1 for node n1, and no such interface exists there/);
+    expect(w.parentReports.map((p) => `${p.node} ${p.parent} ${p.state}`)).to.deep.equal(['n1 eth1 Missing']);
+    w.links = [...w.links, { ifindex: 7, name: 'eth1', kind: undefined, altNames: [] }];
+    expect(await r.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+    expect(w.parentReports.map((p) => `${p.node} ${p.parent} ${p.state}`)).to.deep.equal(['n1 eth1 Missing', 'n1 eth1 Ready']);
+  });
+
+  describe('per-node parent overrides (ADR 0036)', () => {
+    const ALT = parentAltName({ namespace: 'metal3', name: 'provisioning' });
+    const overridden = (parent: string): ProvisioningNetworkObject => accepted(networkObject({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['n1'], parent }] } }));
+
+    it('this node\'s override: the altname goes on its own NIC before any pod, once; the status entry names NIC, field and altname', async () => {
+      w.networks.set(KEY, overridden('ens5'));
+      await r.reconcile(KEY);
+      await r.reconcile(KEY);
+      expect(w.altNameOps).to.deep.equal([`add ${ALT} 3`]);
+      expect(w.parentReports).to.have.length(1);
+      expect(w.parentReports[0]).to.deep.include({ node: 'n1', parent: 'ens5', source: 'spec.attachment.parentOverrides[0]', altName: ALT, state: 'Ready' });
+      expect(w.log.filter((l) => l.startsWith('warn'))).to.deep.equal([]);
+    });
+
+    it('the override changed: the altname moves; the network deleted: it comes off', async () => {
+      w.networks.set(KEY, overridden('ens5'));
+      await r.reconcile(KEY);
+      w.networks.set(KEY, overridden('eth1'));
+      await r.reconcile(KEY);
+      expect(w.altNameOps).to.deep.equal([`add ${ALT} 3`, `del ${ALT} 3`, `add ${ALT} 2`]);
+      w.networks.delete(KEY);
+      await r.reconcile(KEY);
+      expect(w.altNameOps.at(-1)).to.equal(`del ${ALT} 2`);
+      expect(w.links.flatMap((l) => l.altNames)).to.deep.equal([]);
+    });
+
+    it('the override names a NIC this node lacks: Missing in the status and an Event naming the override, never a throw', async () => {
+      w.networks.set(KEY, overridden('enp9s0'));
+      await r.reconcile(KEY);
+      expect(w.parentReports.map((p) => p.state)).to.deep.equal(['Missing']);
+      expect(w.notes).to.deep.equal([`spec.attachment.parentOverrides[0] names enp9s0 for node n1, and no such interface exists there: Ironic pods on it cannot attach; write that node's NIC (or bridge) name in spec.attachment.parentOverrides[0].parent`]);
+    });
+
+    it('an override by node label: the node\'s labels choose; read only when some override selects by label; unreadable is said with the fix', async () => {
+      await r.reconcile(KEY);
+      expect(w.labelReads, 'no selector, no read').to.equal(0);
+      w.networks.set(KEY, accepted(networkObject({ attachment: { parent: 'eth1', parentOverrides: [{ nodeSelector: { matchLabels: { 'ironet.io/nic': 'ens5' } }, parent: 'ens5' }] } })));
+      w.labels = { 'ironet.io/nic': 'ens5' };
+      await r.reconcile(KEY);
+      expect(w.labelReads).to.equal(1);
+      expect(w.parentReports.at(-1)).to.deep.include({ parent: 'ens5', source: 'spec.attachment.parentOverrides[0]', state: 'Ready' });
+      expect(w.altNameOps).to.deep.equal([`add ${ALT} 3`]);
+      w.labels = new Error('nodes "n1" is forbidden');
+      await r.reconcile(KEY);
+      expect(w.parentReports.at(-1)).to.deep.include({ state: 'NodeUnreadable' });
+      expect(w.notes.at(-1)).to.contain('the agent needs get on nodes');
+      expect(w.log).to.include('warn ParentNodeUnreadable');
+      expect(w.altNameOps, 'nothing moved on a guess').to.have.length(1);
+    });
+
+    it('the kernel refuses the altname: AltNameFailed with the fix; listing the links fails: logged, nothing said, the pass goes on', async () => {
+      w.networks.set(KEY, overridden('ens5'));
+      w.altNameFails = new Error('netlink error EPERM (1)');
+      await r.reconcile(KEY);
+      expect(w.parentReports.map((p) => p.state)).to.deep.equal(['AltNameFailed']);
+      expect(w.log).to.include('warn ParentAltNameFailed');
+      expect(w.notes[0]).to.contain('the agent needs CAP_NET_ADMIN');
+      const r2 = new AgentRunner({ ports: w, nodeName: 'n2', logger: silentLogger });
+      w.linksFail = new Error('EPERM');
+      expect(await r2.reconcile(KEY)).to.deep.equal({ kind: 'done' });
+      expect(w.parentReports).to.have.length(1);
+    });
   });
 
   it('stopAll steps down everywhere and keeps the claims (the pods still run)', async () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { cniConfig, desiredNad, isOwnedBy, nadPatch } from '../../src/network/nad.js';
 import { parseNetwork, type ProvisioningNetwork } from '../../src/network/network.js';
+import { parentAltName } from '../../src/network/parent.js';
 import { networkObject } from './fixtures.js';
 
 const net = (spec = {}): ProvisioningNetwork => parseNetwork(networkObject(spec)).network!;
@@ -20,6 +21,13 @@ describe('network/nad: the generated NetworkAttachmentDefinition', () => {
   it('bridge mode joins the named bridge without making it a gateway; MTU is passed on', () => {
     const plugins = cniConfig(net({ attachment: { mode: 'bridge', parent: 'ironicendpoint', mtu: 9000 } })).plugins as object[];
     expect(plugins[0]).to.deep.equal({ type: 'bridge', bridge: 'ironicendpoint', isGateway: false, ipMasq: false, hairpinMode: false, mtu: 9000, ipam: {} });
+  });
+
+  it('with per-node parent overrides the plugin is given the altname every node\'s agent puts on its own parent (ADR 0036)', () => {
+    const n = net({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-2'], parent: 'ens5' }] } });
+    expect((cniConfig(n).plugins as object[])[0]).to.deep.equal({ type: 'macvlan', master: parentAltName(n), mode: 'bridge', ipam: {} });
+    const b = net({ attachment: { mode: 'bridge', parent: 'br0', parentOverrides: [{ nodeNames: ['cp-2'], parent: 'ironicendpoint' }] } });
+    expect((cniConfig(b).plugins as { bridge?: string }[])[0]!.bridge).to.equal(parentAltName(b));
   });
 
   it('is named after the network, labelled, and controlled by it', () => {

@@ -12,7 +12,7 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     expect(problems).to.deep.equal([]);
     expect(formatCidr(network!.cidr)).to.equal('172.22.0.0/24');
     expect(formatIp(network!.vip4!)).to.equal('172.22.0.2');
-    expect(network!.attachment).to.deep.equal({ mode: 'macvlan', parent: 'eth1', mtu: undefined });
+    expect(network!.attachment).to.deep.equal({ mode: 'macvlan', parent: 'eth1', parentOverrides: [], mtu: undefined });
     expect(network!.dhcp.enabled).to.equal(true);
     expect(network!.dhcp.leaseSeconds).to.equal(3600);
     expect(network!.dhcp.bootFiles).to.deep.equal({ bios: 'undionly.kpxe', uefiX86_64: 'snponly-x86_64.efi', uefiArm64: 'snponly-arm64.efi' });
@@ -86,6 +86,58 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     for (const p of problems) expect(p.message, p.field).to.contain(p.field.split('[')[0]);
   });
 
+  it('parses per-node parent overrides and refuses bad ones, naming the entry\'s field', () => {
+    const ok = parseNetwork(networkObject({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-2', 'cp-3.example.com'], parent: 'ens5' }] } }));
+    expect(ok.problems).to.deep.equal([]);
+    expect(ok.network!.attachment.parentOverrides).to.deep.equal([{ nodeNames: ['cp-2', 'cp-3.example.com'], nodeSelector: undefined, parent: 'ens5' }]);
+    expect(parseNetwork(networkObject()).network!.attachment.parentOverrides).to.deep.equal([]);
+    const { problems } = parseNetwork(
+      networkObject({
+        attachment: {
+          parent: 'eth1',
+          parentOverrides: [
+            { nodeNames: ['cp-2'], parent: 'a very long name x' },
+            { nodeNames: [], parent: 'ens5' },
+            { nodeNames: ['CP_3', 'cp-2'], parent: 'ens6' },
+            { parent: 'eth0/1' },
+          ],
+        },
+      }),
+    );
+    expect(problems.map((p) => p.field)).to.deep.equal([
+      'spec.attachment.parentOverrides[0].parent',
+      'spec.attachment.parentOverrides[1].nodeNames',
+      'spec.attachment.parentOverrides[2].nodeNames[0]',
+      'spec.attachment.parentOverrides[2].nodeNames[1]',
+      'spec.attachment.parentOverrides[3].parent',
+      'spec.attachment.parentOverrides[3].nodeNames',
+    ]);
+    expect(problems[3]!.message).to.equal('spec.attachment.parentOverrides[2].nodeNames[1]: node cp-2 is already named in spec.attachment.parentOverrides[0].nodeNames; name each node once');
+    for (const p of problems) expect(p.reason).to.equal('InvalidSpec');
+    // garbage where a list belongs never throws
+    expect(fields(parseNetwork(networkObject({ attachment: { parent: 'eth1', parentOverrides: 'ens5' as never } })).problems)).to.include('spec.attachment.parentOverrides[0].parent');
+    // by label: exactly one of nodeNames and nodeSelector, and a selector that selects something
+    const sel = parseNetwork(networkObject({ attachment: { parent: 'eth1', parentOverrides: [{ nodeSelector: { matchLabels: { 'ironet.io/nic': 'ens5' } }, parent: 'ens5' }] } }));
+    expect(sel.problems).to.deep.equal([]);
+    expect(sel.network!.attachment.parentOverrides[0]!.nodeSelector).to.deep.equal({ matchLabels: { 'ironet.io/nic': 'ens5' }, matchExpressions: [] });
+    const badSel = parseNetwork(
+      networkObject({
+        attachment: {
+          parent: 'eth1',
+          parentOverrides: [
+            { nodeSelector: {}, parent: 'ens5' },
+            { nodeNames: ['cp-1'], nodeSelector: { matchLabels: { a: 'b' } }, parent: 'ens5' },
+            { nodeSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] }, parent: 'ens5' },
+          ],
+        },
+      }),
+    ).problems;
+    expect(fields(badSel)).to.deep.equal(['spec.attachment.parentOverrides[0].nodeSelector', 'spec.attachment.parentOverrides[1]', 'spec.attachment.parentOverrides[2].nodeSelector']);
+    expect(badSel[0]!.message).to.contain('would select every node');
+    const many = Array.from({ length: 65 }, (_, i) => ({ nodeNames: [`n${i}`], parent: 'ens5' }));
+    expect(fields(parseNetwork(networkObject({ attachment: { parent: 'eth1', parentOverrides: many } })).problems)).to.deep.equal(['spec.attachment.parentOverrides']);
+  });
+
   it('requires a DHCP pool while DHCP is on, and separate pools', () => {
     expect(fields(parseNetwork(networkObject({ dhcpPool: undefined })).problems)).to.deep.equal(['spec.dhcpPool.name']);
     expect(parseNetwork(networkObject({ dhcpPool: undefined, dhcp: { enabled: false } })).problems).to.deep.equal([]);
@@ -115,6 +167,25 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
       'spec.election',
     ]);
     expect(problems.find((p) => p.field === 'spec.election')!.message).to.match(/must exceed renewDeadlineMs/);
+  });
+
+  it('UEFI HTTP boot URLs (ADR 0033): taken as written; not an http(s) URL for option 67, or a host name with no DNS server for the firmware, refused naming the field', () => {
+    const good = parseNetwork(networkObject({ dhcp: { httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi', httpBootArm64Url: 'https://[fd00::2]:8084/a.efi' } }));
+    expect(good.problems).to.deep.equal([]);
+    expect(good.network!.dhcp).to.deep.include({ httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi', httpBootArm64Url: 'https://[fd00::2]:8084/a.efi' });
+    expect(parseNetwork(networkObject({})).network!.dhcp).to.deep.include({ httpBootUrl: undefined, httpBootArm64Url: undefined });
+    expect(parseNetwork(networkObject({ dhcp: { dnsServers: ['172.22.0.1'], httpBootUrl: 'http://boot.example/x.efi' } })).problems).to.deep.equal([]);
+    for (const [dhcp, field, message] of [
+      [{ httpBootUrl: 'tftp://172.22.0.2/snponly.efi' }, 'spec.dhcp.httpBootUrl', /is not an http\(s\) URL .*e\.g\. http:\/\/172\.22\.0\.2:6180\/snponly-x86_64\.efi/],
+      [{ httpBootArm64Url: `http://172.22.0.2/${'a'.repeat(250)}` }, 'spec.dhcp.httpBootArm64Url', /at most 255 characters.*snponly-arm64\.efi/],
+      [{ httpBootUrl: 'http://172.22.0.2/a b.efi' }, 'spec.dhcp.httpBootUrl', /printable ASCII/],
+      [{ httpBootUrl: 'http://boot.example/x.efi' }, 'spec.dhcp.httpBootUrl', /names the host "boot\.example".*set spec\.dhcp\.dnsServers/],
+    ] as const) {
+      const { problems } = parseNetwork(networkObject({ dhcp }));
+      expect(fields(problems), JSON.stringify(dhcp)).to.deep.equal([field]);
+      expect(problems[0]!.message).to.match(message);
+      expect(problems[0]!.message).to.contain(field);
+    }
   });
 
   it('an IPv6-only VIP cannot serve DHCPv4; a name too long for its Lease is refused', () => {

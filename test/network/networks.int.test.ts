@@ -14,6 +14,7 @@ import type { IpPoolObject } from '../../src/ipam/objects.js';
 import type { NetworkAttachmentDefinitionObject } from '../../src/network/nad.js';
 import type { ProvisioningNetworkObject, ProvisioningNetworkSpecInput } from '../../src/network/network.js';
 import { clientWithToken, controllerConfig, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
+import { parentAltName } from '../../src/network/parent.js';
 import { provisioningSpec } from './fixtures.js';
 import { eventually } from '../support/ipam-fixture.js';
 
@@ -166,6 +167,20 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
     expect(status.networkAttachmentDefinition).to.equal('prov');
   });
 
+  it('a network with per-node parent overrides gets a NAD naming its altname; a node named twice is refused naming the entry', async () => {
+    await pools().create(poolObject(ns, 'ironic-pods', '172.22.0.2', '172.22.0.19'));
+    await networks().create({ metadata: { name: 'prov', namespace: ns }, spec: spec({ dhcp: { enabled: false }, dhcpPool: undefined, attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-3'], parent: 'ens5' }] } }) });
+    const nad = await eventually(() => nads().tryGet({ namespace: ns, name: 'prov' }), 'the NAD');
+    expect((JSON.parse(nad.spec!.config!) as { plugins: object[] }).plugins[0]).to.deep.include({ type: 'macvlan', master: parentAltName({ namespace: ns, name: 'prov' }) });
+    await networks().mergePatch({ namespace: ns, name: 'prov' }, { spec: { attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-3'], parent: 'ens5' }, { nodeNames: ['cp-3'], parent: 'ens6' }] } } });
+    const ready = await eventually(async () => {
+      const pn = await networks().get({ namespace: ns, name: 'prov' });
+      const c = pn.status?.conditions?.find((x) => x.type === 'Ready');
+      return pn.status?.observedGeneration === 2 && c?.reason === 'InvalidSpec' ? c : undefined;
+    }, 'Ready=False InvalidSpec');
+    expect(ready.message).to.contain('spec.attachment.parentOverrides[1].nodeNames[0]: node cp-3 is already named in spec.attachment.parentOverrides[0].nodeNames');
+  });
+
   it('bad input: each problem becomes Ready=False with the field and the fix, and an Event; nothing is written', async () => {
     await pools().create(poolObject(ns, 'ironic-pods', '172.22.0.2', '172.22.0.19'));
     await pools().create(poolObject(ns, 'overlapping', '172.22.0.15', '172.22.0.99'));
@@ -221,5 +236,20 @@ describe('ProvisioningNetwork controller (real API server, chart RBAC)', functio
     expect(await refused(spec({ attachment: { parent: 'eth1', mode: 'ipvlan' } }))).to.match(/spec\.attachment\.mode/);
     expect(await refused(spec({ vip: {} }))).to.match(/spec\.vip/);
     expect(await refused(spec({ vip: { ipv4: '172.22.0.2', ipv6: 'fd00::2' } }))).to.match(/spec\.vip\.ipv6 needs spec\.ipv6Cidr/);
+    expect(await refused(spec({ dhcp: { httpBootUrl: 'tftp://172.22.0.2/snponly.efi' } }))).to.match(/spec\.dhcp\.httpBootUrl/);
+    expect(await refused(spec({ dhcp: { httpBootArm64Url: `http://172.22.0.2/${'a'.repeat(250)}` } }))).to.match(/spec\.dhcp\.httpBootArm64Url/);
+    expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: [], parent: 'ens5' }] } }))).to.match(/spec\.attachment\.parentOverrides\[0\]\.nodeNames/);
+    expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-3'], parent: 'en/s5' }] } }))).to.match(/spec\.attachment\.parentOverrides\[0\]\.parent/);
+    expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-3'], parent: 'ens5' }] } }))).to.equal('accepted');
+    expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeNames: ['cp-3'], nodeSelector: { matchLabels: { a: 'b' } }, parent: 'ens5' }] } }))).to.match(/exactly one of nodeNames and nodeSelector/);
+    expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ parent: 'ens5' }] } }))).to.match(/exactly one of nodeNames and nodeSelector/);
+    expect(await refused(spec({ attachment: { parent: 'eth1', parentOverrides: [{ nodeSelector: { matchLabels: { 'ironet.io/provisioning-nic': 'ens5' } }, parent: 'ens5' }] } }))).to.equal('accepted');
+  });
+
+  it('keeps the UEFI HTTP boot URLs as written (the schema knows them: nothing pruned)', async () => {
+    const urls = { httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi', httpBootArm64Url: 'https://172.22.0.2:8084/snponly-arm64.efi' };
+    await networks().create({ metadata: { name: 'http-boot', namespace: ns }, spec: spec({ dhcp: urls }) });
+    const stored = await networks().get({ namespace: ns, name: 'http-boot' });
+    expect(stored.spec?.dhcp).to.deep.include(urls);
   });
 });

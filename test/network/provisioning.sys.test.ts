@@ -100,6 +100,8 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
         ironicPodSelector: { matchLabels: { app: 'ironic' } },
         routes: [{ destination: '172.23.0.0/24', gateway: '172.22.0.100' }],
         election: TIMINGS,
+        // UEFI HTTP boot (ADR 0033): iPXE's EFI program from the Ironic pods' HTTP server on the VIP
+        dhcp: { httpBootUrl: `http://${VIP}:6180/snponly-x86_64.efi` },
       },
     } as KubeObject);
     await eventually(() => admin().resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns(), name: 'provisioning' }), 'the generated NAD', 30_000);
@@ -110,7 +112,7 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     void multusDir;
     for (let i = 0; i < lab.nodes.length; i++) ironic.push(await pods.create(`ironic-${i}`, { index: i, netns: lab.nodes[i]! }, 'provisioning'));
     for (let i = 0; i < lab.nodes.length; i++) lab.vip.observe(i, lab.net.path(ironic[i]!.netns));
-    http = new BootHttp(ironic.map((p) => p.netns));
+    http = new BootHttp(ironic.map((p) => p.netns), { files: { '/snponly-x86_64.efi': '/usr/lib/ipxe/snponly.efi' } });
   });
 
   after(async () => {
@@ -220,6 +222,26 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
     expect(counted.status?.networkAttachmentDefinition).to.equal('provisioning');
   });
 
+  it('spec.dhcp.httpBootUrl: a UEFI HTTP boot machine (OVMF, arch 16) fetches the EFI program and then boot.ipxe from the VIP-holding pod', async () => {
+    const [holder] = holders();
+    expect(holder).to.not.equal(undefined);
+    const mac = '52:54:00:60:00:16';
+    const m = new QemuMachine({ bridgeNs: lab.topology.provisioning, bridge: 'provbr', tap: `tap${taps++}`, mac, firmware: 'uefi', netBoot: 'http' });
+    machines.push(m);
+    const lease = await eventually(async () => {
+      const ip = await dhcpLeaseOf(admin(), ns(), 'dhcp', mac);
+      return ip && http.hitFrom(ip, '/boot.ipxe') ? ip : undefined;
+    }, 'the HTTP boot machine fetched boot.ipxe', 240_000).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message} (hits ${JSON.stringify(http.hits)}); console:\n${m.tail()}`);
+    });
+    const efi = http.hitFrom(lease, '/snponly-x86_64.efi');
+    expect(efi, 'the EFI program fetched by HTTP from its lease address').to.not.equal(undefined);
+    expect([efi!.node, efi!.to?.replace(/^::ffff:/, ''), efi!.status]).to.deep.equal([ironic[holder!]!.netns, VIP, 200]);
+    expect(http.hitFrom(lease, '/boot.ipxe')!.node).to.equal(ironic[holder!]!.netns);
+    expect(m.console.join('\n')).to.include('UEFI HTTPv4');
+    m.stop();
+  });
+
   it('an unknown parent interface fails the pod\'s attachment cleanly: an error naming it, no half-made interface', async () => {
     await admin().resource(RESOURCES.ipPool).create({ metadata: { name: 'other-pods', namespace: ns() }, spec: { namePrefix: 'other-pods', pools: [{ start: '172.23.0.10', end: '172.23.0.19' }], prefix: 24 } } as KubeObject);
     await admin().resource(RESOURCES.provisioningNetwork).create({
@@ -240,7 +262,10 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
       // one per live agent (the previous test SIGKILLed one)
       return list.length >= 2 ? list : undefined;
     }, 'a ParentInterfaceMissing event from each live node', 30_000);
-    for (const e of events) expect(e.note).to.match(/^spec\.attachment\.parent nosuch0 does not exist on node node-\d: Ironic pods there cannot attach/);
+    for (const e of events) expect(e.note).to.match(/^spec\.attachment\.parent names nosuch0 for node node-\d, and no such interface exists there: Ironic pods on it cannot attach/);
+    // and each node's entry on the network's status says the same
+    const entries = (await admin().resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork).get({ namespace: ns(), name: 'elsewhere' })).status?.parentInterfaces ?? [];
+    expect(entries.filter((e) => e.state === 'Missing' && e.parent === 'nosuch0').length).to.be.at.least(2);
     expect(new Set(events.map((e) => e.reportingInstance)).size).to.equal(events.length);
     expect(ip('-n', pod.netns, '-o', 'link', 'show')).to.not.contain('net1');
     // the agents keep serving the first network

@@ -112,6 +112,8 @@ export type ChartComponent = 'controller' | 'agent';
 export interface ChartRules {
   readonly cluster: readonly object[];
   readonly namespace: readonly object[];
+  /** Rules on cluster-scoped objects, in a ClusterRole the chart always binds cluster-wide (the agent's own Node). */
+  readonly node: readonly object[];
 }
 
 let rendered: Promise<Record<ChartComponent, ChartRules>> | undefined;
@@ -119,8 +121,8 @@ let rendered: Promise<Record<ChartComponent, ChartRules>> | undefined;
 /** The roles of the chart rendered with its default values (once per test run). */
 export function chartRules(): Promise<Record<ChartComponent, ChartRules>> {
   rendered ??= renderChart().then((objects) => ({
-    controller: { cluster: renderedRules(objects, 'ClusterRole', '-controller'), namespace: renderedRules(objects, 'Role', '-controller-leader') },
-    agent: { cluster: renderedRules(objects, 'ClusterRole', '-agent'), namespace: [] },
+    controller: { cluster: renderedRules(objects, 'ClusterRole', '-controller'), namespace: renderedRules(objects, 'Role', '-controller-leader'), node: [] },
+    agent: { cluster: renderedRules(objects, 'ClusterRole', '-agent'), namespace: [], node: renderedRules(objects, 'ClusterRole', '-agent-node') },
   }));
   return rendered;
 }

@@ -12,13 +12,14 @@ import { chartRules, upstreamCrdDirs } from './cluster.js';
 
 export { VIP } from '../../src/lab/world/vip-world.js';
 
-export type VipLabOptions = Omit<VipWorldOptions, 'clock' | 'ironet' | 'agentRules' | 'upstreamCrdDirs' | 'agentLogLevel' | 'agentCapabilities'>;
+export type VipLabOptions = Omit<VipWorldOptions, 'clock' | 'ironet' | 'agentRules' | 'agentNodeRules' | 'upstreamCrdDirs' | 'agentLogLevel' | 'agentCapabilities'>;
 
 export async function startVipLab(options: VipLabOptions): Promise<VipWorld> {
   return VipWorld.start({
     ...options,
     clock: systemClock,
     agentRules: (await chartRules()).agent.cluster,
+    agentNodeRules: (await chartRules()).agent.node,
     upstreamCrdDirs: options.dhcp ? await upstreamCrdDirs() : undefined,
     agentLogLevel: process.env.IRONET_TEST_LOG_LEVEL,
     agentCapabilities: process.env.IRONET_TEST_AGENT_CAPS?.split(','),

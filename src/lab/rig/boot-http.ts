@@ -1,7 +1,8 @@
 /**
  * A stand-in for Ironic's httpd: one small HTTP server per network namespace
  * on 0.0.0.0:6180 (so it answers on the VIP wherever the VIP is), serving a
- * boot.ipxe that prints a line, and reporting each
+ * boot.ipxe that prints a line (and, when asked, files such as the iPXE EFI
+ * program a UEFI HTTP boot client fetches), and reporting each
  * request — so the lab and the system tests know a PXE client got there, and
  * through which namespace. Each server dies with the process that started it.
  */
@@ -13,18 +14,39 @@ export interface HttpHit {
   readonly node: string;
   readonly path: string;
   readonly from: string;
+  /** The address the request was made to (the VIP, when it came through the VIP). */
+  readonly to?: string;
+  readonly method?: string;
+  /** The response status. */
+  readonly status?: number;
   readonly atMs: number;
+}
+
+export interface BootHttpOptions {
+  readonly port?: number;
+  /** More files to serve: URL path (`/snponly-x86_64.efi`) → a file on this machine; HEAD answered with their length. */
+  readonly files?: Readonly<Record<string, string>>;
 }
 
 /** The server, run as `node -e` inside the namespace: one JSON line per request on stdout. */
 const SERVER = `
 const http = require('node:http');
-const [port, node] = process.argv.slice(1);
+const fs = require('node:fs');
+const [port, node, filesJson] = process.argv.slice(1);
+const files = JSON.parse(filesJson || '{}');
 const script = '#!ipxe\\necho ironet boot.ipxe reached\\nsleep 1\\nexit\\n';
 http.createServer((req, res) => {
-  process.stdout.write(JSON.stringify({ node, path: req.url, from: req.socket.remoteAddress, atMs: Date.now() }) + '\\n');
-  if (req.url === '/boot.ipxe') res.writeHead(200, { 'Content-Type': 'text/plain' }).end(script);
-  else res.writeHead(404).end();
+  let status = 404;
+  if (req.url === '/boot.ipxe') {
+    status = 200;
+    res.writeHead(200, { 'Content-Type': 'text/plain' }).end(script);
+  } else if (Object.hasOwn(files, req.url)) {
+    // UEFI HTTP boot asks HEAD first for the length; Node sends no body to a HEAD
+    const body = fs.readFileSync(files[req.url]);
+    status = 200;
+    res.writeHead(200, { 'Content-Type': 'application/efi', 'Content-Length': body.length }).end(body);
+  } else res.writeHead(404).end();
+  process.stdout.write(JSON.stringify({ node, path: req.url, from: req.socket.remoteAddress, to: req.socket.localAddress, method: req.method, status, atMs: Date.now() }) + '\\n');
 }).listen(Number(port), '0.0.0.0');
 process.on('SIGTERM', () => process.exit(0));
 `;
@@ -35,9 +57,9 @@ export class BootHttp {
   readonly errors: string[] = [];
   private readonly children: ChildProcess[] = [];
 
-  constructor(namespaces: readonly string[], port = 6180) {
+  constructor(namespaces: readonly string[], { port = 6180, files = {} }: BootHttpOptions = {}) {
     for (const ns of namespaces) {
-      const child = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', SERVER, String(port), ns], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const child = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', SERVER, String(port), ns, JSON.stringify(files)], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       child.once('error', (err) => this.errors.push(`${ns}: ${err.message}`));
       createInterface(child.stderr).on('line', (l) => this.errors.length < 100 && this.errors.push(`${ns}: ${l}`));
       createInterface(child.stdout).on('line', (l) => {

@@ -24,6 +24,10 @@ export interface DhcpReplySeen {
   readonly serverId: string | undefined;
   /** The Ethernet source: which box sent it. */
   readonly from: string;
+  /** Option 60 (vendor class), e.g. `HTTPClient` to a UEFI HTTP boot client. */
+  readonly vendorClass?: string;
+  /** The boot file: option 67, else the BOOTP `file` field. */
+  readonly bootFile?: string;
 }
 
 const ETH_P_IP = 0x0800;
@@ -71,6 +75,8 @@ export class DhcpCapture {
       yiaddr: formatIp(m.yiaddr),
       serverId: m.options.serverId ? formatIp(m.options.serverId) : undefined,
       from: frame.subarray(6, 12).toString('hex').match(/../g)!.join(':'),
+      vendorClass: m.options.vendorClass,
+      bootFile: m.options.bootfile ?? (m.file || undefined),
     });
   }
 

@@ -3,7 +3,7 @@
  * here) booting from the network through a tap device on a provisioning
  * bridge, either with SeaBIOS and QEMU's iPXE option ROM (the client DHCPs as
  * iPXE at once) or with OVMF (UEFI) and EDK2's own PXE (arch 7: TFTP, then
- * iPXE). A machine dies with the process that started it (parent-death
+ * iPXE) or its UEFI HTTP boot (arch 16: the URL by HTTP). A machine dies with the process that started it (parent-death
  * signal), so a crashed lab leaves no QEMU behind.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -46,6 +46,12 @@ export interface QemuOptions {
   readonly tap: string;
   readonly mac: string;
   readonly firmware: Firmware;
+  /**
+   * UEFI only: `pxe` (the default) boots by EDK2's PXE (arch 7); `http` turns
+   * OVMF's IPv4 and IPv6 PXE off (its fw_cfg knobs), so its first boot option
+   * is UEFI HTTP boot over IPv4 (vendor class HTTPClient, arch 16).
+   */
+  readonly netBoot?: 'pxe' | 'http';
   readonly logFile?: string;
 }
 
@@ -74,6 +80,10 @@ export class QemuMachine {
         '-drive', `if=pflash,format=raw,unit=1,file=${vars}`,
         '-device', `virtio-net-pci,netdev=n0,mac=${o.mac},romfile=,bootindex=1`,
       );
+      if (o.netBoot === 'http') {
+        // OVMF reads these at start (edk2 OvmfPkg/Library/PxeBcPcdProducerLib); without PXE options its boot order starts at "UEFI HTTPv4"
+        args.push('-fw_cfg', 'name=opt/org.tianocore/IPv4PXESupport,string=n', '-fw_cfg', 'name=opt/org.tianocore/IPv6PXESupport,string=n');
+      }
     }
     // setpriv --pdeathsig: the machine is killed when the process that started it dies, however it dies
     this.child = spawn('ip', ['netns', 'exec', o.bridgeNs, 'setpriv', '--pdeathsig', 'KILL', '--', 'qemu-system-x86_64', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -104,6 +104,6 @@ export class Cluster {
 }
 
 /** The chart's rules for a component (`charts/ironet/rbac/<file>`, which its (Cluster)Roles include verbatim). */
-export function chartRules(file: 'agent-rules.yaml' | 'controller-rules.yaml' | 'controller-namespace-rules.yaml'): object[] {
+export function chartRules(file: 'agent-rules.yaml' | 'agent-node-rules.yaml' | 'controller-rules.yaml' | 'controller-namespace-rules.yaml'): object[] {
   return parseYaml(readFileSync(path.join(CHECKOUT, 'charts/ironet/rbac', file), 'utf8')) as object[];
 }

@@ -311,8 +311,8 @@ export class LabWorld {
   /** The chart's rules (charts/ironet/rbac, included verbatim by its templates) as ClusterRoles; one token per component. */
   private async rbac(cluster: Cluster): Promise<{ controller: string }> {
     await cluster.admin.resource(RESOURCES.namespace).create({ metadata: { name: SYSTEM_NAMESPACE } });
-    for (const [name, file] of [['ironet-controller', 'controller-rules.yaml'], ['ironet-agent', 'agent-rules.yaml']] as const) {
-      await cluster.admin.resource(RESOURCES.clusterRole).create({ metadata: { name }, rules: chartRules(file) } as KubeObject);
+    for (const [name, files] of [['ironet-controller', ['controller-rules.yaml']], ['ironet-agent', ['agent-rules.yaml', 'agent-node-rules.yaml']]] as const) {
+      await cluster.admin.resource(RESOURCES.clusterRole).create({ metadata: { name }, rules: files.flatMap((f) => chartRules(f)) } as KubeObject);
     }
     const bind = (sa: string, role: string): Promise<string> =>
       cluster.serviceAccountToken({ namespace: SYSTEM_NAMESPACE, name: sa, role: { kind: 'ClusterRole', name: role }, binding: { scope: 'cluster', name: `ironet-lab-${sa}` }, expirationSeconds: 86_400 });

@@ -55,6 +55,33 @@ export class VipWatch {
     return holdOverlapMs(this.events, this.clock.monotonicMs(), fromMs, toMs);
   }
 
+  /**
+   * The one node holding the VIP now (read from the kernel), waiting up to
+   * `timeoutMs` while none does; throws at once if two or more do.
+   */
+  async singleHolder(timeoutMs = 10_000): Promise<number> {
+    const deadline = this.clock.monotonicMs() + timeoutMs;
+    for (;;) {
+      const h = await this.holdersNow();
+      if (h.length > 1) throw new Error(`two holders at once: nodes ${h.join(',')}`);
+      if (h.length === 1) return h[0]!;
+      if (this.clock.monotonicMs() > deadline) throw new Error(`no node holds the VIP after ${timeoutMs} ms`);
+      await this.clock.sleep(25);
+    }
+  }
+
+  /** A single holder that has had no VIP event for `quietMs` (the election settled), waiting up to `timeoutMs`. */
+  async stableHolder(quietMs: number, timeoutMs = 30_000): Promise<number> {
+    const deadline = this.clock.monotonicMs() + timeoutMs;
+    for (;;) {
+      const h = await this.holdersNow();
+      const lastEvent = this.events.at(-1)?.atMs ?? 0;
+      if (h.length === 1 && this.clock.monotonicMs() - lastEvent >= quietMs) return h[0]!;
+      if (this.clock.monotonicMs() > deadline) throw new Error(`no stable single holder (holders: ${h.join(',') || 'none'})`);
+      await this.clock.sleep(50);
+    }
+  }
+
   /** Adds by `node` at or after `sinceMs`. */
   addsSince(sinceMs: number, node: number): number {
     return this.events.filter((e) => e.kind === 'add' && e.node === node && e.atMs >= sinceMs).length;

@@ -47,6 +47,8 @@ export interface VipWorldOptions {
   readonly apiServerArgs?: readonly string[];
   /** The agents' rules (default: the chart's, charts/ironet/rbac/agent-rules.yaml). */
   readonly agentRules?: readonly object[];
+  /** The agents' cluster-scoped rules (default: the chart's, charts/ironet/rbac/agent-node-rules.yaml). */
+  readonly agentNodeRules?: readonly object[];
   /** The agents' --log-level (default info). */
   readonly agentLogLevel?: string;
   /** The capability bounding set of agents in ProvisioningNetwork mode (default: the chart's eight, AGENT_CAPABILITIES). */
@@ -100,10 +102,17 @@ export class VipWorld {
       }
       // the agent's rules as the chart's agent ClusterRole has them, bound in the namespace
       await admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-agent', namespace: NAMESPACE }, rules: o.agentRules ?? chartRules('agent-rules.yaml') } as KubeObject);
+      // and its one cluster-scoped rule (its own Node's labels), as the chart's ClusterRole <release>-ironet-agent-node, bound cluster-wide
+      await admin.resource(RESOURCES.clusterRole).create({ metadata: { name: 'ironet-agent-node' }, rules: o.agentNodeRules ?? chartRules('agent-node-rules.yaml') } as KubeObject);
       const kubeconfigs: string[] = [];
       for (let i = 0; i < n; i++) {
         const sa = `agent-${i}`;
         const token = await cluster.serviceAccountToken({ namespace: NAMESPACE, name: sa, role: { kind: 'Role', name: 'ironet-agent' }, binding: { scope: 'namespace', name: sa }, expirationSeconds: 7200 });
+        await admin.resource(RESOURCES.clusterRoleBinding).create({
+          metadata: { name: `ironet-agent-node-${sa}` },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'ironet-agent-node' },
+          subjects: [{ kind: 'ServiceAccount', name: sa, namespace: NAMESPACE }],
+        } as KubeObject);
         kubeconfigs.push(await cluster.writeKubeconfig(path.join(tmpdir(), `irn-${process.pid}-agent-${i}.kubeconfig`), token));
       }
       return new VipWorld(o, net, topology, cluster, kubeconfigs);
