@@ -66,6 +66,15 @@ export function dhcpConfigOf(network: ProvisioningNetwork): DhcpServiceConfig | 
     knownHosts: network.dhcp.knownHostsOnly === undefined ? 'auto' : network.dhcp.knownHostsOnly ? 'only' : 'any',
     knownHostsNamespace: network.namespace,
     admission: ADMISSION_DEFAULTS,
+    relayedSubnets: network.dhcp.relayedSubnets.map((r, i) => ({
+      cidr: r.cidr,
+      poolNamespace: network.namespace,
+      poolName: r.pool,
+      routers: r.routers,
+      dnsServers: r.dnsServers,
+      leaseSeconds: r.leaseSeconds,
+      setting: `spec.dhcp.relayedSubnets[${i}]`,
+    })),
     settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
   };
 }
@@ -79,7 +88,8 @@ export function proxyDhcpConfigOf(network: ProvisioningNetwork): ProxyDhcpServic
     efiX64File: network.dhcp.bootFiles.uefiX86_64,
     efiArm64File: network.dhcp.bootFiles.uefiArm64,
     ipxeScriptUrl: network.dhcp.ipxeScriptUrl,
-    httpBootUrl: undefined,
+    httpBootUrl: network.dhcp.httpBootUrl,
+    httpBootArm64Url: network.dhcp.httpBootArm64Url,
     settingNames: { vip: 'spec.vip.ipv4' },
   };
 }

@@ -8,15 +8,15 @@
  * of one mode are not read in the other.
  */
 import { VIP_LEASE_PREFIX } from '../network/pods.js';
-import { parseCidr, type Cidr } from '../core/cidr.js';
+import { cidrsOverlap, formatCidr, parseCidr, type Cidr } from '../core/cidr.js';
 import { ConfigError, InvalidValueError } from '../core/errors.js';
 import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
 import { ADMISSION_DEFAULTS, admissionProblems, type AdmissionPolicy } from '../dhcp/admission.js';
-import type { DhcpServiceConfig, KnownHostsMode } from '../dhcp/types.js';
+import type { DhcpServiceConfig, KnownHostsMode, RelayedSubnetConfig } from '../dhcp/types.js';
 import type { ProxyDhcpServiceConfig } from '../dhcp/proxy.js';
 import type { Dhcp6ServiceConfig } from '../dhcp6/types.js';
 import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, SECOND_POD_FLAGS, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
-import { commaList, invalid, oneOf, option, orUnset, readFlags, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
+import { commaList, invalid, oneOf, option, orUnset, readFlags, repeated, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
 
 export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly command: 'agent';
@@ -119,6 +119,45 @@ const poolRef: Parse<{ readonly namespace: string; readonly name: string }> = (t
   return { namespace, name };
 };
 
+/** A `--dhcp-relayed-subnet` value before the defaults it takes from the other DHCP flags. */
+interface RelayedSubnetFlag {
+  readonly text: string;
+  readonly cidr: Cidr;
+  readonly pool: { readonly namespace: string; readonly name: string };
+  readonly routers: readonly IpAddress[];
+  readonly dnsServers: readonly IpAddress[];
+  readonly leaseSeconds: number | undefined;
+}
+
+/** `cidr=CIDR,pool=NS/NAME,router=A[,router=B][,dns=C…][,lease-seconds=N]`. */
+const relayedSubnet: Parse<RelayedSubnetFlag> = (t, s) => {
+  const fields = new Map<string, string[]>();
+  for (const part of t.split(',')) {
+    const eq = part.indexOf('=');
+    const key = eq < 0 ? part : part.slice(0, eq);
+    if (eq < 0 || !['cidr', 'pool', 'router', 'dns', 'lease-seconds'].includes(key)) {
+      throw invalid(s, `${JSON.stringify(part)} is not one of cidr=, pool=, router=, dns=, lease-seconds=; write e.g. cidr=172.23.0.0/24,pool=metal3/rack1-dhcp,router=172.23.0.1`);
+    }
+    fields.set(key, [...(fields.get(key) ?? []), part.slice(eq + 1)]);
+  }
+  const one = (key: string): string | undefined => {
+    const v = fields.get(key);
+    if (v && v.length > 1) throw invalid(s, `${key}= is given ${v.length} times; give it once`);
+    return v?.[0];
+  };
+  const cidrText = one('cidr');
+  const poolText = one('pool');
+  if (!cidrText || !poolText) throw invalid(s, `needs cidr= and pool=, e.g. cidr=172.23.0.0/24,pool=metal3/rack1-dhcp,router=172.23.0.1`);
+  const subnet = cidr(cidrText, s);
+  if (subnet.network.family !== 4) throw invalid(s, `cidr=${cidrText} is not an IPv4 subnet (DHCPv4)`);
+  const routers = (fields.get('router') ?? []).map((r) => ip(r, s));
+  if (routers.length === 0) throw invalid(s, `${cidrText} has no router=; a host on a routed subnet reaches the VIP only through its router: add router=<its address on ${cidrText}>`);
+  const dnsServers = (fields.get('dns') ?? []).map((r) => ip(r, s));
+  for (const a of [...routers, ...dnsServers]) if (a.family !== 4) throw invalid(s, `${formatIp(a)} is not an IPv4 address (DHCPv4 options)`);
+  const seconds = one('lease-seconds');
+  return { text: t, cidr: subnet, pool: poolRef(poolText, s), routers, dnsServers, leaseSeconds: seconds === undefined ? undefined : wholeNumber(60, 31_536_000)(seconds, s) };
+};
+
 /** An http(s) URL for option 67 (UEFI HTTP boot): printable ASCII, at most 255 characters; empty reads as unset. */
 function httpUrl(example: string): Parse<string | undefined> {
   return orUnset((t, s) => {
@@ -192,6 +231,11 @@ const FLAGS = {
   'dhcp-lease-seconds': option({ arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
   'dhcp-routers': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
   'dhcp-dns': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
+  'dhcp-relayed-subnet': repeated({
+    arg: 'cidr=CIDR,pool=NS/NAME,router=A[,dns=B][,lease-seconds=N]',
+    help: 'a routed subnet behind a DHCP relay, served from its own IPPool (repeat per subnet); chosen by giaddr or option 82 link selection (docs/dhcp.md "Routed subnets")',
+    parse: relayedSubnet,
+  }),
   'dhcp-known-hosts': option<KnownHostsMode>({
     arg: 'MODE',
     help: 'only: answer only MACs of BareMetalHosts (spec.bootMACAddress); any: every MAC; auto: only those while a BareMetalHost exists, else any',
@@ -298,7 +342,7 @@ function vipMode(f: AgentFlags, ctx: ParseContext): AgentConfig {
 }
 
 /** The flags only the address server reads: with --dhcp-mode proxy they would mean nothing. */
-const SERVER_ONLY = ['dhcp-pool', 'dhcp-subnet', 'dhcp-lease-seconds', 'dhcp-routers', 'dhcp-dns', 'dhcp-known-hosts', 'dhcp-known-hosts-only', 'dhcp-known-hosts-namespace'] as const;
+const SERVER_ONLY = ['dhcp-pool', 'dhcp-relayed-subnet', 'dhcp-subnet', 'dhcp-lease-seconds', 'dhcp-routers', 'dhcp-dns', 'dhcp-known-hosts', 'dhcp-known-hosts-only', 'dhcp-known-hosts-namespace'] as const;
 
 /** VIP mode's ProxyDHCP (--dhcp-mode proxy), typed; undefined in server mode. */
 function proxyDhcpOf(f: AgentFlags): ProxyDhcpServiceConfig | undefined {
@@ -313,6 +357,7 @@ function proxyDhcpOf(f: AgentFlags): ProxyDhcpServiceConfig | undefined {
     efiArm64File: f.get('boot-efi-arm64-file'),
     ipxeScriptUrl: f.get('ipxe-script-url'),
     httpBootUrl: f.get('http-boot-url'),
+    httpBootArm64Url: f.get('http-boot-arm64-url'),
     settingNames: { vip: '--vip' },
   };
 }
@@ -340,6 +385,7 @@ function dhcpOf(f: AgentFlags): DhcpServiceConfig | undefined {
     knownHosts,
     knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
     admission: admissionOf(f),
+    relayedSubnets: relayedSubnetsOf(f),
     settingNames: { subnet: '--dhcp-subnet', vip: '--vip' },
   };
   for (const flag of ['http-boot-url', 'http-boot-arm64-url'] as const) {
@@ -376,6 +422,26 @@ function dhcp6Of(f: AgentFlags): Dhcp6ServiceConfig | undefined {
     knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
     settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
   };
+}
+
+/** The relayed subnets, their lease time defaulting to --dhcp-lease-seconds; overlaps refused by name. */
+function relayedSubnetsOf(f: AgentFlags): RelayedSubnetConfig[] {
+  const given = f.get('dhcp-relayed-subnet');
+  const provisioning = f.get('dhcp-subnet');
+  const out: RelayedSubnetConfig[] = [];
+  for (const r of given) {
+    const setting = `--dhcp-relayed-subnet ${r.text}`;
+    if (provisioning && cidrsOverlap(provisioning, r.cidr)) throw new ConfigError(setting, `${formatCidr(r.cidr)} overlaps --dhcp-subnet ${formatCidr(provisioning)}; a relayed subnet is another link than the provisioning one`);
+    const other = out.find((o) => cidrsOverlap(o.cidr, r.cidr));
+    if (other) throw new ConfigError(setting, `${formatCidr(r.cidr)} overlaps the relayed subnet ${formatCidr(other.cidr)}; give each link once`);
+    const samePool = out.find((o) => o.poolNamespace === r.pool.namespace && o.poolName === r.pool.name);
+    const provisioningPool = f.get('dhcp-pool');
+    if (samePool || (provisioningPool?.namespace === r.pool.namespace && provisioningPool.name === r.pool.name)) {
+      throw new ConfigError(setting, `pool=${r.pool.namespace}/${r.pool.name} is already another subnet's; each subnet needs its own IPPool`);
+    }
+    out.push({ cidr: r.cidr, poolNamespace: r.pool.namespace, poolName: r.pool.name, routers: r.routers, dnsServers: r.dnsServers, leaseSeconds: r.leaseSeconds ?? f.get('dhcp-lease-seconds'), setting });
+  }
+  return out;
 }
 
 function knownHostsOf(f: AgentFlags): KnownHostsMode {

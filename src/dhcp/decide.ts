@@ -218,7 +218,9 @@ function reply(req: DhcpMessage, ctx: HandlerContext, type: number, yiaddr: IpAd
       if (boot.nextServer) siaddr = config.boot.tftpServer;
     }
   }
-  const destination = destinationOf(req, { yiaddr, isNak: type === MSG.nak });
+  // RFC 3046 §2.2: the Relay Agent Information option comes back unchanged, as the last option, in every reply
+  if (req.options.relayAgentInfo) options.push([OPT.relayAgentInfo, req.options.relayAgentInfo]);
+  const destination = destinationOf(req, { yiaddr, isNak: type === MSG.nak, onLink: config.onLink ?? config.subnet });
   // RFC 2131 §4.3.2: a NAK through a relay has the broadcast bit set, so that the relay broadcasts it to the client
   const viaRelay = req.giaddr.value !== 0n;
   return {

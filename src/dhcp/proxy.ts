@@ -58,8 +58,9 @@ export interface ProxyDhcpServiceConfig {
   readonly efiArm64File: string;
   /** For clients already running iPXE; undefined: `http://<VIP>:6180/boot.ipxe`. */
   readonly ipxeScriptUrl: string | undefined;
-  /** UEFI HTTP boot; undefined: such clients are not answered. */
+  /** UEFI HTTP boot, x86-64 (arch 16) and ARM64 (arch 19); undefined: such clients are not answered. */
   readonly httpBootUrl: string | undefined;
+  readonly httpBootArm64Url: string | undefined;
   /** Where the VIP is set, for a message about it (`--vip`, the ProvisioningNetwork's field). */
   readonly settingNames: { readonly vip: string };
 }
@@ -76,6 +77,7 @@ export function proxyDhcpConfigOf(config: ProxyDhcpServiceConfig, vip: IpAddress
       efiArm64File: config.efiArm64File,
       ipxeScriptUrl: config.ipxeScriptUrl ?? defaultIpxeScriptUrl(vip),
       httpBootUrl: config.httpBootUrl,
+      httpBootArm64Url: config.httpBootArm64Url,
     },
   };
 }

@@ -5,11 +5,11 @@
  * completed is a ConfigError naming the setting the user gave (a flag, or
  * the ProvisioningNetwork's field). Pure.
  */
-import { cidrFrom, type Cidr } from '../core/cidr.js';
+import { cidrContains, cidrFrom, formatCidr, type Cidr } from '../core/cidr.js';
 import { ConfigError } from '../core/errors.js';
 import { formatIp, type IpAddress } from '../core/ip.js';
 import type { PoolSpec } from '../ipam/pool-spec.js';
-import { DHCP_DEFAULTS, type DhcpServerConfig, type DhcpServiceConfig } from './types.js';
+import { DHCP_DEFAULTS, type DhcpServerConfig, type DhcpServiceConfig, type RelayedSubnetConfig } from './types.js';
 
 /** The subnet the options describe: the configured one, else the pool's first subnet, else the VIP with the pool's prefix. */
 /** The iPXE script iPXE clients are sent to when spec.dhcp.ipxeScriptUrl (--ipxe-script-url) is not set: Ironic's HTTP root on the VIP. */
@@ -53,4 +53,25 @@ export function dhcpServerConfigOf(config: DhcpServiceConfig, spec: PoolSpec | u
       httpBootArm64Url: config.httpBootArm64Url,
     },
   };
+}
+
+/** A relayed subnet's server configuration: the provisioning one's (server identifier, boot files, modes) with its own subnet and options. */
+export function relayedServerConfigOf(base: DhcpServerConfig, r: RelayedSubnetConfig): DhcpServerConfig {
+  return { ...base, subnet: r.cidr, onLink: base.onLink ?? base.subnet, routers: r.routers, dnsServers: r.dnsServers, leaseSeconds: r.leaseSeconds };
+}
+
+/**
+ * Why a relayed subnet's loaded pool cannot serve it (an IPv4 range outside
+ * its subnet would hand out addresses its hosts cannot use), naming the
+ * setting; undefined when it can, or when the pool is not usable at all
+ * (the server says that one itself).
+ */
+export function relayedPoolProblem(spec: PoolSpec | undefined, r: RelayedSubnetConfig): string | undefined {
+  for (const e of spec?.entries ?? []) {
+    if (e.family !== 4) continue;
+    if (!cidrContains(r.cidr, e.range.start) || !cidrContains(r.cidr, e.range.end)) {
+      return `${r.setting}: IPPool ${r.poolNamespace}/${r.poolName} spec.pools[${e.index}] (${formatIp(e.range.start)}-${formatIp(e.range.end)}) is not inside ${formatCidr(r.cidr)}; fix the pool's range or the subnet`;
+    }
+  }
+  return undefined;
 }

@@ -51,6 +51,15 @@ export interface DhcpServerOptions {
   readonly restrictToKnownHosts?: () => boolean;
   /** Limits on new-lease work from MACs that are not known (default ADMISSION_DEFAULTS). */
   readonly admission?: AdmissionPolicy;
+  /**
+   * The admission state shared with the servers of the other subnets of one
+   * term (./scoped-transport.ts, ADR 0032): one set of limits for all of them,
+   * not one per subnet. Created by {@link DhcpServer.sharedAdmission}; when
+   * given, `admission` is not read.
+   */
+  readonly sharedAdmission?: SharedAdmission;
+  /** Told the number of leases held whenever it changes; default: the `leases` gauge (several servers sum theirs). */
+  readonly onLeaseCount?: (count: number) => void;
   /** How often expired leases are looked for (default 30 s). */
   readonly reapIntervalMs?: number;
   /** Grace after expiry before a lease is reaped (default 60 s). */
@@ -61,11 +70,15 @@ export interface DhcpServerOptions {
 
 type CommitOutcome = 'durable' | 'refused' | 'failed' | 'superseded';
 
-/** A request waiting for admission. */
+/** A request waiting for admission, and the server (of its subnet) that answers it. */
 interface Queued {
   readonly msg: DhcpMessage;
   readonly type: string;
+  readonly owner: DhcpServer;
 }
+
+/** New-lease admission state several servers share (their limits are one). */
+export type SharedAdmission = NewLeaseAdmission<Queued>;
 
 interface PendingCommit {
   readonly lease: Lease;
@@ -96,7 +109,17 @@ export class DhcpServer {
 
   constructor(private readonly o: DhcpServerOptions) {
     this.log = o.logger.child({ component: 'dhcp' });
-    this.admission = new NewLeaseAdmission<Queued>(o.admission ?? ADMISSION_DEFAULTS);
+    this.admission = o.sharedAdmission ?? new NewLeaseAdmission<Queued>(o.admission ?? ADMISSION_DEFAULTS);
+  }
+
+  /** Admission state for the servers of one term's subnets to share. */
+  static sharedAdmission(policy: AdmissionPolicy = ADMISSION_DEFAULTS): SharedAdmission {
+    return new NewLeaseAdmission<Queued>(policy);
+  }
+
+  private reportLeases(): void {
+    if (this.o.onLeaseCount) this.o.onLeaseCount(this.leaseCount);
+    else this.o.metrics?.leases.set(this.leaseCount);
   }
 
   /** Requests waiting for admission (a gauge). */
@@ -142,7 +165,7 @@ export class DhcpServer {
     this.unsubscribe = this.o.ledger.onPoolChange((pool) => this.applyPool(pool));
     this.running = true;
     this.o.transport.onRequest((payload, decoded) => this.onPayload(payload, decoded));
-    this.o.metrics?.leases.set(this.leaseCount);
+    this.reportLeases();
     this.log.info({ leases: this.leaseCount, pool: this.pool?.problem ?? 'ok' }, 'DHCP serving');
     const ac = new AbortController();
     this.reaper = ac;
@@ -230,7 +253,7 @@ export class DhcpServer {
     if (!known && this.knownHostsOnly()) return true;
     const nowMs = this.o.clock.wallMs();
     if (alloc.leaseOf(mac) || alloc.offerOf(mac, nowMs)) return true;
-    const verdict = this.admission.admit(mac, known ? 'known' : 'unknown', { msg, type }, this.o.clock.monotonicMs());
+    const verdict = this.admission.admit(mac, known ? 'known' : 'unknown', { msg, type, owner: this }, this.o.clock.monotonicMs());
     if (verdict.kind === 'admit') return true;
     if (verdict.kind === 'drop') this.dropped(type, verdict.reason, mac);
     else {
@@ -259,8 +282,9 @@ export class DhcpServer {
           await this.o.clock.sleep(Math.max(1, waitMs), ac.signal);
           if (!this.running) return;
           const { admitted, expired } = this.admission.drain(this.o.clock.monotonicMs());
-          for (const q of expired) this.dropped(q.type, 'queueTimeout', q.msg.mac!);
-          for (const q of admitted) this.decideAndApply(q.msg, q.type);
+          // shared admission: another subnet's server may hold the queue's head; each request goes to its own
+          for (const q of expired) q.owner.dropped(q.type, 'queueTimeout', q.msg.mac!);
+          for (const q of admitted) if (q.owner.running) q.owner.decideAndApply(q.msg, q.type);
           this.o.metrics?.admissionQueue.set(this.admission.queued);
         }
       } catch {
@@ -415,7 +439,7 @@ export class DhcpServer {
           }
           for (const w of p.waiters) w(outcome);
         }
-        this.o.metrics?.leases.set(this.leaseCount);
+        this.reportLeases();
         this.lastCommitFailed = failed;
         if (failed) {
           // the clients' retransmissions bring the requests back; releases are ours to retry (with the next write)

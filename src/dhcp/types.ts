@@ -25,8 +25,10 @@ export interface BootConfig {
 export interface DhcpServerConfig {
   /** The VIP: server identifier (option 54) and the source of replies. */
   readonly serverIp: IpAddress;
-  /** The provisioning subnet: subnet mask and broadcast options; addresses outside it are NAKed. */
+  /** The subnet served (the provisioning one, or a relayed one): subnet mask and broadcast options; addresses outside it are NAKed. */
   readonly subnet: Cidr;
+  /** The provisioning subnet, the server's own link (a relayed subnet's server answers its renewals by IP routing); undefined: `subnet`. */
+  readonly onLink?: Cidr;
   readonly routers: readonly IpAddress[];
   readonly dnsServers: readonly IpAddress[];
   readonly domainName?: string;
@@ -79,14 +81,33 @@ export interface DhcpServiceConfig {
    * flags in VIP mode (`--dhcp-subnet`), the ProvisioningNetwork's fields in
    * ProvisioningNetwork mode (`spec.cidr`).
    */
-  /** Limits on new-lease work from MACs that are not known hosts (./admission.ts). */
+  /** Limits on new-lease work from MACs that are not known hosts (./admission.ts); one set for every subnet. */
   readonly admission: AdmissionPolicy;
+  /** Routed subnets behind DHCP relays, each served from its own pool (./scope.ts, ADR 0032); empty: none. */
+  readonly relayedSubnets: readonly RelayedSubnetConfig[];
   readonly settingNames: {
     /** Where the subnet is set (a pool without a subnet or prefix needs it). */
     readonly subnet: string;
     /** Where the VIP is set (DHCPv4 answers from an IPv4 VIP). */
     readonly vip: string;
   };
+}
+
+/**
+ * A routed subnet behind a DHCP relay: requests relayed from a link in
+ * `cidr` get an address from their own pool, with this subnet's options.
+ */
+export interface RelayedSubnetConfig {
+  readonly cidr: Cidr;
+  /** The IPPool its leases come from (its own lease blocks). */
+  readonly poolNamespace: string;
+  readonly poolName: string;
+  /** At least one: a host on a routed subnet reaches the VIP only through a router. */
+  readonly routers: readonly IpAddress[];
+  readonly dnsServers: readonly IpAddress[];
+  readonly leaseSeconds: number;
+  /** Where it is set, for messages: `spec.dhcp.relayedSubnets[0]`, `--dhcp-relayed-subnet cidr=172.23.0.0/24,…`. */
+  readonly setting: string;
 }
 
 export type KnownHostsMode = 'auto' | 'only' | 'any';
@@ -125,6 +146,10 @@ export type DropReason =
   | 'notOurLease'
   /** Handing over (a pivot's source, docs/pivot.md): what would need a new lease or a write waits for the target. */
   | 'handingOver'
+  /** Relayed from a link (giaddr, option 82 link selection, option 118) on no configured subnet (./scope.ts). */
+  | 'unknownRelaySubnet'
+  /** A link-selection sub-option (82.5) or subnet-selection option (118) that is not one IPv4 address. */
+  | 'badLinkSelection'
   /** New-lease limits (./admission.ts). */
   | 'macRateLimited'
   | 'queueFull'

@@ -7,9 +7,12 @@
  * - replies to clients go out on the same packet socket as whole frames
  *   (from the server address, port 67), so a reply reaches a client that has
  *   no address yet (no ARP possible);
- * - replies to relays go out of a UDP socket bound to port 67 on that
- *   interface (SO_BINDTODEVICE), which also keeps the kernel from answering
- *   unicast renewals with ICMP port-unreachable.
+ * - replies to relays (and to hosts of routed subnets renewing by unicast)
+ *   go out of a UDP socket bound to the VIP, port 67, on that interface
+ *   (SO_BINDTODEVICE; IP_FREEBIND, so the bind never races the VIP's
+ *   install): through the pod's routes, from the VIP (ADR 0032). It also
+ *   keeps the kernel from answering unicast renewals with ICMP
+ *   port-unreachable.
  */
 import dgram from 'node:dgram';
 import type { IpAddress } from '../core/ip.js';
@@ -88,7 +91,9 @@ export class DhcpSocket implements DhcpTransport {
       // requests are read from the packet socket: the kernel must not queue them here a second time
       native.attachFilter(udpFd, dropAll());
       native.setIntOption(udpFd, native.SOL_SOCKET, native.SO_BROADCAST, 1);
-      native.bindInet(udpFd, '0.0.0.0', 67);
+      // from the VIP, whatever address the kernel would pick for the route (the pod's own comes first)
+      native.setIntOption(udpFd, native.IPPROTO_IP, native.IP_FREEBIND, 1);
+      native.bindInet(udpFd, formatIp(o.serverIp), 67);
       this.receiver = receiver;
       this.udp = dgram.createSocket('udp4');
       this.udp.on('message', () => {}); // nothing arrives (dropAll filter)
@@ -119,7 +124,7 @@ export class DhcpSocket implements DhcpTransport {
 
   send(payload: Buffer, to: Destination): void {
     if (this.closed) return;
-    if (to.kind === 'relay') {
+    if (to.kind === 'relay' || to.kind === 'routed') {
       this.udp.send(payload, to.port, formatIp(to.ip));
       return;
     }

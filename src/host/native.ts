@@ -50,6 +50,9 @@ export const SOL_NETLINK = 270;
 export const SO_SNDBUF = 7;
 export const SO_RCVBUF = 8;
 export const SO_BROADCAST = 6;
+export const IPPROTO_IP = 0;
+/** Bind to an address not (yet) on an interface (ip(7)). */
+export const IP_FREEBIND = 15;
 export const SO_SNDBUFFORCE = 32;
 export const SO_RCVBUFFORCE = 33;
 export const NETLINK_ADD_MEMBERSHIP = 1;

@@ -168,19 +168,20 @@ export class KubeNetworkStore implements NetworkStore {
     if (!object) return undefined;
     const ns = object.metadata.namespace ?? '';
     const pools = new Map<string, IpPoolObject | undefined>();
-    for (const name of [object.spec?.podPool?.name, object.spec?.dhcpPool?.name]) {
+    for (const name of [object.spec?.podPool?.name, object.spec?.dhcpPool?.name, ...relayedPoolNames(object)]) {
       if (typeof name === 'string' && name !== '') pools.set(name, this.poolInformer.get(`${ns}/${name}`));
     }
     const nad = this.nadInformer.get(`${ns}/${object.metadata.name ?? ''}`);
     const name = object.metadata.name ?? '';
     const attachedPods = this.claimInformer.list().filter((c) => c.metadata.namespace === ns && c.metadata.labels?.[NETWORK_LABEL] === name && c.status?.address?.name).length;
-    const dhcpPool = object.spec?.dhcpPool?.name;
     let leases = 0;
-    if (typeof dhcpPool === 'string' && dhcpPool !== '') {
+    // the provisioning subnet's pool and each relayed subnet's (ADR 0032)
+    for (const dhcpPool of [object.spec?.dhcpPool?.name, ...relayedPoolNames(object)]) {
+      if (typeof dhcpPool !== 'string' || dhcpPool === '') continue;
       // in the pool's lease blocks, and static reservations (and older leases) as pool entries `dhcp-<mac>`
       const pool = pools.get(dhcpPool);
       const blocks = this.blockInformer.list().filter((b) => b.metadata.namespace === ns && poolOfBlock(b) === `${ns}/${dhcpPool}`);
-      leases = leaseCensus({ pools: pool ? [pool] : [], blocks }).length;
+      leases += leaseCensus({ pools: pool ? [pool] : [], blocks }).length;
     }
     const others = this.networkInformer.list().filter((o) => o.metadata.uid !== object.metadata.uid);
     const allPools = this.poolInformer.list().filter((p) => p.metadata.namespace === ns);
@@ -262,9 +263,19 @@ export class KubeNetworkStore implements NetworkStore {
   private networksNaming(namespace: string, pool: string): string[] {
     return this.networkInformer
       .list()
-      .filter((n) => n.metadata.namespace === namespace && (n.spec?.podPool?.name === pool || n.spec?.dhcpPool?.name === pool))
+      .filter((n) => n.metadata.namespace === namespace && (n.spec?.podPool?.name === pool || n.spec?.dhcpPool?.name === pool || relayedPoolNames(n).includes(pool)))
       .map(objectKey);
   }
+}
+
+/** The pools spec.dhcp.relayedSubnets names, as written (the parse checks them). */
+function relayedPoolNames(object: ProvisioningNetworkObject): string[] {
+  const list: unknown = object.spec?.dhcp?.relayedSubnets;
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((r: unknown) => {
+    const name = (r as { pool?: { name?: unknown } } | null)?.pool?.name;
+    return typeof name === 'string' && name !== '' ? [name] : [];
+  });
 }
 
 /** A write's outcome for the reconciler (written through to the cache when it worked); other errors are thrown. */

@@ -6,8 +6,8 @@
  * what a schema cannot (address syntax, the VIP inside its CIDR) and stands in
  * for the schema's defaults on objects written before them.
  */
-import { cidrContains, formatCidr, parseCidr, type Cidr } from '../core/cidr.js';
-import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
+import { cidrContains, cidrContainsCidr, cidrsOverlap, formatCidr, parseCidr, type Cidr } from '../core/cidr.js';
+import { formatIp, ipEquals, ipFromBigInt, tryParseIp, type IpAddress } from '../core/ip.js';
 import { selectorProblem, type LabelSelector } from '../core/labels.js';
 import type { KubeObject } from '../core/object-meta.js';
 import type { Condition } from '../core/conditions.js';
@@ -39,6 +39,7 @@ export interface ProvisioningNetworkSpecInput {
     httpBootUrl?: string;
     httpBootArm64Url?: string;
     knownHostsOnly?: boolean;
+    relayedSubnets?: RelayedSubnetInput[];
   };
   election?: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   role?: string;
@@ -46,6 +47,26 @@ export interface ProvisioningNetworkSpecInput {
 }
 
 export type DhcpServeMode = 'server' | 'proxy';
+
+/** One routed subnet behind a DHCP relay (spec.dhcp.relayedSubnets[], ADR 0032). */
+export interface RelayedSubnetInput {
+  cidr?: string;
+  pool?: { name?: string };
+  routers?: string[];
+  dnsServers?: string[];
+  leaseSeconds?: number;
+  gateway?: string;
+}
+
+/** A routed subnet DHCP serves through a relay, from its own pool, with its own options. */
+export interface RelayedSubnet {
+  readonly cidr: Cidr;
+  /** The IPPool (the network's namespace) its leases come from. */
+  readonly pool: string;
+  readonly routers: readonly IpAddress[];
+  readonly dnsServers: readonly IpAddress[];
+  readonly leaseSeconds: number;
+}
 
 export interface VipHolder {
   node?: string;
@@ -110,6 +131,8 @@ export interface ProvisioningNetwork {
     readonly httpBootArm64Url: string | undefined;
     /** Unset: only known hosts while BareMetalHosts exist in the namespace (ADR 0030). */
     readonly knownHostsOnly: boolean | undefined;
+    /** Routed subnets behind DHCP relays; each has a route in `routes` (its gateway's, or one of spec.routes). */
+    readonly relayedSubnets: readonly RelayedSubnet[];
   };
   readonly election: { readonly leaseDurationMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number };
   /**
@@ -260,6 +283,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   const dhcpMode = spec.dhcp?.mode ?? 'server';
   if (dhcpMode !== 'server' && dhcpMode !== 'proxy') bad('spec.dhcp.mode', `spec.dhcp.mode ${JSON.stringify(dhcpMode)} is neither server nor proxy`);
   if (dhcpMode === 'proxy' && dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name means nothing with spec.dhcp.mode: proxy (ProxyDHCP hands out no addresses: the site\'s DHCP server does); remove it');
+  if (dhcpMode === 'proxy' && (spec.dhcp?.relayedSubnets ?? []).length > 0) bad('spec.dhcp.relayedSubnets', 'spec.dhcp.relayedSubnets means nothing with spec.dhcp.mode: proxy (the site\'s DHCP server and its relays give the addresses); remove it');
   if (dhcpEnabled && dhcpMode === 'server' && !dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name is missing while DHCP is enabled; name the IPPool DHCP leases come from, or set spec.dhcp.enabled: false');
   if (dhcpPool !== undefined && dhcpPool === podPool) {
     problems.push({ reason: 'PoolsOverlap', field: 'spec.dhcpPool.name', message: `spec.dhcpPool.name and spec.podPool.name are both ${JSON.stringify(podPool)}; DHCP leases and pod addresses need separate pools` });
@@ -331,6 +355,8 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
     }
   }
 
+  const relayedSubnets = relayedSubnetsOf(d.relayedSubnets ?? [], { cidr, podPool, dhcpPool, leaseSeconds, routes, bad, ipOf, ipsOf, cidrOf });
+
   const e = spec.election ?? {};
   const election = {
     leaseDurationMs: e.leaseDurationMs ?? DEFAULTS.election.leaseDurationMs,
@@ -379,6 +405,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
         httpBootUrl: d.httpBootUrl,
         httpBootArm64Url: d.httpBootArm64Url,
         knownHostsOnly: d.knownHostsOnly,
+        relayedSubnets,
       },
       election,
       role: role as NetworkRole,
@@ -488,11 +515,110 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
       httpBootUrl: str(d.httpBootUrl),
       httpBootArm64Url: str(d.httpBootArm64Url),
       knownHostsOnly: bool(d.knownHostsOnly),
+      relayedSubnets:
+        d.relayedSubnets === undefined
+          ? undefined
+          : (Array.isArray(d.relayedSubnets) ? d.relayedSubnets : [d.relayedSubnets]).map((x) => {
+              const r = obj(x);
+              return { cidr: str(r.cidr), pool: { name: str(obj(r.pool).name) }, routers: r.routers as string[] | undefined, dnsServers: r.dnsServers as string[] | undefined, leaseSeconds: num(r.leaseSeconds), gateway: str(r.gateway) };
+            }),
     },
     election: { leaseDurationMs: num(e.leaseDurationMs), renewDeadlineMs: num(e.renewDeadlineMs), retryPeriodMs: num(e.retryPeriodMs) },
     role: str(s.role),
     handover: s.handover === undefined || s.handover === null ? undefined : { sourceUID: str(obj(s.handover).sourceUID), source: str(obj(s.handover).source), target: str(obj(s.handover).target) },
   };
+}
+
+interface RelayedContext {
+  readonly cidr: Cidr | undefined;
+  readonly podPool: string;
+  readonly dhcpPool: string | undefined;
+  readonly leaseSeconds: number;
+  /** spec.routes as parsed; a relayed subnet's gateway adds its route here. */
+  readonly routes: { destination: Cidr; gateway: IpAddress | undefined }[];
+  readonly bad: (field: string, message: string) => void;
+  readonly ipOf: (field: string, text: string | undefined, family?: 4 | 6) => IpAddress | undefined;
+  readonly ipsOf: (field: string, list: unknown, family?: 4 | 6) => IpAddress[];
+  readonly cidrOf: (field: string, text: string | undefined, family: 4 | 6, example: string) => Cidr | undefined;
+}
+
+/**
+ * spec.dhcp.relayedSubnets: each a link of its own (outside spec.cidr and
+ * every other one), with its own pool (none of the network's other pools),
+ * a router on it (its hosts reach the VIP through it), and a route from the
+ * Ironic pod to it: its `gateway` adds one, else spec.routes must have one.
+ */
+function relayedSubnetsOf(list: readonly RelayedSubnetInput[], c: RelayedContext): RelayedSubnet[] {
+  const out: RelayedSubnet[] = [];
+  const explicitRoutes = [...c.routes];
+  for (const [i, r] of list.entries()) {
+    const f = `spec.dhcp.relayedSubnets[${i}]`;
+    if (r.cidr === undefined || r.cidr === '') {
+      c.bad(`${f}.cidr`, `${f}.cidr is missing; set the routed subnet behind the relay, e.g. 172.23.0.0/24`);
+      continue;
+    }
+    const cidr = c.cidrOf(`${f}.cidr`, r.cidr, 4, '172.23.0.0/24');
+    if (!cidr) continue;
+    if (c.cidr && cidrsOverlap(c.cidr, cidr)) {
+      c.bad(`${f}.cidr`, `${f}.cidr ${formatCidr(cidr)} overlaps spec.cidr ${formatCidr(c.cidr)}; a relayed subnet is another link than the provisioning subnet (hosts on spec.cidr are served without it)`);
+      continue;
+    }
+    const twin = out.findIndex((o) => cidrsOverlap(o.cidr, cidr));
+    if (twin >= 0) {
+      c.bad(`${f}.cidr`, `${f}.cidr ${formatCidr(cidr)} overlaps spec.dhcp.relayedSubnets[${twin}].cidr ${formatCidr(out[twin]!.cidr)}; list each link once`);
+      continue;
+    }
+    const pool = r.pool?.name ?? '';
+    if (pool === '') {
+      c.bad(`${f}.pool.name`, `${f}.pool.name is missing; name the IPPool (same namespace) this subnet's leases come from`);
+      continue;
+    }
+    const taken = pool === c.podPool ? 'spec.podPool.name' : pool === c.dhcpPool ? 'spec.dhcpPool.name' : out.some((o) => o.pool === pool) ? `another of spec.dhcp.relayedSubnets` : undefined;
+    if (taken) {
+      c.bad(`${f}.pool.name`, `${f}.pool.name ${JSON.stringify(pool)} is already ${taken}; each subnet needs its own IPPool, with ranges inside ${formatCidr(cidr)}`);
+      continue;
+    }
+    const routers = c.ipsOf(`${f}.routers`, r.routers, 4);
+    if (r.routers === undefined || (Array.isArray(r.routers) && r.routers.length === 0)) {
+      c.bad(`${f}.routers`, `${f}.routers is empty; hosts on ${formatCidr(cidr)} reach the VIP only through a router: give its address on that subnet (often the relay's), e.g. [${formatIp(firstHost(cidr))}]`);
+      continue;
+    }
+    const offLink = routers.find((a) => !cidrContains(cidr, a));
+    if (offLink) {
+      c.bad(`${f}.routers`, `${f}.routers: ${formatIp(offLink)} is not on ${formatCidr(cidr)}; a host reaches its router on-link`);
+      continue;
+    }
+    const dnsServers = c.ipsOf(`${f}.dnsServers`, r.dnsServers, 4);
+    const leaseSeconds = r.leaseSeconds ?? c.leaseSeconds;
+    if (!(Number.isInteger(leaseSeconds) && leaseSeconds >= 60)) {
+      c.bad(`${f}.leaseSeconds`, `${f}.leaseSeconds ${leaseSeconds} is below 60; leases that short make PXE clients renew mid-download`);
+      continue;
+    }
+    // the Ironic pod answers the relay (giaddr, on this subnet) and serves this subnet's hosts: it needs a route there
+    const gateway = c.ipOf(`${f}.gateway`, r.gateway, 4);
+    if (r.gateway !== undefined && r.gateway !== '' && !gateway) continue;
+    const covering = explicitRoutes.find((rt) => rt.destination.network.family === 4 && cidrContainsCidr(rt.destination, cidr));
+    if (gateway) {
+      if (c.cidr && !cidrContains(c.cidr, gateway)) {
+        c.bad(`${f}.gateway`, `${f}.gateway ${formatIp(gateway)} is not on spec.cidr ${formatCidr(c.cidr)}; it is the next hop from the Ironic pod to ${formatCidr(cidr)} (the relay's or the router's address on the provisioning subnet)`);
+        continue;
+      }
+      if (covering && covering.gateway && !ipEquals(covering.gateway, gateway)) {
+        c.bad(`${f}.gateway`, `${f}.gateway ${formatIp(gateway)} contradicts spec.routes' ${formatCidr(covering.destination)} via ${formatIp(covering.gateway)}; drop one of them`);
+        continue;
+      }
+      if (!covering) c.routes.push({ destination: cidr, gateway });
+    } else if (!covering) {
+      c.bad(`${f}.gateway`, `${f} has no route from the Ironic pod: set ${f}.gateway (the next hop on spec.cidr, e.g. the relay's address there), or add a spec.routes entry covering ${formatCidr(cidr)}; replies to the relay and the hosts' downloads need it`);
+      continue;
+    }
+    out.push({ cidr, pool, routers, dnsServers, leaseSeconds });
+  }
+  return out;
+}
+
+function firstHost(c: Cidr): IpAddress {
+  return ipFromBigInt(4, c.network.value + 1n);
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

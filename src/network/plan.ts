@@ -249,8 +249,10 @@ function poolProblems(n: ProvisioningNetwork, pools: PlanInput['pools']): { prob
   const problems: Problem[] = [];
   const reservations: Reservation[] = [];
   const parsed = new Map<string, PoolSpec>();
-  const refs: { field: string; name: string; what: string }[] = [{ field: 'spec.podPool.name', name: n.podPool, what: 'pod' }];
+  const refs: { field: string; name: string; what: string; relayed?: Cidr }[] = [{ field: 'spec.podPool.name', name: n.podPool, what: 'pod' }];
   if (n.dhcp.enabled && n.dhcpPool) refs.push({ field: 'spec.dhcpPool.name', name: n.dhcpPool, what: 'DHCP' });
+  // each relayed subnet's pool: inside its own subnet (ADR 0032); disjoint subnets keep the pools apart
+  if (n.dhcp.enabled) n.dhcp.relayedSubnets.forEach((r, i) => refs.push({ field: `spec.dhcp.relayedSubnets[${i}].pool.name`, name: r.pool, what: `${formatCidr(r.cidr)} DHCP`, relayed: r.cidr }));
   for (const ref of refs) {
     const pool = pools.get(ref.name);
     if (!pool) {
@@ -265,6 +267,15 @@ function poolProblems(n: ProvisioningNetwork, pools: PlanInput['pools']): { prob
     }
     parsed.set(ref.name, spec);
     for (const e of spec.entries) {
+      if (ref.relayed) {
+        if (e.family === 4 && cidrContains(ref.relayed, e.range.start) && cidrContains(ref.relayed, e.range.end)) continue;
+        problems.push({
+          reason: 'PoolOutsideCIDR',
+          field: ref.field,
+          message: `IPPool ${ref.name} spec.pools[${e.index}] (${formatIp(e.range.start)}-${formatIp(e.range.end)}) is not inside the relayed subnet ${formatCidr(ref.relayed)}; its hosts could not use such an address: fix the pool's range`,
+        });
+        continue;
+      }
       const cidr: Cidr | undefined = e.family === 4 ? n.cidr : n.ipv6Cidr;
       const inside = cidr !== undefined && cidrContains(cidr, e.range.start) && cidrContains(cidr, e.range.end);
       if (!inside) {

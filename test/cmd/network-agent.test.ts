@@ -50,13 +50,14 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
       knownHosts: 'only',
       knownHostsNamespace: 'metal3',
       admission: ADMISSION_DEFAULTS,
+      relayedSubnets: [],
       settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
     });
     expect(dhcpConfigOf(networkOf({ dhcp: { enabled: false }, dhcpPool: undefined }))).to.equal(undefined);
   });
 
   it('spec.dhcp.mode: proxy gives ProxyDHCP with the boot settings, and no address server; server mode no ProxyDHCP', () => {
-    const network = networkOf({ dhcpPool: undefined, dhcp: { mode: 'proxy', tftpServer: '172.22.0.4', bootFiles: { bios: 'ipxe.pxe' } } });
+    const network = networkOf({ dhcpPool: undefined, dhcp: { mode: 'proxy', tftpServer: '172.22.0.4', bootFiles: { bios: 'ipxe.pxe' }, httpBootArm64Url: 'http://172.22.0.2:6180/snponly-arm64.efi' } });
     expect(dhcpConfigOf(network)).to.equal(undefined);
     expect(proxyDhcpConfigOf(network)).to.deep.equal({
       tftpServer: parseIp('172.22.0.4'),
@@ -65,6 +66,7 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
       efiArm64File: 'snponly-arm64.efi',
       ipxeScriptUrl: undefined,
       httpBootUrl: undefined,
+      httpBootArm64Url: 'http://172.22.0.2:6180/snponly-arm64.efi',
       settingNames: { vip: 'spec.vip.ipv4' },
     });
     expect(proxyDhcpConfigOf(networkOf())).to.equal(undefined);

@@ -115,9 +115,10 @@ describe('config/agent', () => {
           efiArm64File: 'snponly-arm64.efi',
           ipxeScriptUrl: 'http://172.22.0.2:6180/x.ipxe',
           httpBootUrl: undefined,
+          httpBootArm64Url: undefined,
           settingNames: { vip: '--vip' },
         });
-        for (const flag of [['--dhcp-pool', 'metal3/p'], ['--dhcp-lease-seconds', '600'], ['--dhcp-known-hosts', 'only']]) {
+        for (const flag of [['--dhcp-pool', 'metal3/p'], ['--dhcp-relayed-subnet', 'cidr=172.23.0.0/24,pool=metal3/rack1,router=172.23.0.1'], ['--dhcp-lease-seconds', '600'], ['--dhcp-known-hosts', 'only']]) {
           const err = configError(() => proxyOf(['--dhcp-mode', 'proxy', ...flag]));
           expect(err.setting).to.equal(flag[0]);
           expect(err.message).to.contain('means nothing with --dhcp-mode proxy');

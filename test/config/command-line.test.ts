@@ -123,6 +123,7 @@ describe('config: every command’s flag table agrees with its usage, environmen
       'dhcp-lease-seconds': { base: DHCP, sample: '600' },
       'dhcp-routers': { base: DHCP, sample: '172.22.0.1' },
       'dhcp-dns': { base: DHCP, sample: '172.22.0.1,172.22.0.3' },
+      'dhcp-relayed-subnet': { base: DHCP, sample: 'cidr=172.23.0.0/24,pool=metal3/rack1,router=172.23.0.1' },
       'dhcp-known-hosts-only': { base: DHCP },
       'dhcp-known-hosts': { base: DHCP, sample: 'only' },
       'dhcp-known-hosts-namespace': { base: [...DHCP, '--dhcp-known-hosts-only'], sample: 'hosts' },

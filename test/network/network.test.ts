@@ -154,6 +154,9 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     expect(fields(withPool)).to.deep.equal(['spec.dhcpPool.name']);
     expect(withPool[0]!.message).to.contain('means nothing with spec.dhcp.mode: proxy');
     expect(fields(parseNetwork(networkObject({ dhcp: { mode: 'relay' } })).problems)).to.deep.equal(['spec.dhcp.mode']);
+    const relayed = parseNetwork(networkObject({ dhcpPool: undefined, dhcp: { mode: 'proxy', relayedSubnets: [{ cidr: '172.23.0.0/24', pool: { name: 'rack1' }, routers: ['172.23.0.1'], gateway: '172.22.0.254' }] } })).problems;
+    expect(fields(relayed)).to.include('spec.dhcp.relayedSubnets');
+    expect(relayed.find((p) => p.field === 'spec.dhcp.relayedSubnets')!.message).to.contain('means nothing with spec.dhcp.mode: proxy');
   });
 
   it('refuses a missing or empty pod selector (it would select every pod)', () => {

@@ -15,6 +15,8 @@ export interface ClientEvent {
   readonly ip: string;
   readonly server: string;
   readonly lease: string;
+  /** Option 3 as udhcpc got it (udhcpc only; empty when none). */
+  readonly router?: string;
   readonly atMs: number;
 }
 
@@ -25,7 +27,7 @@ case "$1" in
   bound|renew) ip addr flush dev "$interface"; ip addr add "$ip/$mask" dev "$interface" ;;
   deconfig) ip addr flush dev "$interface" ;;
 esac
-echo "EVENT $1 ip=$ip server=$serverid lease=$lease"
+echo "EVENT $1 ip=$ip server=$serverid lease=$lease router=$router"
 `;
 
 const DHCLIENT_SCRIPT = `#!/bin/sh
@@ -66,8 +68,8 @@ export class Udhcpc {
   }
 
   private parse(line: string): void {
-    const m = /^EVENT (\S+) ip=(\S*) server=(\S*) lease=(\S*)/.exec(line);
-    if (m) this.events.push({ kind: m[1]!, ip: m[2]!, server: m[3]!, lease: m[4]!, atMs: Date.now() });
+    const m = /^EVENT (\S+) ip=(\S*) server=(\S*) lease=(\S*)(?: router=(\S*))?/.exec(line);
+    if (m) this.events.push({ kind: m[1]!, ip: m[2]!, server: m[3]!, lease: m[4]!, router: m[5] ?? '', atMs: Date.now() });
   }
 
   async waitFor(kind: string, afterIndex = 0, timeoutMs = 20_000): Promise<ClientEvent> {
