@@ -188,11 +188,11 @@ const FLAGS = {
     defaultText: 'off',
     parse: poolRef,
   }),
-  'dhcp6-router-advertisements': option<boolean>({
-    arg: 'BOOL',
+  'dhcp6-router-advertisements': option<'true' | 'false'>({
+    arg: 'true|false',
     help: 'with --dhcp6-pool, the VIP holder sends Router Advertisements (M=1, O=1, router lifetime 0, the prefix on-link only) so firmware starts DHCPv6; false: the site\'s router sends such RAs',
-    default: true,
-    parse: (t, s) => oneOf(['true', 'false'])(t, s) === 'true',
+    default: 'true',
+    parse: oneOf<'true' | 'false'>(['true', 'false']),
   }),
   'dhcp-subnet': option({ arg: 'CIDR', help: 'mask and broadcast options', defaultText: "the pool's subnet", parse: orUnset(cidr) }),
   'dhcp-lease-seconds': option({ arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
@@ -380,7 +380,7 @@ function dhcp6Of(f: AgentFlags): Dhcp6ServiceConfig | undefined {
     httpBootUrl: f.get('http-boot-url'),
     knownHosts,
     knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
-    routerAdvertisements: f.get('dhcp6-router-advertisements'),
+    routerAdvertisements: f.get('dhcp6-router-advertisements') === 'true',
     settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
   };
 }
