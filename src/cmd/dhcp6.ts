@@ -10,10 +10,12 @@ import type { IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { DhcpLeaseLedger } from '../dhcp/ledger.js';
+import { RouterAdvertiser } from '../dhcp6/advertiser.js';
 import { Dhcp6Server } from '../dhcp6/server.js';
 import { dhcp6ServerConfigOf } from '../dhcp6/server-config.js';
 import type { Dhcp6ServiceConfig } from '../dhcp6/types.js';
 import { Dhcp6Socket } from '../host/dhcp6-socket.js';
+import { RaSocket } from '../host/ra-socket.js';
 import { KubeDhcpBlockApi } from '../kube/dhcp-block-api.js';
 import { KubeKnownHosts } from '../kube/known-hosts.js';
 import type { KubeClient } from '../kube/kube-client.js';
@@ -49,6 +51,7 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
     start: () => {
       let stopped = false;
       let server: Dhcp6Server | undefined;
+      let advertiser: RouterAdvertiser | undefined;
       const ready = (async () => {
         const loaded = await ledger.load();
         if (o.config.knownHosts === 'only') await knownHosts.warm();
@@ -69,11 +72,27 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
           ...(o.config.knownHosts === 'auto' ? { restrictToKnownHosts: () => knownHosts.size > 0 } : {}),
         });
         await server.start(loaded);
+        if (!o.config.routerAdvertisements) return;
+        // after DHCPv6 answers: an RA with M=1 is what makes firmware send its SOLICIT
+        // a failure here leaves DHCPv6 serving (dhclient -6 needs no RA) and says why firmware may not start it
+        const transport = await RaSocket.open({ netnsPath: o.netnsPath, iface: o.iface }).catch((err: unknown) => {
+          logger.error({ err: String(err) }, 'Router Advertisements not sent: UEFI firmware and iPXE start DHCPv6 only on an RA with M=1 (or turn them off with --dhcp6-router-advertisements false when the site router sends one)');
+          return undefined;
+        });
+        if (!transport) return;
+        if (stopped) {
+          transport.close();
+          return;
+        }
+        advertiser = new RouterAdvertiser({ transport, prefix: config.prefix, clock: o.clock, logger });
+        advertiser.start();
+        logger.info({ source: transport.describe() }, 'sending Router Advertisements (M=1, O=1, router lifetime 0)');
       })();
       return {
         ready,
         stop: async () => {
           stopped = true;
+          await advertiser?.stop(); // no final RA: router lifetime was always 0
           await server?.stop();
         },
       };

@@ -227,6 +227,12 @@ const FLAGS = {
     defaultText: 'off',
     parse: poolRef,
   }),
+  'dhcp6-router-advertisements': option<'true' | 'false'>({
+    arg: 'true|false',
+    help: 'with --dhcp6-pool, the VIP holder sends Router Advertisements (M=1, O=1, router lifetime 0, the prefix on-link only) so firmware starts DHCPv6; false: the site\'s router sends such RAs',
+    default: 'true',
+    parse: oneOf<'true' | 'false'>(['true', 'false']),
+  }),
   'dhcp-subnet': option({ arg: 'CIDR', help: 'mask and broadcast options', defaultText: "the pool's subnet", parse: orUnset(cidr) }),
   'dhcp-lease-seconds': option({ arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
   'dhcp-routers': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
@@ -269,7 +275,7 @@ export const AGENT: CommandSpec<typeof FLAGS> = {
 type AgentFlags = FlagValues<typeof FLAGS>;
 
 /** VIP-mode flags that ProvisioningNetwork mode takes from the ProvisioningNetwork instead. */
-const VIP_MODE_ONLY = ['interface', 'netns', 'lease-name', 'dhcp-pool', 'dhcp-mode', 'dhcp6-pool', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const;
+const VIP_MODE_ONLY = ['interface', 'netns', 'lease-name', 'dhcp-pool', 'dhcp-mode', 'dhcp6-pool', 'dhcp6-router-advertisements', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const;
 
 export function parseAgent(args: readonly string[], ctx: ParseContext): AgentConfig | NetworkAgentConfig | HelpCommand {
   const f = readFlags(FLAGS, args, ctx.env);
@@ -420,6 +426,7 @@ function dhcp6Of(f: AgentFlags): Dhcp6ServiceConfig | undefined {
     httpBootUrl: f.get('http-boot-url'),
     knownHosts,
     knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
+    routerAdvertisements: f.get('dhcp6-router-advertisements') === 'true',
     settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
   };
 }

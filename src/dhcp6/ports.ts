@@ -5,6 +5,7 @@
  */
 import type { Buffer } from 'node:buffer';
 import type { IpAddress } from '../core/ip.js';
+import type { Mac } from '../core/mac.js';
 
 /** Where a request came from: the client's (link-local) address and port. */
 export interface Peer6 {
@@ -21,5 +22,18 @@ export interface Dhcp6Transport {
   onRequest(cb: (payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast') => void): void;
   /** Sends a reply to the client's address and port, on the provisioning interface. */
   send(payload: Buffer, to: Peer6): void;
+  close(): void;
+}
+
+/** The Router Advertisement wire (implemented by src/host/ra-socket.ts): whole Ethernet frames on the provisioning interface. */
+export interface RaTransport {
+  /** The interface's MAC. */
+  readonly mac: Mac;
+  /** The interface's link-local address, the RAs' source. */
+  readonly linkLocal: IpAddress;
+  /** Calls back with each received frame that may be a Router Solicitation (a filter may have let others through). */
+  onFrame(cb: (frame: Buffer) => void): void;
+  /** Sends a whole Ethernet frame to `destinationMac`. */
+  sendFrame(frame: Buffer, destinationMac: Buffer): void;
   close(): void;
 }

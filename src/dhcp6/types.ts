@@ -107,6 +107,8 @@ export interface Dhcp6ServiceConfig {
   /** As DHCPv4's (ADR 0030): `only`, `any`, or `auto` (only known hosts while any BareMetalHost exists). */
   readonly knownHosts: 'auto' | 'only' | 'any';
   readonly knownHostsNamespace: string;
+  /** The holder sends Router Advertisements (M=1, O=1, router lifetime 0; ./ra.ts); false: the site's router does. */
+  readonly routerAdvertisements: boolean;
   /** The names of the settings a problem found at start points to. */
   readonly settingNames: { readonly pool: string; readonly vip: string };
 }

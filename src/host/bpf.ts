@@ -67,3 +67,17 @@ export function ipv6UdpDstPort(port: number): Buffer {
     [0x06, 0, 0, 0], // ret drop
   ]);
 }
+
+/** Accepts IPv6 ICMPv6 messages of `type` right after the fixed header (Ethernet II frames), drops everything else. */
+export function icmpv6Type(type: number): Buffer {
+  return program([
+    [0x28, 0, 0, 12], // ldh [12]            ethertype
+    [0x15, 0, 5, 0x86dd], // jeq IPv6
+    [0x30, 0, 0, 20], // ldb [20]            next header
+    [0x15, 0, 3, 58], // jeq ICMPv6
+    [0x30, 0, 0, 54], // ldb [54]            ICMPv6 type
+    [0x15, 0, 1, type], // jeq type
+    [0x06, 0, 0, 0x40000], // ret accept
+    [0x06, 0, 0, 0], // ret drop
+  ]);
+}

@@ -65,8 +65,16 @@ describe('config/agent', () => {
           httpBootUrl: undefined,
           knownHosts: 'only',
           knownHostsNamespace: 'metal3',
+          routerAdvertisements: true,
           settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
         });
+      });
+
+      it('--dhcp6-router-advertisements: true by default, false leaves RAs to the site router, anything else names the flag', () => {
+        expect(dhcp6Of(['--dhcp6-pool', 'metal3/prov6', '--dhcp6-router-advertisements', 'false'])?.routerAdvertisements).to.equal(false);
+        expect(dhcp6Of(['--dhcp6-pool', 'metal3/prov6', '--dhcp6-router-advertisements', 'true'])?.routerAdvertisements).to.equal(true);
+        expect(configError(() => parseCommandLine([...base6, '--dhcp6-pool', 'metal3/prov6', '--dhcp6-router-advertisements', 'no'], ctx())).setting).to.equal('--dhcp6-router-advertisements');
+        expect(configError(() => parseCommandLine(['agent', '--node-name', 'cp-0', '--dhcp6-router-advertisements', 'false'], ctx())).setting).to.equal('--dhcp6-router-advertisements');
       });
 
       it('needs an IPv6 VIP and IPv6 DNS servers, naming the flag; belongs to VIP mode', () => {

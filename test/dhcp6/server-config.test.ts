@@ -18,6 +18,7 @@ const SERVICE: Dhcp6ServiceConfig = {
   httpBootUrl: undefined,
   knownHosts: 'auto',
   knownHostsNamespace: 'metal3',
+  routerAdvertisements: true,
   settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
 };
 

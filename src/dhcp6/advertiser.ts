@@ -1,0 +1,89 @@
+/**
+ * The runner of Router Advertisements (./ra.ts decides; ADR 0035 point 6):
+ * sends an RA at start and on the schedule, answers valid Router
+ * Solicitations, and stops sending when stopped (no final RA: ours never
+ * made anyone's default router). Run by the VIP holder beside DHCPv6.
+ */
+import type { Buffer } from 'node:buffer';
+import type { Cidr } from '../core/cidr.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { RaTransport } from './ports.js';
+import { ALL_NODES_MAC, buildRouterAdvertisement, parseRouterSolicitation, RA_DEFAULTS, RaSchedule, type RaParams, type RsDropReason, type SolicitDecision } from './ra.js';
+
+export interface RouterAdvertiserOptions {
+  readonly transport: RaTransport;
+  readonly prefix: Cidr;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly params?: RaParams;
+  readonly random?: () => number;
+  /** Each RA sent, and why (tests, metrics). */
+  readonly onSent?: (why: 'scheduled' | 'solicited') => void;
+  /** Each frame read: a solicitation's decision, or why it was dropped. */
+  readonly onSolicitation?: (outcome: SolicitDecision['reason'] | RsDropReason) => void;
+}
+
+export class RouterAdvertiser {
+  private readonly frame: Buffer;
+  private readonly schedule: RaSchedule;
+  private readonly stopper = new AbortController();
+  private wake: AbortController | undefined;
+  private solicitedPending = false;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly o: RouterAdvertiserOptions) {
+    const params = o.params ?? RA_DEFAULTS;
+    this.frame = buildRouterAdvertisement({ mac: o.transport.mac, linkLocal: o.transport.linkLocal, prefix: o.prefix, prefixLifetimeSeconds: params.prefixLifetimeSeconds });
+    this.schedule = new RaSchedule(params, o.random ?? Math.random, o.clock.monotonicMs());
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.o.transport.onFrame((frame) => this.onFrame(frame));
+    this.loop = this.run();
+  }
+
+  private onFrame(frame: Buffer): void {
+    if (this.stopper.signal.aborted) return;
+    const parsed = parseRouterSolicitation(frame, this.o.transport.linkLocal);
+    if (!parsed.ok) {
+      this.o.onSolicitation?.(parsed.reason);
+      return;
+    }
+    const decision = this.schedule.solicited(this.o.clock.monotonicMs());
+    this.o.onSolicitation?.(decision.reason);
+    if (!decision.send) return;
+    this.solicitedPending = true;
+    this.wake?.abort(); // the loop sleeps until the new due time
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopper.signal;
+    while (!signal.aborted) {
+      const left = this.schedule.dueMs - this.o.clock.monotonicMs();
+      if (left > 0) {
+        this.wake = new AbortController();
+        const both = AbortSignal.any([signal, this.wake.signal]);
+        await this.o.clock.sleep(left, both).catch(() => undefined);
+        continue; // woken early, or due: look again
+      }
+      if (signal.aborted) break;
+      try {
+        this.o.transport.sendFrame(this.frame, ALL_NODES_MAC);
+      } catch (err) {
+        this.o.logger.warn({ err: String(err) }, 'Router Advertisement not sent');
+      }
+      this.o.onSent?.(this.solicitedPending ? 'solicited' : 'scheduled');
+      this.solicitedPending = false;
+      this.schedule.sent(this.o.clock.monotonicMs());
+    }
+  }
+
+  /** Stops sending and closes the transport; resolves when the loop has ended. */
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    await this.loop;
+    this.o.transport.close();
+  }
+}
