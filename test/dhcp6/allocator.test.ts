@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { Buffer } from 'node:buffer';
-import { parseCidr } from '../../src/core/cidr.js';
 import { formatIp, parseIp } from '../../src/core/ip.js';
 import type { Mac } from '../../src/core/mac.js';
 import { Allocator } from '../../src/dhcp/allocator.js';
@@ -10,6 +9,7 @@ import { serverDuidFor } from '../../src/dhcp6/duid.js';
 import { decodeMessage6, encodeMessage6, MSG6, type Dhcp6Message } from '../../src/dhcp6/message.js';
 import { OPT6, opt6, STATUS, type Option6 } from '../../src/dhcp6/options.js';
 import type { Dhcp6ServerConfig } from '../../src/dhcp6/types.js';
+import { testConfig6 } from './fakes.js';
 import { parsePool, type PoolSpec } from '../../src/ipam/pool-spec.js';
 
 const NOW = Date.UTC(2026, 11, 3, 12, 0, 0);
@@ -37,17 +37,7 @@ function allocator(): Allocator {
   return a;
 }
 
-const CONFIG: Dhcp6ServerConfig = {
-  serverDuid: SERVER,
-  prefix: parseCidr('fd00:1::/64'),
-  dnsServers: [],
-  leaseSeconds: 3600,
-  offerHoldMs: 30_000,
-  preference: 255,
-  rapidCommit: true,
-  boot: { efiX64Url: 'tftp://[fd00:1::2]/snponly-x86_64.efi', efiArm64Url: 'tftp://[fd00:1::2]/snponly-arm64.efi', ipxeScriptUrl: 'http://[fd00:1::2]:6180/boot.ipxe' },
-  knownHostsOnly: false,
-};
+const CONFIG: Dhcp6ServerConfig = testConfig6(SERVER);
 
 function msg(type: number, options: Option6[]): Dhcp6Message {
   const r = decodeMessage6(encodeMessage6({ type, transactionId: 1, options }));

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { Buffer } from 'node:buffer';
-import { parseCidr } from '../../src/core/cidr.js';
 import { formatIp, parseIp } from '../../src/core/ip.js';
 import type { Mac } from '../../src/core/mac.js';
 import { decide6, type Decision6, type Handler6Context, type Reply6Plan } from '../../src/dhcp6/decide.js';
@@ -8,7 +7,7 @@ import { serverDuidFor } from '../../src/dhcp6/duid.js';
 import { decodeMessage6, encodeMessage6, MSG6, type Dhcp6Message } from '../../src/dhcp6/message.js';
 import { OPT6, opt6, STATUS, type Dhcp6Options, type Option6 } from '../../src/dhcp6/options.js';
 import type { Dhcp6ServerConfig } from '../../src/dhcp6/types.js';
-import { FakeAllocator6 } from './fakes.js';
+import { FakeAllocator6, testConfig6 } from './fakes.js';
 
 const NOW = Date.UTC(2026, 11, 3, 12, 0, 0);
 const SERVER = serverDuidFor('metal3/provisioning');
@@ -23,17 +22,7 @@ const LL_A = parseIp('fe80::5054:ff:fe00:a');
 const LL_B = parseIp('fe80::5054:ff:fe00:b');
 const LL_OPAQUE = parseIp('fe80::1c2d:3e4f:5a6b:7c8d');
 
-const CONFIG: Dhcp6ServerConfig = {
-  serverDuid: SERVER,
-  prefix: parseCidr('fd00:1::/64'),
-  dnsServers: [],
-  leaseSeconds: 3600,
-  offerHoldMs: 30_000,
-  preference: 255,
-  rapidCommit: true,
-  boot: { efiX64Url: 'tftp://[fd00:1::2]/snponly-x86_64.efi', efiArm64Url: 'tftp://[fd00:1::2]/snponly-arm64.efi', ipxeScriptUrl: 'http://[fd00:1::2]:6180/boot.ipxe' },
-  knownHostsOnly: false,
-};
+const CONFIG: Dhcp6ServerConfig = testConfig6(SERVER);
 
 interface World {
   readonly allocator: FakeAllocator6;

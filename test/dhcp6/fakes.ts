@@ -1,7 +1,8 @@
 /** Test doubles for src/dhcp6: an in-memory allocator over one range, implementing decide6's port and nothing more. */
 import { formatIp, ipEquals, ipFromBigInt, parseIp, type IpAddress } from '../../src/core/ip.js';
 import type { Allocator6View } from '../../src/dhcp6/decide.js';
-import type { Binding6 } from '../../src/dhcp6/types.js';
+import type { Binding6, Dhcp6ServerConfig } from '../../src/dhcp6/types.js';
+import { parseCidr } from '../../src/core/cidr.js';
 
 export class FakeAllocator6 implements Allocator6View {
   private readonly start: bigint;
@@ -52,4 +53,19 @@ export class FakeAllocator6 implements Allocator6View {
   offer(key: string, ip: IpAddress, untilMs: number): void {
     this.offers.set(key, { ip, untilMs });
   }
+}
+
+/** The server configuration the dhcp6 tests share: fd00:1::/64, boot URLs on fd00:1::2, rapid commit on, any MAC answered. */
+export function testConfig6(serverDuid: Buffer): Dhcp6ServerConfig {
+  return {
+    serverDuid,
+    prefix: parseCidr('fd00:1::/64'),
+    dnsServers: [],
+    leaseSeconds: 3600,
+    offerHoldMs: 30_000,
+    preference: 255,
+    rapidCommit: true,
+    boot: { efiX64Url: 'tftp://[fd00:1::2]/snponly-x86_64.efi', efiArm64Url: 'tftp://[fd00:1::2]/snponly-arm64.efi', ipxeScriptUrl: 'http://[fd00:1::2]:6180/boot.ipxe' },
+    knownHostsOnly: false,
+  };
 }

@@ -8,7 +8,6 @@
  */
 import { expect } from 'chai';
 import { Buffer } from 'node:buffer';
-import { parseCidr } from '../../src/core/cidr.js';
 import { systemClock } from '../../src/core/clock.js';
 import { formatIp, parseIp } from '../../src/core/ip.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -23,6 +22,7 @@ import { serverDuidFor } from '../../src/dhcp6/duid.js';
 import { decodeMessage6, encodeMessage6, MSG6 } from '../../src/dhcp6/message.js';
 import { OPT6, opt6, type Option6 } from '../../src/dhcp6/options.js';
 import type { Dhcp6ServerConfig } from '../../src/dhcp6/types.js';
+import { testConfig6 } from './fakes.js';
 import { KubeDhcpBlockApi } from '../../src/kube/dhcp-block-api.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { clientWithToken, freshNamespace, testCluster, tokenWithChartRole } from '../support/cluster.js';
@@ -32,17 +32,7 @@ import { eventually } from '../support/ipam-fixture.js';
 const MAC_A = '52:54:00:00:00:0a' as Mac;
 const DUID_A = Buffer.from('000100012a3b4c5d52540000000a', 'hex');
 const SERVER = serverDuidFor('ns/provisioning');
-const CONFIG: Dhcp6ServerConfig = {
-  serverDuid: SERVER,
-  prefix: parseCidr('fd00:1::/64'),
-  dnsServers: [],
-  leaseSeconds: 3600,
-  offerHoldMs: 30_000,
-  preference: 255,
-  rapidCommit: true,
-  boot: { efiX64Url: 'tftp://[fd00:1::2]/snponly-x86_64.efi', efiArm64Url: 'tftp://[fd00:1::2]/snponly-arm64.efi', ipxeScriptUrl: 'http://[fd00:1::2]:6180/boot.ipxe' },
-  knownHostsOnly: false,
-};
+const CONFIG: Dhcp6ServerConfig = testConfig6(SERVER);
 
 describe('dhcp6: leases of an IPv6 pool durable in the API server (integration, chart agent RBAC)', function () {
   this.timeout(60_000);

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { Buffer } from 'node:buffer';
-import { parseCidr } from '../../src/core/cidr.js';
 import type { Clock } from '../../src/core/clock.js';
 import { formatIp, parseIp } from '../../src/core/ip.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -12,6 +11,7 @@ import { OPT6, opt6, STATUS, type Option6 } from '../../src/dhcp6/options.js';
 import type { Dhcp6Transport, Peer6 } from '../../src/dhcp6/ports.js';
 import { Dhcp6Server } from '../../src/dhcp6/server.js';
 import type { Dhcp6ServerConfig } from '../../src/dhcp6/types.js';
+import { testConfig6 } from './fakes.js';
 import { parsePool } from '../../src/ipam/pool-spec.js';
 import { FakeLeaseLedger, Violations } from '../dhcp/fakes.js';
 
@@ -21,17 +21,7 @@ const MAC_A = '52:54:00:00:00:0a' as Mac;
 const CLIENT: Peer6 = { address: parseIp('fe80::5054:ff:fe00:a'), port: 546 };
 const NOW = Date.UTC(2026, 11, 3, 12);
 
-const CONFIG: Dhcp6ServerConfig = {
-  serverDuid: SERVER,
-  prefix: parseCidr('fd00:1::/64'),
-  dnsServers: [],
-  leaseSeconds: 3600,
-  offerHoldMs: 30_000,
-  preference: 255,
-  rapidCommit: true,
-  boot: { efiX64Url: 'tftp://[fd00:1::2]/snponly-x86_64.efi', efiArm64Url: 'tftp://[fd00:1::2]/snponly-arm64.efi', ipxeScriptUrl: 'http://[fd00:1::2]:6180/boot.ipxe' },
-  knownHostsOnly: false,
-};
+const CONFIG: Dhcp6ServerConfig = testConfig6(SERVER);
 
 const SPEC = parsePool({
   apiVersion: 'ipam.metal3.io/v1alpha1',
