@@ -89,6 +89,14 @@ function runStatic(): TierResult {
   return { tier: 'static', passed, failed, seconds: (Date.now() - started) / 1000 };
 }
 
+/** The tier's slowest files, so a change that makes the suite slow is seen in the run that made it. */
+function printSlowest(tier: Tier, files: { file: string; seconds: number }[]): void {
+  const slowest = [...files].sort((a, b) => b.seconds - a.seconds).slice(0, 12);
+  if (slowest.length === 0) return;
+  console.log(`\n── ${tier}: slowest files`);
+  for (const f of slowest) console.log(`${f.seconds.toFixed(1).padStart(8)} s  ${path.relative(root, f.file)}`);
+}
+
 function runMocha(tier: Exclude<Tier, 'static'>): TierResult {
   const started = Date.now();
   const files = filesOf(tier);
@@ -114,7 +122,8 @@ function runMocha(tier: Exclude<Tier, 'static'>): TierResult {
   const r = spawnSync(args[0]!, args.slice(1), { cwd: root, stdio: 'inherit' });
   let result: TierResult;
   try {
-    const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as { passes: number; failures: number };
+    const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as { passes: number; failures: number; files?: { file: string; seconds: number }[] };
+    printSlowest(tier, stats.files ?? []);
     result = { tier, passed: stats.passes, failed: stats.failures, seconds: (Date.now() - started) / 1000 };
     if (r.status === 124 || r.status === 137) result = { ...result, failed: result.failed + 1, note: `stopped after its ${TIER_LIMIT_SECONDS[tier]} s limit` };
     else if (r.status !== 0 && stats.failures === 0) result = { ...result, failed: 1, note: `mocha exited ${r.status ?? r.signal}` };
