@@ -1,7 +1,8 @@
 /**
  * Wires the read-only TFTP server as dependent work of the VIP holder: it
  * serves the iPXE binaries from one folder on the VIP, port 69, while this
- * agent holds the VIP (so the Ironic pod needs no dnsmasq at all).
+ * agent holds the VIP (so the Ironic pod needs no dnsmasq at all). An IPv6
+ * VIP is served the same way, over IPv6 (ADR 0037).
  */
 import { statSync } from 'node:fs';
 import type { Registry } from 'prom-client';
@@ -13,6 +14,7 @@ import { DirectoryFiles } from '../host/tftp-files.js';
 import { TftpSocketNetwork } from '../host/tftp-socket.js';
 import { createTftpMetrics } from '../tftp/metrics.js';
 import { TftpServer } from '../tftp/server.js';
+import { maxBlockSizeFor } from '../tftp/session.js';
 import type { TftpPacketReader } from '../tftp/ports.js';
 import type { DependentWork } from '../vip/holder.js';
 
@@ -49,6 +51,8 @@ export function createTftpService(o: TftpServiceOptions): DependentWork {
         clock: o.clock,
         logger: o.logger,
         metrics,
+        // on an IPv6 VIP no DATA is fragmented (ADR 0037)
+        limits: { maxBlockSizeBytes: maxBlockSizeFor(o.vip.family) },
         ...(o.allowedFiles ? { allowedFiles: o.allowedFiles } : {}),
       });
       return { ready: server.start(), stop: () => server.stop() };

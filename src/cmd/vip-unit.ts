@@ -130,7 +130,9 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
       : undefined;
     // only the boot files DHCP (or ProxyDHCP) hands out are served (the folder may hold more)
     const boot = o.dhcp ?? o.proxyDhcp;
-    const allowedFiles = boot ? [boot.biosFile, boot.efiX64File, boot.efiArm64File].filter((f): f is string => Boolean(f)) : undefined;
+    const allowedFiles = boot
+      ? [boot.biosFile, boot.efiX64File, boot.efiArm64File].filter((f): f is string => Boolean(f))
+      : o.dhcp6 && [o.dhcp6.efiX64File, o.dhcp6.efiArm64File]; // DHCPv6's tftp:// URLs name only these
     tftp = o.tftpRoot ? createTftpService({ root: o.tftpRoot, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, reader: o.readers?.tftpPacket, ...(allowedFiles ? { allowedFiles } : {}) }) : undefined;
   } catch (err) {
     dhcp?.close(); // its sockets and caches: the caller closes the rest

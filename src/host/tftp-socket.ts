@@ -3,7 +3,8 @@
  * namespace and bound to the server address (the VIP) on the provisioning
  * interface only. Port 69 takes requests; each transfer gets a socket of its
  * own on an ephemeral port (its TID, RFC 1350 §4), from the same address, so
- * the client's firewall-free reply path is the one its request took.
+ * the client's firewall-free reply path is the one its request took. An
+ * IPv6 VIP gets IPv6 sockets the same way (ADR 0037).
  */
 import dgram from 'node:dgram';
 import { formatIp, type IpAddress } from '../core/ip.js';
@@ -28,15 +29,18 @@ export interface TftpSocketOptions {
  * inside bind(): there is nothing to wait for.)
  */
 function udpSocket(o: TftpSocketOptions, port: number): dgram.Socket {
-  const fd = native.openSocket(o.netnsPath, native.AF_INET, native.SOCK_DGRAM, 0);
+  const v6 = o.serverIp.family === 6;
+  const fd = native.openSocket(o.netnsPath, v6 ? native.AF_INET6 : native.AF_INET, native.SOCK_DGRAM, 0);
   try {
     native.bindToDevice(fd, o.iface);
-    native.bindInet(fd, formatIp(o.serverIp), port);
+    // an IPv6 VIP (ADR 0037): the clients' own addresses are global ones from DHCPv6, so Node names no link-local scope
+    if (v6) native.bindInet6(fd, formatIp(o.serverIp), port);
+    else native.bindInet(fd, formatIp(o.serverIp), port);
   } catch (err) {
     native.close(fd);
     throw err;
   }
-  const socket = dgram.createSocket('udp4');
+  const socket = dgram.createSocket(v6 ? 'udp6' : 'udp4');
   socket.bind({ fd });
   return socket;
 }

@@ -65,6 +65,15 @@ export interface SessionLimits {
 
 export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxBlockSizeBytes: 1468, maxWindowSize: 8, defaultTimeoutMs: 1000, maxRetries: 5, maxTimeoutSeconds: 5 };
 
+/**
+ * The largest blksize whose DATA fits one 1500-byte Ethernet frame unfragmented:
+ * 1468 over IPv4, 1448 over IPv6 (its header is 20 bytes longer). Served on an
+ * IPv6 VIP, 1468 would split every DATA in two IPv6 fragments (ADR 0037).
+ */
+export function maxBlockSizeFor(family: 4 | 6, mtu = 1500): number {
+  return mtu - (family === 4 ? 20 : 40) - 8 - 4;
+}
+
 /** RFC 2348 §"Blocksize Option Specification". */
 export const MIN_BLOCK_SIZE_BYTES = 8;
 export const MAX_BLOCK_SIZE_BYTES = 65464;

@@ -8,6 +8,7 @@ import {
   decidePath,
   DEFAULT_SESSION_LIMITS,
   initialState,
+  maxBlockSizeFor,
   negotiate,
   next,
   validateSessionLimits,
@@ -424,5 +425,20 @@ describe('tftp session', () => {
         ),
       );
     });
+  });
+});
+
+describe('TFTP blksize per address family (ADR 0037)', () => {
+  it('fills one 1500-byte frame: 1468 over IPv4 (the default limit), 1448 over IPv6', () => {
+    expect(maxBlockSizeFor(4)).to.equal(DEFAULT_SESSION_LIMITS.maxBlockSizeBytes);
+    expect(maxBlockSizeFor(6)).to.equal(1448);
+    expect(maxBlockSizeFor(6, 9000)).to.equal(8948);
+  });
+
+  it('an IPv6 client asking 1468 (as EDK2 does) is granted 1448: 40 + 8 + 4 + 1448 bytes fit the MTU', () => {
+    const limits = { ...DEFAULT_SESSION_LIMITS, maxBlockSizeBytes: maxBlockSizeFor(6) };
+    const n = negotiate(opts({ blksize: '1468' }), 10_000, limits);
+    expect(n.blockSizeBytes).to.equal(1448);
+    expect(40 + 8 + 4 + n.blockSizeBytes).to.equal(1500);
   });
 });

@@ -24,6 +24,8 @@ export interface HttpHit {
 
 export interface BootHttpOptions {
   readonly port?: number;
+  /** The address listened on (default 0.0.0.0); `::` answers on an IPv6 VIP too (IPv4 callers then appear IPv4-mapped). */
+  readonly host?: string;
   /** More files to serve: URL path (`/snponly-x86_64.efi`) → a file on this machine; HEAD answered with their length. */
   readonly files?: Readonly<Record<string, string>>;
 }
@@ -32,7 +34,7 @@ export interface BootHttpOptions {
 const SERVER = `
 const http = require('node:http');
 const fs = require('node:fs');
-const [port, node, filesJson] = process.argv.slice(1);
+const [port, node, filesJson, host] = process.argv.slice(1);
 const files = JSON.parse(filesJson || '{}');
 const script = '#!ipxe\\necho ironet boot.ipxe reached\\nsleep 1\\nexit\\n';
 http.createServer((req, res) => {
@@ -47,7 +49,7 @@ http.createServer((req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/efi', 'Content-Length': body.length }).end(body);
   } else res.writeHead(404).end();
   process.stdout.write(JSON.stringify({ node, path: req.url, from: req.socket.remoteAddress, to: req.socket.localAddress, method: req.method, status, atMs: Date.now() }) + '\\n');
-}).listen(Number(port), '0.0.0.0');
+}).listen(Number(port), host);
 process.on('SIGTERM', () => process.exit(0));
 `;
 
@@ -57,9 +59,9 @@ export class BootHttp {
   readonly errors: string[] = [];
   private readonly children: ChildProcess[] = [];
 
-  constructor(namespaces: readonly string[], { port = 6180, files = {} }: BootHttpOptions = {}) {
+  constructor(namespaces: readonly string[], { port = 6180, files = {}, host = '0.0.0.0' }: BootHttpOptions = {}) {
     for (const ns of namespaces) {
-      const child = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', SERVER, String(port), ns, JSON.stringify(files)], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const child = spawn('ip', ['netns', 'exec', ns, 'setpriv', '--pdeathsig', 'KILL', '--', process.execPath, '-e', SERVER, String(port), ns, JSON.stringify(files), host], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       child.once('error', (err) => this.errors.push(`${ns}: ${err.message}`));
       createInterface(child.stderr).on('line', (l) => this.errors.length < 100 && this.errors.push(`${ns}: ${l}`));
       createInterface(child.stdout).on('line', (l) => {

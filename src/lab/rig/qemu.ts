@@ -49,9 +49,11 @@ export interface QemuOptions {
   /**
    * UEFI only: `pxe` (the default) boots by EDK2's PXE (arch 7); `http` turns
    * OVMF's IPv4 and IPv6 PXE off (its fw_cfg knobs), so its first boot option
-   * is UEFI HTTP boot over IPv4 (vendor class HTTPClient, arch 16).
+   * is UEFI HTTP boot over IPv4 (vendor class HTTPClient, arch 16); `pxe6`
+   * turns IPv4 PXE off and IPv6 PXE on, so it boots by "UEFI PXEv6"
+   * (an RA, then DHCPv6, then TFTP over IPv6).
    */
-  readonly netBoot?: 'pxe' | 'http';
+  readonly netBoot?: 'pxe' | 'http' | 'pxe6';
   readonly logFile?: string;
 }
 
@@ -83,6 +85,8 @@ export class QemuMachine {
       if (o.netBoot === 'http') {
         // OVMF reads these at start (edk2 OvmfPkg/Library/PxeBcPcdProducerLib); without PXE options its boot order starts at "UEFI HTTPv4"
         args.push('-fw_cfg', 'name=opt/org.tianocore/IPv4PXESupport,string=n', '-fw_cfg', 'name=opt/org.tianocore/IPv6PXESupport,string=n');
+      } else if (o.netBoot === 'pxe6') {
+        args.push('-fw_cfg', 'name=opt/org.tianocore/IPv4PXESupport,string=n', '-fw_cfg', 'name=opt/org.tianocore/IPv6PXESupport,string=y');
       }
     }
     // setpriv --pdeathsig: the machine is killed when the process that started it dies, however it dies

@@ -35,8 +35,14 @@ export interface VipWorldOptions {
   readonly clock: Clock;
   readonly timings: ElectionTimings;
   readonly nodes?: number;
-  /** Install the CRDs and serve DHCP from this pool (created in the world's namespace), with these extra agent flags. */
-  readonly dhcp?: { readonly pool: Record<string, unknown>; readonly agentArgs?: readonly string[] };
+  /** The VIP the agents hold and the world watches (default {@link VIP}); an IPv6 one with its on-link prefix, e.g. `fd00:6::2/64`. */
+  readonly vip?: { readonly address: string; readonly prefix?: number };
+  /**
+   * Install the CRDs and serve DHCP from this pool (created in the world's
+   * namespace), with these extra agent flags; `family: 6` serves DHCPv6 from
+   * it (`--dhcp6-pool`: needs an IPv6 `vip`).
+   */
+  readonly dhcp?: { readonly pool: Record<string, unknown>; readonly agentArgs?: readonly string[]; readonly family?: 4 | 6 };
   /** The folders of the upstream CRDs; default: from their pinned sources (tools/<component>/build.sh --manifests). */
   readonly upstreamCrdDirs?: readonly string[];
   /** The argv running the ironet CLI (default: its sources through tsx). */
@@ -74,7 +80,7 @@ export class VipWorld {
     readonly cluster: Cluster,
     private readonly kubeconfigs: readonly string[],
   ) {
-    this.vip = new VipWatch(VIP, o.clock);
+    this.vip = new VipWatch(o.vip?.address ?? VIP, o.clock);
     for (let i = 0; i < topology.nodes.length; i++) this.vip.observe(i, topology.path(topology.nodes[i]!));
     this.agents = new Agents({
       nodes: topology.nodes,
@@ -139,9 +145,10 @@ export class VipWorld {
   /** Node `i`'s agent flags in VIP mode: the VIP on the node's prov0, the Lease in the world's namespace. */
   agentArgs(i: number, extra: readonly string[] = []): string[] {
     const t = this.o.timings;
+    const vip = this.o.vip ? `${this.o.vip.address}${this.o.vip.prefix === undefined ? '' : `/${this.o.vip.prefix}`}` : VIP;
     return [
       'agent',
-      '--vip', VIP,
+      '--vip', vip,
       '--interface', NODE_PROVISIONING_IFACE,
       '--netns', this.topology.path(this.nodes[i]!),
       '--kubeconfig', this.kubeconfigs[i]!,
@@ -154,7 +161,7 @@ export class VipWorld {
       '--retry-period-ms', String(t.retryPeriodMs),
       '--log-format', 'json',
       '--log-level', this.o.agentLogLevel ?? 'info',
-      ...(this.o.dhcp ? ['--dhcp-pool', `${NAMESPACE}/dhcp`, ...(this.o.dhcp.agentArgs ?? [])] : []),
+      ...(this.o.dhcp ? [this.o.dhcp.family === 6 ? '--dhcp6-pool' : '--dhcp-pool', `${NAMESPACE}/dhcp`, ...(this.o.dhcp.agentArgs ?? [])] : []),
       ...extra,
     ];
   }
