@@ -27,7 +27,11 @@ import type { Binding6 } from './types.js';
 export type V4Allocator = Pick<Allocator, 'leaseOf' | 'choose' | 'isFreeFor' | 'inPool'>;
 
 export class LeaseAllocator6 implements Allocator6View {
-  constructor(private readonly allocator: V4Allocator) {}
+  /** `released`: the address a MAC last released, offered to it again when it names none and it is free (ADR 0037). */
+  constructor(
+    private readonly allocator: V4Allocator,
+    private readonly released: (mac: Mac) => IpAddress | undefined = () => undefined,
+  ) {}
 
   bindingOf(key: string): Binding6 | undefined {
     const mac = macOfKey(key);
@@ -37,7 +41,7 @@ export class LeaseAllocator6 implements Allocator6View {
 
   choose(key: string, hint: IpAddress | undefined, nowMs: number): IpAddress | undefined {
     const mac = macOfKey(key);
-    return mac ? this.allocator.choose(mac, hint, nowMs) : undefined;
+    return mac ? this.allocator.choose(mac, hint ?? this.released(mac), nowMs) : undefined;
   }
 
   isFreeFor(ip: IpAddress, key: string, nowMs: number): boolean {

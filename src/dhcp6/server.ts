@@ -12,6 +12,10 @@
  *   rate needs no batching yet (DHCPv4's server batches commits).
  * - RELEASE and DECLINE are made durable before their REPLY; expired leases
  *   are reaped now and then, which also lets the ledger tidy.
+ * - A MAC that released its address is offered the same one again while it
+ *   is free (ADR 0037): EDK2 releases its address when the iPXE it loaded
+ *   takes the NIC over, and iPXE's SOLICIT names none; without this the host
+ *   would change address between firmware and iPXE.
  * - Malformed packets are counted by reason and dropped; they never cause a
  *   write. Packets are decoded here, in-process, by the strict codec (not in
  *   src/sandbox's dissector yet).
@@ -19,7 +23,7 @@
 import { Buffer } from 'node:buffer';
 import type { Clock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
-import { formatIp } from '../core/ip.js';
+import { formatIp, type IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { Allocator } from '../dhcp/allocator.js';
@@ -49,8 +53,13 @@ export interface Dhcp6ServerOptions {
   readonly onOutcome?: (type: string, outcome: string) => void;
 }
 
+/** Released addresses remembered per MAC (oldest forgotten first). */
+const RELEASED_KEPT = 4096;
+
 export class Dhcp6Server {
   private allocator: Allocator | undefined;
+  /** MAC → the address it last released (ADR 0037); forgotten once it binds again. */
+  private readonly released = new Map<Mac, IpAddress>();
   private loaded: readonly Lease[] = [];
   private unsubscribe: (() => void) | undefined;
   private running = false;
@@ -122,7 +131,7 @@ export class Dhcp6Server {
     }
     const d = decide6(decoded.message, {
       config: this.o.config,
-      allocator: new LeaseAllocator6(allocator),
+      allocator: new LeaseAllocator6(allocator, (mac) => this.released.get(mac)),
       nowMs: this.o.clock.wallMs(),
       isKnownHost: this.o.isKnownHost ?? (() => true),
       knownHostsOnly: this.o.config.knownHostsOnly || (this.o.restrictToKnownHosts?.() ?? false),
@@ -135,6 +144,7 @@ export class Dhcp6Server {
   private async apply(type: string, d: Decision6, allocator: Allocator, to: Peer6): Promise<void> {
     const outcome = d.kind === 'drop' ? d.reason : d.kind === 'reply' ? d.reason : d.kind;
     this.o.onOutcome?.(type, outcome);
+    if (d.kind !== 'drop') this.log.debug({ type, outcome, from: formatIp(to.address) }, 'DHCPv6 request answered');
     switch (d.kind) {
       case 'drop':
         this.log.debug({ type, reason: d.reason }, 'DHCPv6 request dropped');
@@ -171,6 +181,7 @@ export class Dhcp6Server {
         }
         for (const { lease } of leases) {
           allocator.bind(lease);
+          this.released.delete(lease.mac);
           this.log.info({ type, mac: lease.mac, ip: formatIp(lease.ip), lease: lease.clientId }, 'DHCPv6 binding');
         }
         this.send(d.reply, to);
@@ -189,12 +200,20 @@ export class Dhcp6Server {
           for (const g of gone) {
             allocator.unbind(g.mac);
             if (d.kind === 'decline') allocator.quarantine(g.ip, this.o.clock.wallMs() + 10 * 60_000);
+            else this.remember(g.mac, g.ip);
+            this.log.info({ type, mac: g.mac, ip: formatIp(g.ip) }, d.kind === 'decline' ? 'DHCPv6 address declined' : 'DHCPv6 address released');
           }
         }
         this.send(d.reply, to);
         return;
       }
     }
+  }
+
+  private remember(mac: Mac, ip: IpAddress): void {
+    this.released.delete(mac);
+    this.released.set(mac, ip);
+    if (this.released.size > RELEASED_KEPT) this.released.delete(this.released.keys().next().value!);
   }
 
   private send(plan: Reply6Plan, to: Peer6): void {

@@ -128,6 +128,54 @@ describe('dhcp6/server: the runner', () => {
     expect(transport.sent.map((s) => s.message.options.status?.code)).to.deep.equal([STATUS.success]);
   });
 
+  // ADR 0037, seen with OVMF: EDK2 (DUID-LLT) releases its address when the iPXE it loaded takes the NIC over; iPXE
+  // (DUID-UUID, same EUI-64 link-local) then solicits naming no address, and must get the same one back
+  const DUID_UUID = Buffer.from(`0004${'00'.repeat(16)}`, 'hex');
+  async function releasedThenSolicited(other?: { mac: Mac; from: Peer6; duid: Buffer }): Promise<{ transport: FakeTransport6; ledger: FakeLeaseLedger }> {
+    const lease: Lease = { mac: MAC_A, ip: parseIp('fd00:1::15'), clientId: DUID_A.toString('hex'), expiresAtMs: NOW + 3000_000, storedExpiresAtMs: NOW + 3000_000 };
+    const { ledger, transport } = await running([lease]);
+    transport.deliver(MSG6.release, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, SERVER), opt6.iaNa(1, 0, 0, [opt6.iaAddr(lease.ip, 0, 0)])]);
+    await settle();
+    ledger.answer(0);
+    await settle();
+    if (other) {
+      // another host asks for that very address meanwhile (its REQUEST names it)
+      transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, other.duid), opt6.iaNa(9, 0, 0, [opt6.iaAddr(lease.ip, 0, 0)]), opt6.empty(OPT6.rapidCommit)], other.from);
+      await settle();
+      ledger.answer(1);
+      await settle();
+    }
+    transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, DUID_UUID), opt6.iaNa(0x5254_0000, 0, 0, []), opt6.u16s(OPT6.elapsedTime, [0])]);
+    await settle();
+    return { transport, ledger };
+  }
+
+  it('a MAC that released its address is advertised the same one again when its next SOLICIT names none (EDK2 → iPXE)', async () => {
+    const { transport } = await releasedThenSolicited();
+    const advertise = transport.sent.at(-1)!.message;
+    expect(advertise.type).to.equal(MSG6.advertise);
+    expect(advertise.options.iaNa[0]!.addresses.map((a) => formatIp(a.address))).to.deep.equal(['fd00:1::15']);
+  });
+
+  it('…but never an address another host took meanwhile, and a declined one is not offered again', async () => {
+    const macB = '52:54:00:00:00:0b' as Mac;
+    const { transport, ledger } = await releasedThenSolicited({ mac: macB, from: { address: parseIp('fe80::5054:ff:fe00:b'), port: 546 }, duid: Buffer.from('0003000152540000000b', 'hex') });
+    expect(ledger.commits[1]!.request.bind.map((l) => [l.mac, formatIp(l.ip)])).to.deep.equal([[macB, 'fd00:1::15']]);
+    const advertise = transport.sent.at(-1)!.message;
+    expect(advertise.type).to.equal(MSG6.advertise);
+    expect(advertise.options.iaNa[0]!.addresses.map((a) => formatIp(a.address))).to.not.include('fd00:1::15');
+
+    const lease: Lease = { mac: MAC_A, ip: parseIp('fd00:1::16'), clientId: DUID_A.toString('hex'), expiresAtMs: NOW + 3000_000, storedExpiresAtMs: NOW + 3000_000 };
+    const d = await running([lease]);
+    d.transport.deliver(MSG6.decline, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, SERVER), opt6.iaNa(1, 0, 0, [opt6.iaAddr(lease.ip, 0, 0)])]);
+    await settle();
+    d.ledger.answer(0);
+    await settle();
+    d.transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, DUID_UUID), opt6.iaNa(2, 0, 0, [])]);
+    await settle();
+    expect(d.transport.sent.at(-1)!.message.options.iaNa[0]!.addresses.map((a) => formatIp(a.address))).to.not.include('fd00:1::16');
+  });
+
   it('malformed packets and other servers\' messages are counted and dropped, nothing written', async () => {
     const { ledger, transport, outcomes } = await running();
     transport.deliverBytes(Buffer.from('0100', 'hex'));
