@@ -98,6 +98,17 @@ describe('IPv6 PXE (system, QEMU): RA, DHCPv6 and TFTP from the IPv6 VIP holder,
     }
   }
 
+  interface Logged {
+    readonly msg: string;
+    readonly mac?: string;
+    readonly ip?: string;
+    readonly lease?: string;
+  }
+  /** The holder's log lines containing `text`, parsed. */
+  const holderLogged = (text: string): Logged[] => lab.agents.logged(holder, text).map((l) => JSON.parse(l) as Logged);
+  /** The DHCPv6 bindings the holder made for `mac`: address and DUID (hex). */
+  const bindingsOf = (mac: string) => holderLogged('"DHCPv6 binding"').filter((b) => b.mac === mac);
+
   it('UEFI (OVMF "UEFI PXEv6"): DHCPv6 gives tftp://[VIP6]/snponly-x86_64.efi, TFTP over IPv6 from the VIP, iPXE does DHCPv6 again and fetches boot.ipxe from [VIP6]', async () => {
     const mac = '52:54:00:60:00:01';
     const m = boot(mac, 'uefi', 'pxe6');
@@ -105,11 +116,15 @@ describe('IPv6 PXE (system, QEMU): RA, DHCPv6 and TFTP from the IPv6 VIP holder,
     console.log(`      (start → boot.ipxe fetched: ${(tookMs / 1000).toFixed(1)} s)`);
     expect(ip).to.match(/^fd00:6::1[0-9a-f]{2}$/);
     expectFromVip(ip, '/boot.ipxe');
-    // the holder bound the MAC (read from the client's link-local: EDK2 sends a DUID-UUID) and sent the EFI program by TFTP to that address
-    const binding = JSON.parse(await lab.agents.waitForLog(holder, '"DHCPv6 binding"', 1000)) as { mac: string; ip: string };
-    expect(binding).to.include({ mac, ip });
-    const sent = JSON.parse(await lab.agents.waitForLog(holder, `"sent ${EFI_FILE}`, 1000)) as { ip: string };
-    expect(sent.ip, 'TFTP transfer to the leased address').to.equal(ip);
+    // two DHCPv6 clients on one machine — EDK2 (DUID-LLT) and then iPXE (DUID-UUID) — both bound to this MAC's one address
+    const bindings = bindingsOf(mac);
+    expect(bindings.map((b) => b.lease!.slice(0, 4)), JSON.stringify(bindings)).to.include.members(['0001', '0004']);
+    expect(new Set(bindings.map((b) => b.ip)), 'one address from firmware to iPXE').to.deep.equal(new Set([ip]));
+    // EDK2 releases it when iPXE takes the NIC over; the same address is given back (ADR 0037)
+    expect(holderLogged('"DHCPv6 address released"').filter((r) => r.mac === mac).map((r) => r.ip)).to.deep.equal([ip]);
+    // the EFI program went by TFTP from the IPv6 VIP to that address, and iPXE ran it
+    const sent = holderLogged(`"sent ${EFI_FILE}`);
+    expect(sent.map((t) => t.ip), 'TFTP transfers to the leased address').to.include(ip);
     const screen = m.console.join('\n');
     expect(screen).to.include('UEFI PXEv6');
     expect(screen).to.not.include('UEFI PXEv4');
@@ -123,6 +138,9 @@ describe('IPv6 PXE (system, QEMU): RA, DHCPv6 and TFTP from the IPv6 VIP holder,
     console.log(`      (start → boot.ipxe fetched: ${(tookMs / 1000).toFixed(1)} s)`);
     expect(ip).to.match(/^fd00:6::1[0-9a-f]{2}$/);
     expectFromVip(ip, '/boot.ipxe');
+    // iPXE itself asked (DUID-UUID, user class iPXE → the script URL): no TFTP for this machine
+    expect(bindingsOf(mac).map((b) => [b.lease!.slice(0, 4), b.ip])).to.deep.equal([['0004', ip]]);
+    expect(holderLogged(`"sent ${EFI_FILE}`).map((t) => t.ip)).to.not.include(ip);
     expect(m.console.join('\n')).to.match(/iPXE \d/);
   });
 });

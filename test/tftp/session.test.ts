@@ -435,7 +435,7 @@ describe('TFTP blksize per address family (ADR 0037)', () => {
     expect(maxBlockSizeFor(6, 9000)).to.equal(8948);
   });
 
-  it('an IPv6 client asking 1468 (as EDK2 does) is granted 1448: 40 + 8 + 4 + 1448 bytes fit the MTU', () => {
+  it('an IPv6 client asking 1468 (what EDK2 asks over IPv4) is granted 1448: 40 + 8 + 4 + 1448 bytes fit the MTU', () => {
     const limits = { ...DEFAULT_SESSION_LIMITS, maxBlockSizeBytes: maxBlockSizeFor(6) };
     const n = negotiate(opts({ blksize: '1468' }), 10_000, limits);
     expect(n.blockSizeBytes).to.equal(1448);

@@ -142,6 +142,11 @@ export class Agents {
     }
   }
 
+  /** The lines agent `i`'s current run logged (the most recent ones kept) that contain `text`. */
+  logged(i: number, text: string): string[] {
+    return (this.lines.get(i) ?? []).filter((l) => l.includes(text));
+  }
+
   /** Agent `i`'s Prometheus metrics (text), fetched inside its namespace. */
   async metrics(i: number, timeoutMs = 10_000): Promise<string> {
     const deadline = this.o.clock.monotonicMs() + timeoutMs;
