@@ -12,10 +12,12 @@
  *   rate needs no batching yet (DHCPv4's server batches commits).
  * - RELEASE and DECLINE are made durable before their REPLY; expired leases
  *   are reaped now and then, which also lets the ledger tidy.
- * - A MAC that released its address is offered the same one again while it
- *   is free (ADR 0037): EDK2 releases its address when the iPXE it loaded
- *   takes the NIC over, and iPXE's SOLICIT names none; without this the host
- *   would change address between firmware and iPXE.
+ * - A released address stays the releasing MAC's (ADR 0037): held for it as
+ *   an offer for offerHoldMs, then offered to it again while free. EDK2
+ *   releases its address before it downloads over TFTP with it, and iPXE's
+ *   SOLICIT then names none; without this another host could take the
+ *   address meanwhile, and the host changes address between firmware and
+ *   iPXE.
  * - Malformed packets are counted by reason and dropped; they never cause a
  *   write. Packets are decoded here, in-process, by the strict codec (not in
  *   src/sandbox's dissector yet).
@@ -200,7 +202,11 @@ export class Dhcp6Server {
           for (const g of gone) {
             allocator.unbind(g.mac);
             if (d.kind === 'decline') allocator.quarantine(g.ip, this.o.clock.wallMs() + 10 * 60_000);
-            else this.remember(g.mac, g.ip);
+            else {
+              // held for it as an offer a while (EDK2 goes on using it for TFTP after its RELEASE), then remembered
+              allocator.offer(g.mac, g.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
+              this.remember(g.mac, g.ip);
+            }
             this.log.info({ type, mac: g.mac, ip: formatIp(g.ip) }, d.kind === 'decline' ? 'DHCPv6 address declined' : 'DHCPv6 address released');
           }
         }

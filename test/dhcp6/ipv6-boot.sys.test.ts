@@ -24,6 +24,15 @@ const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 3
 const VIP6 = 'fd00:6::2';
 const EFI_FILE = 'snponly-x86_64.efi';
 
+/** An IPv6 address as EDK2 prints it: eight groups, no compression, capitals (FD00:6:0:0:0:0:0:100). */
+function expandedUpper(address: string): string {
+  const [head, tail = ''] = address.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = address.includes('::') ? [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t] : h;
+  return groups.map((g) => g.replace(/^0+(?=.)/, '').toUpperCase()).join(':');
+}
+
 describe('IPv6 PXE (system, QEMU): RA, DHCPv6 and TFTP from the IPv6 VIP holder, boot.ipxe on [VIP6]', function () {
   this.timeout(10 * 60_000);
   let lab: VipWorld;
@@ -109,6 +118,14 @@ describe('IPv6 PXE (system, QEMU): RA, DHCPv6 and TFTP from the IPv6 VIP holder,
   /** The DHCPv6 bindings the holder made for `mac`: address and DUID (hex). */
   const bindingsOf = (mac: string) => holderLogged('"DHCPv6 binding"').filter((b) => b.mac === mac);
 
+  /** iPXE configured the leased address with the RA's /64 and took option 59's URL. */
+  function expectIpxeOnIpv6(screen: string, ip: string): void {
+    expect(screen).to.match(/iPXE \d/);
+    expect(screen).to.include(`net0: ${ip}/64`);
+    expect(screen).to.include(`Filename: http://[${VIP6}]:6180/boot.ipxe`);
+    expect(screen).to.include('ironet boot.ipxe reached');
+  }
+
   it('UEFI (OVMF "UEFI PXEv6"): DHCPv6 gives tftp://[VIP6]/snponly-x86_64.efi, TFTP over IPv6 from the VIP, iPXE does DHCPv6 again and fetches boot.ipxe from [VIP6]', async () => {
     const mac = '52:54:00:60:00:01';
     const m = boot(mac, 'uefi', 'pxe6');
@@ -125,10 +142,16 @@ describe('IPv6 PXE (system, QEMU): RA, DHCPv6 and TFTP from the IPv6 VIP holder,
     // the EFI program went by TFTP from the IPv6 VIP to that address, and iPXE ran it
     const sent = holderLogged(`"sent ${EFI_FILE}`);
     expect(sent.map((t) => t.ip), 'TFTP transfers to the leased address').to.include(ip);
+    // what EDK2 and then iPXE said on the console (EDK2 prints addresses uncompressed, in capitals)
     const screen = m.console.join('\n');
+    expect(screen).to.include('Start PXE over IPv6');
+    expect(screen).to.include(`Station IP address is ${expandedUpper(ip)}`);
+    expect(screen).to.include(`Server IP address is ${expandedUpper(VIP6)}`);
+    expect(screen).to.include(`NBP filename is ${EFI_FILE}`);
+    expect(screen).to.include('NBP file downloaded successfully');
     expect(screen).to.include('UEFI PXEv6');
     expect(screen).to.not.include('UEFI PXEv4');
-    expect(screen).to.match(/iPXE \d/);
+    expectIpxeOnIpv6(screen, ip);
   });
 
   it('BIOS (SeaBIOS + iPXE ROM): iPXE takes the RA, does DHCPv6 and fetches boot.ipxe from [VIP6]', async () => {
@@ -141,6 +164,6 @@ describe('IPv6 PXE (system, QEMU): RA, DHCPv6 and TFTP from the IPv6 VIP holder,
     // iPXE itself asked (DUID-UUID, user class iPXE → the script URL): no TFTP for this machine
     expect(bindingsOf(mac).map((b) => [b.lease!.slice(0, 4), b.ip])).to.deep.equal([['0004', ip]]);
     expect(holderLogged(`"sent ${EFI_FILE}`).map((t) => t.ip)).to.not.include(ip);
-    expect(m.console.join('\n')).to.match(/iPXE \d/);
+    expectIpxeOnIpv6(m.console.join('\n'), ip);
   });
 });

@@ -57,11 +57,11 @@ class FakeTransport6 implements Dhcp6Transport {
 const clock: Clock = { wallMs: () => NOW, monotonicMs: () => 0, sleep: (_ms, signal) => new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted')))) };
 const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-async function running(loaded: readonly Lease[] = []): Promise<{ server: Dhcp6Server; ledger: FakeLeaseLedger; transport: FakeTransport6; outcomes: string[] }> {
+async function running(loaded: readonly Lease[] = [], at: Clock = clock): Promise<{ server: Dhcp6Server; ledger: FakeLeaseLedger; transport: FakeTransport6; outcomes: string[] }> {
   const ledger = new FakeLeaseLedger(new Violations());
   const transport = new FakeTransport6();
   const outcomes: string[] = [];
-  const server = new Dhcp6Server({ config: CONFIG, transport, ledger, clock, logger: silentLogger, onOutcome: (t, o) => outcomes.push(`${t}:${o}`) });
+  const server = new Dhcp6Server({ config: CONFIG, transport, ledger, clock: at, logger: silentLogger, onOutcome: (t, o) => outcomes.push(`${t}:${o}`) });
   ledger.loading.resolve({ pool: { spec: SPEC, ipamUsed: [], committed: new Map(), reservedFree: new Map() }, leases: loaded });
   await server.start();
   return { server, ledger, transport, outcomes };
@@ -128,19 +128,23 @@ describe('dhcp6/server: the runner', () => {
     expect(transport.sent.map((s) => s.message.options.status?.code)).to.deep.equal([STATUS.success]);
   });
 
-  // ADR 0037, seen with OVMF: EDK2 (DUID-LLT) releases its address when the iPXE it loaded takes the NIC over; iPXE
-  // (DUID-UUID, same EUI-64 link-local) then solicits naming no address, and must get the same one back
+  // ADR 0037, seen with OVMF: EDK2 (DUID-LLT) releases its address, goes on downloading over TFTP with it, and the
+  // iPXE it loaded (DUID-UUID, same EUI-64 link-local) then solicits naming no address: it must get the same one back
   const DUID_UUID = Buffer.from(`0004${'00'.repeat(16)}`, 'hex');
-  async function releasedThenSolicited(other?: { mac: Mac; from: Peer6; duid: Buffer }): Promise<{ transport: FakeTransport6; ledger: FakeLeaseLedger }> {
+  const HOST_B = { mac: '52:54:00:00:00:0b' as Mac, from: { address: parseIp('fe80::5054:ff:fe00:b'), port: 546 }, duid: Buffer.from('0003000152540000000b', 'hex') };
+  async function releasedThenSolicited(otherAfterMs?: number): Promise<{ transport: FakeTransport6; ledger: FakeLeaseLedger }> {
+    let now = NOW;
+    const at: Clock = { ...clock, wallMs: () => now };
     const lease: Lease = { mac: MAC_A, ip: parseIp('fd00:1::15'), clientId: DUID_A.toString('hex'), expiresAtMs: NOW + 3000_000, storedExpiresAtMs: NOW + 3000_000 };
-    const { ledger, transport } = await running([lease]);
+    const { ledger, transport } = await running([lease], at);
     transport.deliver(MSG6.release, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, SERVER), opt6.iaNa(1, 0, 0, [opt6.iaAddr(lease.ip, 0, 0)])]);
     await settle();
     ledger.answer(0);
     await settle();
-    if (other) {
-      // another host asks for that very address meanwhile (its REQUEST names it)
-      transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, other.duid), opt6.iaNa(9, 0, 0, [opt6.iaAddr(lease.ip, 0, 0)]), opt6.empty(OPT6.rapidCommit)], other.from);
+    if (otherAfterMs !== undefined) {
+      // another host asks for that very address (its SOLICIT names it, with Rapid Commit)
+      now += otherAfterMs;
+      transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, HOST_B.duid), opt6.iaNa(9, 0, 0, [opt6.iaAddr(lease.ip, 0, 0)]), opt6.empty(OPT6.rapidCommit)], HOST_B.from);
       await settle();
       ledger.answer(1);
       await settle();
@@ -149,21 +153,28 @@ describe('dhcp6/server: the runner', () => {
     await settle();
     return { transport, ledger };
   }
+  const advertised = (t: FakeTransport6): string[] => {
+    const m = t.sent.at(-1)!.message;
+    expect(m.type).to.equal(MSG6.advertise);
+    return m.options.iaNa[0]!.addresses.map((a) => formatIp(a.address));
+  };
 
   it('a MAC that released its address is advertised the same one again when its next SOLICIT names none (EDK2 → iPXE)', async () => {
     const { transport } = await releasedThenSolicited();
-    const advertise = transport.sent.at(-1)!.message;
-    expect(advertise.type).to.equal(MSG6.advertise);
-    expect(advertise.options.iaNa[0]!.addresses.map((a) => formatIp(a.address))).to.deep.equal(['fd00:1::15']);
+    expect(advertised(transport)).to.deep.equal(['fd00:1::15']);
   });
 
-  it('…but never an address another host took meanwhile, and a declined one is not offered again', async () => {
-    const macB = '52:54:00:00:00:0b' as Mac;
-    const { transport, ledger } = await releasedThenSolicited({ mac: macB, from: { address: parseIp('fe80::5054:ff:fe00:b'), port: 546 }, duid: Buffer.from('0003000152540000000b', 'hex') });
-    expect(ledger.commits[1]!.request.bind.map((l) => [l.mac, formatIp(l.ip)])).to.deep.equal([[macB, 'fd00:1::15']]);
-    const advertise = transport.sent.at(-1)!.message;
-    expect(advertise.type).to.equal(MSG6.advertise);
-    expect(advertise.options.iaNa[0]!.addresses.map((a) => formatIp(a.address))).to.not.include('fd00:1::15');
+  it('a released address is held for its MAC for offerHoldMs: another host asking for it meanwhile gets another', async () => {
+    const { transport, ledger } = await releasedThenSolicited(CONFIG.offerHoldMs - 1);
+    expect(ledger.commits[1]!.request.bind.map((l) => l.mac)).to.deep.equal([HOST_B.mac]);
+    expect(ledger.commits[1]!.request.bind.map((l) => formatIp(l.ip))).to.not.include('fd00:1::15');
+    expect(advertised(transport)).to.deep.equal(['fd00:1::15']);
+  });
+
+  it('…after that, another host may take it (the releasing MAC then gets another), and a declined address is never offered again', async () => {
+    const { transport, ledger } = await releasedThenSolicited(CONFIG.offerHoldMs + 1);
+    expect(ledger.commits[1]!.request.bind.map((l) => [l.mac, formatIp(l.ip)])).to.deep.equal([[HOST_B.mac, 'fd00:1::15']]);
+    expect(advertised(transport)).to.not.include('fd00:1::15');
 
     const lease: Lease = { mac: MAC_A, ip: parseIp('fd00:1::16'), clientId: DUID_A.toString('hex'), expiresAtMs: NOW + 3000_000, storedExpiresAtMs: NOW + 3000_000 };
     const d = await running([lease]);
@@ -173,7 +184,7 @@ describe('dhcp6/server: the runner', () => {
     await settle();
     d.transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, DUID_UUID), opt6.iaNa(2, 0, 0, [])]);
     await settle();
-    expect(d.transport.sent.at(-1)!.message.options.iaNa[0]!.addresses.map((a) => formatIp(a.address))).to.not.include('fd00:1::16');
+    expect(advertised(d.transport)).to.not.include('fd00:1::16');
   });
 
   it('malformed packets and other servers\' messages are counted and dropped, nothing written', async () => {
