@@ -190,6 +190,8 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
               onForeignDhcp: (f) => void report({ kind: 'foreignDhcp', note: foreignServerNote(f, formatIp(vip)), pod: podName, agent: identity }),
               dhcp,
               proxyDhcp,
+              // only a network with no IPv6 at all says so (ADR 0041)
+              ipv4OnlyRouterAdvertisements: network.dhcp.ipv4OnlyRouterAdvertisements && network.vip6 === undefined,
               tftpRoot: primary && vip.family === 4 ? config.tftpRoot : undefined,
               readers: dissector.readers,
               work: check ? [check] : [],

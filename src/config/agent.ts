@@ -47,6 +47,8 @@ export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly proxyDhcp: ProxyDhcpServiceConfig | undefined;
   /** DHCPv6 for PXE (ADR 0035), served while holding an IPv6 VIP; undefined: off. */
   readonly dhcp6: Dhcp6ServiceConfig | undefined;
+  /** With DHCP or ProxyDHCP: Router Advertisements saying there is no IPv6 service, so iPXE does not wait for one (ADR 0041). */
+  readonly ipv4OnlyRouterAdvertisements: boolean;
   /** Read-only TFTP on the VIP from this folder; undefined: off. */
   readonly tftpRoot: string | undefined;
   /** Parse DHCP and TFTP packets in the agent itself instead of the unprivileged dissector (weaker: development only; docs/operations.md). */
@@ -246,6 +248,13 @@ const FLAGS = {
     default: 'true',
     parse: oneOf<'true' | 'false'>(['true', 'false']),
   }),
+  'ipv4-only-router-advertisements': option<'true' | 'false'>({
+    modes: { agent: AGENT_VIP_MODE },
+    arg: 'true|false',
+    help: 'with --dhcp-pool or --dhcp-mode proxy, the VIP holder sends Router Advertisements saying there is no IPv6 service (M=0, O=0, router lifetime 0, no prefix): iPXE stops waiting ~15 s for IPv6 autoconfiguration on each boot; false when a router or DHCPv6 server (e.g. another agent with --dhcp6-pool) serves IPv6 on the link',
+    default: 'true',
+    parse: oneOf<'true' | 'false'>(['true', 'false']),
+  }),
   'dhcp-subnet': option({ modes: { dhcp: DHCP_SERVER_MODE }, arg: 'CIDR', help: 'mask and broadcast options', defaultText: "the pool's subnet", parse: orUnset(cidr) }),
   'dhcp-lease-seconds': option({ modes: { dhcp: DHCP_SERVER_MODE }, arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
   'dhcp-routers': option({ modes: { dhcp: DHCP_SERVER_MODE }, arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
@@ -355,6 +364,7 @@ function vipMode(f: AgentFlags, ctx: ParseContext): AgentConfig {
     dhcp,
     proxyDhcp,
     dhcp6,
+    ipv4OnlyRouterAdvertisements: f.get('ipv4-only-router-advertisements') === 'true',
     tftpRoot: f.get('tftp-root'),
     parseInProcess: f.get('parse-in-process'),
   };

@@ -40,6 +40,7 @@ export interface ProvisioningNetworkSpecInput {
     httpBootArm64Url?: string;
     knownHostsOnly?: boolean;
     relayedSubnets?: RelayedSubnetInput[];
+    ipv4OnlyRouterAdvertisements?: boolean;
   };
   election?: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   role?: string;
@@ -133,6 +134,12 @@ export interface ProvisioningNetwork {
     readonly knownHostsOnly: boolean | undefined;
     /** Routed subnets behind DHCP relays; each has a route in `routes` (its gateway's, or one of spec.routes). */
     readonly relayedSubnets: readonly RelayedSubnet[];
+    /**
+     * A network without IPv6 (no spec.vip.ipv6): the holder sends Router
+     * Advertisements saying there is no IPv6 service, so iPXE's IPv6
+     * autoconfiguration ends at once (ADR 0041). Default true.
+     */
+    readonly ipv4OnlyRouterAdvertisements: boolean;
   };
   readonly election: { readonly leaseDurationMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number };
   /**
@@ -406,6 +413,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
         httpBootArm64Url: d.httpBootArm64Url,
         knownHostsOnly: d.knownHostsOnly,
         relayedSubnets,
+        ipv4OnlyRouterAdvertisements: d.ipv4OnlyRouterAdvertisements ?? true,
       },
       election,
       role: role as NetworkRole,
@@ -515,6 +523,7 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
       httpBootUrl: str(d.httpBootUrl),
       httpBootArm64Url: str(d.httpBootArm64Url),
       knownHostsOnly: bool(d.knownHostsOnly),
+      ipv4OnlyRouterAdvertisements: bool(d.ipv4OnlyRouterAdvertisements),
       relayedSubnets:
         d.relayedSubnets === undefined
           ? undefined

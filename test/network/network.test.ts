@@ -183,6 +183,12 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     expect(problems.find((p) => p.field === 'spec.election')!.message).to.match(/must exceed renewDeadlineMs/);
   });
 
+  it('"no IPv6 service" Router Advertisements (ADR 0041): on unless spec.dhcp.ipv4OnlyRouterAdvertisements is false', () => {
+    expect(parseNetwork(networkObject({})).network!.dhcp.ipv4OnlyRouterAdvertisements).to.equal(true);
+    expect(parseNetwork(networkObject({ dhcp: { ipv4OnlyRouterAdvertisements: false } })).network!.dhcp.ipv4OnlyRouterAdvertisements).to.equal(false);
+    expect(parseNetwork(networkObject({ dhcp: { ipv4OnlyRouterAdvertisements: true } })).network!.dhcp.ipv4OnlyRouterAdvertisements).to.equal(true);
+  });
+
   it('UEFI HTTP boot URLs (ADR 0033): taken as written; not an http(s) URL for option 67, or a host name with no DNS server for the firmware, refused naming the field', () => {
     const good = parseNetwork(networkObject({ dhcp: { httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi', httpBootArm64Url: 'https://[fd00::2]:8084/a.efi' } }));
     expect(good.problems).to.deep.equal([]);
