@@ -232,7 +232,7 @@ function ironet(lab: VipWorld, family: Family): Contender {
     family,
     async start() {
       const admin = lab.admin;
-      ns = `bench-dhcp-${process.pid}-${n++}`;
+      ns = `bench-dhcp${family === 6 ? '6' : ''}-${process.pid}-${n++}`;
       await admin.resource(RESOURCES.namespace).create({ metadata: { name: ns } });
       await admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-agent', namespace: ns }, rules } as KubeObject);
       await admin.resource(RESOURCES.roleBinding).create({
