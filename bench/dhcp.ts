@@ -17,17 +17,18 @@
  * servers are driven the same way.
  *
  * Each server climbs the same ladder of rates (new clients per second, one
- * full DORA each), IRONET_BENCH_PERIOD_S seconds per step (default 5), from a
+ * full DORA or SARR each), IRONET_BENCH_PERIOD_S seconds per step (default 5), from a
  * clean state at every step (ironet: a fresh namespace and pool; Kea and
  * dnsmasq: a fresh lease file). A step holds when perfdhcp reaches ≥ 95 % of
- * the rate and both DISCOVER-OFFER and REQUEST-ACK lose ≤ 0.1 % (perfdhcp's
- * drop time: 1 s). A server's ladder ends at its first failed step.
- * Latency = average DISCOVER-OFFER + average REQUEST-ACK (one DORA), and the
- * larger of the two maxima, at the highest rate held.
+ * the rate and both DISCOVER-OFFER and REQUEST-ACK (DHCPv6: SOLICIT-ADVERTISE
+ * and REQUEST-REPLY) lose ≤ 0.1 % (perfdhcp's drop time: 1 s). A server's
+ * ladder ends at its first failed step. Latency = the two exchanges' averages
+ * added (one DORA / SARR), and the larger of the two maxima, at the highest
+ * rate held.
  *
- * For ironet, after each step the leases are read back from the API server
- * (the pool's lease blocks, ADR 0011): every lease perfdhcp saw ACKed must be
- * there. The agent runs with its new-lease limits (ADR 0030) lifted: perfdhcp's
+ * For ironet (both families), after each step the leases are read back from
+ * the API server (the pool's lease blocks, ADR 0011): every lease perfdhcp saw
+ * ACKed (DHCPv6: a REPLY for) must be there. The agent runs with its new-lease limits (ADR 0030) lifted: perfdhcp's
  * clients are unknown MACs, and this measures what the server can do, not what
  * a site lets strangers cost (that is bench:flood's).
  *
