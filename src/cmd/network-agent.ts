@@ -102,7 +102,7 @@ export function dhcp6ConfigOf(network: ProvisioningNetwork): Dhcp6ServiceConfig 
     knownHosts: network.dhcp.knownHostsOnly === undefined ? 'auto' : network.dhcp.knownHostsOnly ? 'only' : 'any',
     knownHostsNamespace: network.namespace,
     routerAdvertisements: network.dhcp.routerAdvertisements,
-    settingNames: { pool: 'spec.dhcp6Pool.name', vip: 'spec.vip.ipv6' },
+    settingNames: { pool: 'spec.dhcp6Pool.name', vip: 'spec.vip.ipv6', routerAdvertisements: 'spec.dhcp.routerAdvertisements' },
   };
 }
 

@@ -72,7 +72,7 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
       knownHosts: 'any',
       knownHostsNamespace: 'metal3',
       routerAdvertisements: true,
-      settingNames: { pool: 'spec.dhcp6Pool.name', vip: 'spec.vip.ipv6' },
+      settingNames: { pool: 'spec.dhcp6Pool.name', vip: 'spec.vip.ipv6', routerAdvertisements: 'spec.dhcp.routerAdvertisements' },
     });
     expect(dhcpConfigOf(network)!.poolName, 'DHCPv4 beside it').to.equal('ironic-dhcp');
     expect(dhcp6ConfigOf(networkOf({ ...dual, dhcp: { routerAdvertisements: false } }))!.routerAdvertisements).to.equal(false);
