@@ -28,7 +28,7 @@ describe('DHCPv6 through the VIP election (system): a dual-stack ProvisioningNet
   this.timeout(6 * 60_000);
   const world = new IronicPodsLab({
     label: 'dhcp6-failover',
-    env: {},
+    env: { IRONIC_IP: VIP },
     network: {
       ipv6Cidr: 'fd00:22::/64',
       vip: { ipv4: VIP, ipv6: VIP6 },
@@ -48,7 +48,7 @@ describe('DHCPv6 through the VIP election (system): a dual-stack ProvisioningNet
     this.timeout(240_000);
     requireDhclient();
     await world.start();
-    for (const p of world.ironic) await world.pods.setReady(p);
+    for (const p of world.ironic) await world.pods.setContainer(p, true, true);
     await eventually(async () => (holders6().length === 1 ? true : undefined), 'one IPv6 VIP holder', 60_000);
     clientNs = world.lab.topology.addClient('dhcp6-host', CLIENT_MAC);
     // no DAD: the client's link-local is usable at once
