@@ -78,6 +78,9 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
     expect(dhcp6ConfigOf(networkOf({ ...dual, dhcp: { routerAdvertisements: false } }))!.routerAdvertisements).to.equal(false);
     expect(dhcp6ConfigOf(networkOf({ ...dual, dhcp: { enabled: false } }))).to.equal(undefined);
     expect(dhcp6ConfigOf(networkOf()), 'no spec.dhcp6Pool').to.equal(undefined);
+    const v6Only = networkOf({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' }, dhcpPool: undefined, dhcp6Pool: { name: 'ironic-dhcp6' } });
+    expect(dhcpConfigOf(v6Only), 'an IPv6-only network: no DHCPv4').to.equal(undefined);
+    expect(dhcp6ConfigOf(v6Only)!.poolName, 'DHCPv6 alone').to.equal('ironic-dhcp6');
     // what can fail when it starts names the network's fields
     const noV6 = catchError(() => dhcp6ServerConfigOf(dhcp6ConfigOf(network)!, poolSpec({ pools: [{ start: '172.22.0.100', end: '172.22.0.199' }] }), parseIp('fd00:1::2')));
     expect((noV6 as ConfigError).setting).to.equal('spec.dhcp6Pool.name');
