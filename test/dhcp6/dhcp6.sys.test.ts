@@ -7,8 +7,8 @@
  * namespace loads the leases, and the client's RENEW (multicast, to the
  * network's server DUID) is answered with the same address.
  *
- * The VIP election is not part of this test: the agent does not run DHCPv6
- * yet (docs/dhcp.md "IPv6 (DHCPv6)").
+ * The VIP election is not part of this test: test/network/dhcp6-failover.sys.test.ts
+ * runs DHCPv6 through the agents' election in ProvisioningNetwork mode.
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
