@@ -85,7 +85,7 @@ describe('DHCPv6 through the VIP election (system): a dual-stack ProvisioningNet
     }, 'the IPv6 VIP on the other pod', 20_000);
     expect(next).to.not.equal(holder);
     // its agent started DHCPv6 as dependent work of its term (it never held before: one holder at a time)
-    expect(await world.lab.agents.waitForLog(next!, 'serving DHCPv6', 30_000)).to.contain('"iface":"net1"');
+    expect(await world.lab.agents.waitForLog(next, 'serving DHCPv6', 30_000)).to.contain('"iface":"net1"');
     const renewed = await client!.waitFor(['RENEW6', 'REBIND6', 'EXPIRE6', 'FAIL6'], from, 60_000);
     // the same server DUID on every holder: a RENEW, answered before T2
     expect(renewed.kind).to.equal('RENEW6');
