@@ -7,7 +7,9 @@
  * the API server when its hook runs; the holder's agent is SIGKILLed, the IPv6
  * VIP moves to the other pod, and the client's RENEW (T1 = 30 s of a 60 s
  * lease) is answered by the new holder with the same address. DHCPv4 beside
- * it still answers udhcpc from the IPv4 VIP's holder.
+ * it still answers udhcpc from the IPv4 VIP's holder. Then the network is
+ * made IPv6-only: the IPv4 VIP leaves, DHCPv6 is the network's DHCP, and the
+ * client renews again.
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +17,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
+import { RESOURCES } from '../../src/kube/resources.js';
+import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { Dhclient6, requireDhclient } from '../support/dhclient6.js';
 import { IronicPodsLab } from '../support/ironic-pods-lab.js';
@@ -103,5 +107,24 @@ describe('DHCPv6 through the VIP election (system): a dual-stack ProvisioningNet
     } finally {
       c.stop();
     }
+  });
+
+  it('made IPv6-only (spec.vip.ipv4 and spec.dhcpPool removed): the IPv4 VIP leaves, DHCPv6 alone is the network’s DHCP, and the next RENEW keeps the address', async () => {
+    const bound = client!.events.find((e) => e.kind === 'BOUND6')!;
+    const networks = world.lab.admin.resource<ProvisioningNetworkObject>(RESOURCES.provisioningNetwork);
+    const patched = await networks.mergePatch({ namespace: world.lab.namespace, name: 'provisioning' }, { spec: { vip: { ipv4: null }, dhcpPool: null } });
+    const generation = patched.metadata.generation;
+    await eventually(async () => (world.holders().length === 0 ? true : undefined), 'no pod holding the IPv4 VIP', 30_000);
+    await eventually(async () => (holders6().length === 1 ? true : undefined), 'one holder of the IPv6 VIP (now on the Lease ironet-vip-provisioning)', 30_000);
+    // the primary unit is the IPv6 VIP's: its DHCPv6 start is the DHCPServing the agent reports for this generation
+    const serving = await eventually(async () => {
+      const c = (await world.network()).status?.conditions?.find((x) => x.type === 'DHCPServing');
+      return c?.observedGeneration === generation && c?.status === 'True' ? c : undefined;
+    }, 'DHCPServing True for the IPv6-only spec', 30_000);
+    expect(serving.reason).to.equal('Serving');
+    const from = client!.events.length;
+    const renewed = await client!.waitFor(['RENEW6', 'REBIND6', 'EXPIRE6', 'FAIL6'], from, 60_000);
+    expect(renewed.kind).to.equal('RENEW6');
+    expect(renewed.ip).to.equal(bound.ip);
   });
 });
