@@ -147,8 +147,10 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
   // a term's DHCP report follows its holding report (src/vip/holder.ts HolderReports)
   const reports = new HolderReports({ onHolding: o.onHolding, onDhcp: o.onDhcp });
   const dhcpWork = dhcp ? reports.dhcp(dhcp.dependent) : proxy && reports.dhcp(proxy);
+  // an IPv6-only network's DHCP is DHCPv6: its start (or why not) is the network's DHCPServing report
+  const dhcp6Work = dhcp6 && !dhcpWork ? reports.dhcp(dhcp6.dependent) : dhcp6?.dependent;
   const noIpv6Ra = o.ipv4OnlyRouterAdvertisements && dhcpWork && !dhcp6 ? createNoIpv6RaService({ netnsPath: o.netnsPath, iface: o.iface, clock, logger }) : undefined;
-  const dependents = [dhcpWork, noIpv6Ra, dhcp6?.dependent, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
+  const dependents = [dhcpWork, noIpv6Ra, dhcp6Work, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
   const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents, guard, reports, onWire: o.onWire });
   const elector = new Elector({
     leases,

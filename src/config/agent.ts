@@ -448,7 +448,7 @@ function dhcp6Of(f: AgentFlags): Dhcp6ServiceConfig | undefined {
     knownHosts,
     knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
     routerAdvertisements: f.get('dhcp6-router-advertisements') === 'true',
-    settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
+    settingNames: { pool: '--dhcp6-pool', vip: '--vip', routerAdvertisements: '--dhcp6-router-advertisements' },
   };
 }
 

@@ -66,7 +66,7 @@ describe('config/agent', () => {
           knownHosts: 'only',
           knownHostsNamespace: 'metal3',
           routerAdvertisements: true,
-          settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
+          settingNames: { pool: '--dhcp6-pool', vip: '--vip', routerAdvertisements: '--dhcp6-router-advertisements' },
         });
       });
 
