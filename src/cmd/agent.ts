@@ -58,6 +58,7 @@ export async function runAgent(config: AgentConfig, ctx: RunContext): Promise<nu
       dhcp: config.dhcp,
       proxyDhcp: config.proxyDhcp,
       dhcp6: config.dhcp6,
+      ipv4OnlyRouterAdvertisements: config.ipv4OnlyRouterAdvertisements,
       tftpRoot: config.tftpRoot,
       readers: dissector.readers,
     });

@@ -72,11 +72,12 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
           ...(o.config.knownHosts === 'auto' ? { restrictToKnownHosts: () => knownHosts.size > 0 } : {}),
         });
         await server.start(loaded);
+        logger.info({ pool: `${o.config.poolNamespace}/${o.config.poolName}`, iface: o.iface }, 'serving DHCPv6');
         if (!o.config.routerAdvertisements) return;
         // after DHCPv6 answers: an RA with M=1 is what makes firmware send its SOLICIT
         // a failure here leaves DHCPv6 serving (dhclient -6 needs no RA) and says why firmware may not start it
         const transport = await RaSocket.open({ netnsPath: o.netnsPath, iface: o.iface }).catch((err: unknown) => {
-          logger.error({ err: String(err) }, 'Router Advertisements not sent: UEFI firmware and iPXE start DHCPv6 only on an RA with M=1 (or turn them off with --dhcp6-router-advertisements false when the site router sends one)');
+          logger.error({ err: String(err) }, `Router Advertisements not sent: UEFI firmware and iPXE start DHCPv6 only on an RA with M=1 (or turn them off with ${o.config.settingNames.routerAdvertisements} false when the site router sends one)`);
           return undefined;
         });
         if (!transport) return;

@@ -11,6 +11,7 @@ import { systemClock } from '../core/clock.js';
 import { describeError } from '../core/errors.js';
 import type { DhcpServiceConfig } from '../dhcp/types.js';
 import type { ProxyDhcpServiceConfig } from '../dhcp/proxy.js';
+import type { Dhcp6ServiceConfig } from '../dhcp6/types.js';
 import { ADMISSION_DEFAULTS } from '../dhcp/admission.js';
 import { formatIp } from '../core/ip.js';
 import { WorkQueue } from '../core/work-queue.js';
@@ -76,6 +77,32 @@ export function dhcpConfigOf(network: ProvisioningNetwork): DhcpServiceConfig | 
       setting: `spec.dhcp.relayedSubnets[${i}]`,
     })),
     settingNames: { subnet: 'spec.cidr', vip: 'spec.vip.ipv4' },
+  };
+}
+
+/**
+ * The network's DHCPv6 (ADR 0035, 0038): on its IPv6 VIP from spec.dhcp6Pool,
+ * with spec.dhcp's lease time, UEFI boot files and known-hosts setting;
+ * undefined without both. A URL of spec.dhcp that names an IPv4 address is
+ * DHCPv4's alone: DHCPv6 clients get the default on the IPv6 VIP instead.
+ */
+export function dhcp6ConfigOf(network: ProvisioningNetwork): Dhcp6ServiceConfig | undefined {
+  if (!network.dhcp.enabled || network.dhcp.mode !== 'server' || !network.dhcp6Pool || !network.vip6) return undefined;
+  const v6Url = (url: string | undefined): string | undefined => (url === undefined || /^https?:\/\/[\d.]+(?:[:/]|$)/.test(url) ? undefined : url);
+  return {
+    poolNamespace: network.namespace,
+    poolName: network.dhcp6Pool,
+    leaseSeconds: network.dhcp.leaseSeconds,
+    // spec.dhcp.dnsServers are IPv4 (option 6); DHCPv6 sends none yet
+    dnsServers: [],
+    efiX64File: network.dhcp.bootFiles.uefiX86_64,
+    efiArm64File: network.dhcp.bootFiles.uefiArm64,
+    ipxeScriptUrl: v6Url(network.dhcp.ipxeScriptUrl),
+    httpBootUrl: v6Url(network.dhcp.httpBootUrl),
+    knownHosts: network.dhcp.knownHostsOnly === undefined ? 'auto' : network.dhcp.knownHostsOnly ? 'only' : 'any',
+    knownHostsNamespace: network.namespace,
+    routerAdvertisements: network.dhcp.routerAdvertisements,
+    settingNames: { pool: 'spec.dhcp6Pool.name', vip: 'spec.vip.ipv6', routerAdvertisements: 'spec.dhcp.routerAdvertisements' },
   };
 }
 
@@ -155,8 +182,10 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
           const primary = i === 0;
           const dhcp = primary ? dhcpConfigOf(network) : undefined;
           const proxyDhcp = primary ? proxyDhcpConfigOf(network) : undefined;
+          // DHCPv6 on the IPv6 VIP's unit, beside DHCPv4 on the IPv4 one (ADR 0038)
+          const dhcp6 = vip.family === 6 ? dhcp6ConfigOf(network) : undefined;
           // the script DHCP sends iPXE clients to, fetched from inside the pod while holding (BootScript condition)
-          const boot = dhcp ?? proxyDhcp;
+          const boot = dhcp ?? proxyDhcp ?? (primary ? dhcp6 : undefined);
           const url = boot ? (boot.ipxeScriptUrl ?? defaultIpxeScriptUrl(vip)) : undefined;
           const check = url
             ? bootScriptCheck({
@@ -190,6 +219,9 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
               onForeignDhcp: (f) => void report({ kind: 'foreignDhcp', note: foreignServerNote(f, formatIp(vip)), pod: podName, agent: identity }),
               dhcp,
               proxyDhcp,
+              dhcp6,
+              // only a network with no IPv6 at all says so (ADR 0041)
+              ipv4OnlyRouterAdvertisements: network.dhcp.ipv4OnlyRouterAdvertisements && network.vip6 === undefined,
               tftpRoot: primary && vip.family === 4 ? config.tftpRoot : undefined,
               readers: dissector.readers,
               work: check ? [check] : [],

@@ -27,6 +27,7 @@ import { createDhcp6Service } from './dhcp6.js';
 import type { Dhcp6ServiceConfig } from '../dhcp6/types.js';
 import type { EffectiveRole } from '../network/network.js';
 import type { ForeignServer } from '../dhcp/foreign-servers.js';
+import { createNoIpv6RaService } from './no-ipv6-ra.js';
 import { createTftpService } from './tftp.js';
 import type { PacketReaders } from './dissector.js';
 
@@ -56,6 +57,12 @@ export interface VipUnitOptions {
   readonly proxyDhcp?: ProxyDhcpServiceConfig;
   /** DHCPv6 (ADR 0035), served while holding an IPv6 VIP. */
   readonly dhcp6?: Dhcp6ServiceConfig;
+  /**
+   * With DHCP or ProxyDHCP and no DHCPv6 on the network: send Router
+   * Advertisements saying there is no IPv6 service (ADR 0041), so iPXE's IPv6
+   * autoconfiguration ends at once instead of after ~15 s.
+   */
+  readonly ipv4OnlyRouterAdvertisements?: boolean;
   readonly tftpRoot?: string;
   /** Where DHCP and TFTP packets are parsed: the dissector (./dissector.ts); absent: in this process (--parse-in-process). */
   readonly readers?: PacketReaders;
@@ -142,7 +149,10 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
   // a term's DHCP report follows its holding report (src/vip/holder.ts HolderReports)
   const reports = new HolderReports({ onHolding: o.onHolding, onDhcp: o.onDhcp });
   const dhcpWork = dhcp ? reports.dhcp(dhcp.dependent) : proxy && reports.dhcp(proxy);
-  const dependents = [dhcpWork, dhcp6?.dependent, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
+  // an IPv6-only network's DHCP is DHCPv6: its start (or why not) is the network's DHCPServing report
+  const dhcp6Work = dhcp6 && !dhcpWork ? reports.dhcp(dhcp6.dependent) : dhcp6?.dependent;
+  const noIpv6Ra = o.ipv4OnlyRouterAdvertisements && dhcpWork && !dhcp6 ? createNoIpv6RaService({ netnsPath: o.netnsPath, iface: o.iface, clock, logger }) : undefined;
+  const dependents = [dhcpWork, noIpv6Ra, dhcp6Work, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
   const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents, guard, reports, onWire: o.onWire });
   const elector = new Elector({
     leases,

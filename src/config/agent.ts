@@ -16,7 +16,7 @@ import type { DhcpServiceConfig, KnownHostsMode, RelayedSubnetConfig } from '../
 import type { ProxyDhcpServiceConfig } from '../dhcp/proxy.js';
 import type { Dhcp6ServiceConfig } from '../dhcp6/types.js';
 import { commonOf, KUBE_FLAGS, kubeConnectionOf, LOG_FLAGS, metricsFlags, SECOND_POD_FLAGS, type CommonConfig, type HelpCommand, type KubeConnectionConfig, type ParseContext } from './common.js';
-import { commaList, invalid, oneOf, option, orUnset, readFlags, repeated, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
+import { commaList, flagsOutside, invalid, oneOf, option, orUnset, readFlags, repeated, text, toggle, wholeNumber, type CommandSpec, type FlagValues, type Parse } from './flags.js';
 
 export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly command: 'agent';
@@ -47,6 +47,8 @@ export interface AgentConfig extends CommonConfig, KubeConnectionConfig {
   readonly proxyDhcp: ProxyDhcpServiceConfig | undefined;
   /** DHCPv6 for PXE (ADR 0035), served while holding an IPv6 VIP; undefined: off. */
   readonly dhcp6: Dhcp6ServiceConfig | undefined;
+  /** With DHCP or ProxyDHCP: Router Advertisements saying there is no IPv6 service, so iPXE does not wait for one (ADR 0041). */
+  readonly ipv4OnlyRouterAdvertisements: boolean;
   /** Read-only TFTP on the VIP from this folder; undefined: off. */
   readonly tftpRoot: string | undefined;
   /** Parse DHCP and TFTP packets in the agent itself instead of the unprivileged dissector (weaker: development only; docs/operations.md). */
@@ -166,6 +168,15 @@ function httpUrl(example: string): Parse<string | undefined> {
   });
 }
 
+/**
+ * The mode axes of the agent's flags (FlagBase.modes): `agent` is VIP mode
+ * (--vip) or ProvisioningNetwork mode (--node-name), which takes these from
+ * the ProvisioningNetwork; `dhcp` is --dhcp-mode, whose ProxyDHCP hands out
+ * no addresses.
+ */
+const AGENT_VIP_MODE = ['vip'];
+const DHCP_SERVER_MODE = ['server'];
+
 const FLAGS = {
   ...LOG_FLAGS,
   identity: option({ arg: 'NAME', env: 'POD_NAME', section: 'Both modes', help: 'the holder identity in Leases', defaultText: 'the host name (VIP mode), the node name (ProvisioningNetwork mode)', parse: text }),
@@ -200,14 +211,15 @@ const FLAGS = {
   ...SECOND_POD_FLAGS,
   'boot-script-grace-seconds': option({ arg: 'N', help: "the holder's Ironic not serving the iPXE script (spec.dhcp.ipxeScriptUrl) this long is said (BootScript condition, Warning Event)", default: 60, parse: wholeNumber(1, 3600) }),
   vip: option({ arg: 'ADDR[/PREFIX]', env: 'IRONET_VIP', section: 'VIP mode (one VIP on a configured interface; one Lease per VIP)', help: 'required; e.g. 172.22.0.2 (/32 by default) or fd00::2', parse: vipParse }),
-  interface: option({ arg: 'NAME', env: 'IRONET_INTERFACE', help: 'required; the interface the VIP goes on', parse: text }),
-  netns: option({ arg: 'PATH', env: 'IRONET_NETNS', help: "that interface's network namespace", defaultText: "the agent's own", parse: text }),
-  'lease-name': option({ arg: 'NAME', env: 'IRONET_LEASE_NAME', help: 'the Lease', defaultText: `${VIP_LEASE_PREFIX}-<vip>`, parse: text }),
+  interface: option({ modes: { agent: AGENT_VIP_MODE }, arg: 'NAME', env: 'IRONET_INTERFACE', help: 'required; the interface the VIP goes on', parse: text }),
+  netns: option({ modes: { agent: AGENT_VIP_MODE }, arg: 'PATH', env: 'IRONET_NETNS', help: "that interface's network namespace", defaultText: "the agent's own", parse: text }),
+  'lease-name': option({ modes: { agent: AGENT_VIP_MODE }, arg: 'NAME', env: 'IRONET_LEASE_NAME', help: 'the Lease', defaultText: `${VIP_LEASE_PREFIX}-<vip>`, parse: text }),
   'lease-namespace': option({ arg: 'NS', env: 'POD_NAMESPACE', help: 'where the Lease is', default: 'default', parse: text }),
-  'lease-duration-ms': option({ arg: 'N', help: 'a follower takes over this long after the last renew it saw', default: 3000, parse: wholeNumber(1000, 3_600_000) }),
-  'renew-deadline-ms': option({ arg: 'N', help: 'the holder drops the VIP when it could not renew for this long', default: 2000, parse: wholeNumber(60, 3_600_000) }),
-  'retry-period-ms': option({ arg: 'N', help: 'renew interval', default: 500, parse: wholeNumber(50, 3_600_000) }),
+  'lease-duration-ms': option({ modes: { agent: AGENT_VIP_MODE }, arg: 'N', help: 'a follower takes over this long after the last renew it saw', default: 3000, parse: wholeNumber(1000, 3_600_000) }),
+  'renew-deadline-ms': option({ modes: { agent: AGENT_VIP_MODE }, arg: 'N', help: 'the holder drops the VIP when it could not renew for this long', default: 2000, parse: wholeNumber(60, 3_600_000) }),
+  'retry-period-ms': option({ modes: { agent: AGENT_VIP_MODE }, arg: 'N', help: 'renew interval', default: 500, parse: wholeNumber(50, 3_600_000) }),
   'dhcp-pool': option({
+    modes: { agent: AGENT_VIP_MODE, dhcp: DHCP_SERVER_MODE },
     arg: 'NS/NAME',
     env: 'IRONET_DHCP_POOL',
     section: 'DHCP for PXE in VIP mode (served only while holding the VIP; the VIP is the server identifier)',
@@ -215,12 +227,14 @@ const FLAGS = {
     parse: poolRef,
   }),
   'dhcp-mode': option<'server' | 'proxy'>({
+    modes: { agent: AGENT_VIP_MODE },
     arg: 'MODE',
     help: 'server: addresses from --dhcp-pool and boot files; proxy: ProxyDHCP, boot files only (on 67 and 4011 of the VIP) beside the site\'s own DHCP server, no pool (docs/dhcp.md "ProxyDHCP")',
     default: 'server',
     parse: oneOf<'server' | 'proxy'>(['server', 'proxy']),
   }),
   'dhcp6-pool': option({
+    modes: { agent: AGENT_VIP_MODE },
     arg: 'NS/NAME',
     env: 'IRONET_DHCP6_POOL',
     help: 'an IPv6 IPPool: serve DHCPv6 from it instead (needs an IPv6 --vip; reads --dhcp-lease-seconds, --dhcp-dns, --dhcp-known-hosts*, --boot-efi-*-file, --ipxe-script-url, --http-boot-url)',
@@ -228,28 +242,38 @@ const FLAGS = {
     parse: poolRef,
   }),
   'dhcp6-router-advertisements': option<'true' | 'false'>({
+    modes: { agent: AGENT_VIP_MODE },
     arg: 'true|false',
     help: 'with --dhcp6-pool, the VIP holder sends Router Advertisements (M=1, O=1, router lifetime 0, the prefix on-link only) so firmware starts DHCPv6; false: the site\'s router sends such RAs',
     default: 'true',
     parse: oneOf<'true' | 'false'>(['true', 'false']),
   }),
-  'dhcp-subnet': option({ arg: 'CIDR', help: 'mask and broadcast options', defaultText: "the pool's subnet", parse: orUnset(cidr) }),
-  'dhcp-lease-seconds': option({ arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
-  'dhcp-routers': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
-  'dhcp-dns': option({ arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
+  'ipv4-only-router-advertisements': option<'true' | 'false'>({
+    modes: { agent: AGENT_VIP_MODE },
+    arg: 'true|false',
+    help: 'with --dhcp-pool or --dhcp-mode proxy, the VIP holder sends Router Advertisements saying there is no IPv6 service (M=0, O=0, router lifetime 0, no prefix): iPXE stops waiting ~15 s for IPv6 autoconfiguration on each boot; false when a router or DHCPv6 server (e.g. another agent with --dhcp6-pool) serves IPv6 on the link',
+    default: 'true',
+    parse: oneOf<'true' | 'false'>(['true', 'false']),
+  }),
+  'dhcp-subnet': option({ modes: { dhcp: DHCP_SERVER_MODE }, arg: 'CIDR', help: 'mask and broadcast options', defaultText: "the pool's subnet", parse: orUnset(cidr) }),
+  'dhcp-lease-seconds': option({ modes: { dhcp: DHCP_SERVER_MODE }, arg: 'N', help: 'lease time', default: 3600, parse: wholeNumber(60, 31_536_000) }),
+  'dhcp-routers': option({ modes: { dhcp: DHCP_SERVER_MODE }, arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
+  'dhcp-dns': option({ modes: { dhcp: DHCP_SERVER_MODE }, arg: 'A,B', help: 'sent only when set', default: [], parse: commaList(ip) }),
   'dhcp-relayed-subnet': repeated({
+    modes: { dhcp: DHCP_SERVER_MODE },
     arg: 'cidr=CIDR,pool=NS/NAME,router=A[,dns=B][,lease-seconds=N]',
     help: 'a routed subnet behind a DHCP relay, served from its own IPPool (repeat per subnet); chosen by giaddr or option 82 link selection (docs/dhcp.md "Routed subnets")',
     parse: relayedSubnet,
   }),
   'dhcp-known-hosts': option<KnownHostsMode>({
+    modes: { dhcp: DHCP_SERVER_MODE },
     arg: 'MODE',
     help: 'only: answer only MACs of BareMetalHosts (spec.bootMACAddress); any: every MAC; auto: only those while a BareMetalHost exists, else any',
     default: 'auto',
     parse: oneOf<KnownHostsMode>(['auto', 'only', 'any']),
   }),
-  'dhcp-known-hosts-only': toggle({ help: 'the same as --dhcp-known-hosts only' }),
-  'dhcp-known-hosts-namespace': option({ arg: 'NS', help: 'where those BareMetalHosts are', defaultText: "the pool's namespace", parse: text }),
+  'dhcp-known-hosts-only': toggle({ modes: { dhcp: DHCP_SERVER_MODE }, help: 'the same as --dhcp-known-hosts only' }),
+  'dhcp-known-hosts-namespace': option({ modes: { dhcp: DHCP_SERVER_MODE }, arg: 'NS', help: 'where those BareMetalHosts are', defaultText: "the pool's namespace", parse: text }),
   'dhcp-new-lease-rate': option({ arg: 'N', help: 'new leases per second for all MACs that are not known hosts together (known hosts are never limited)', default: ADMISSION_DEFAULTS.newLeasesPerSecond, parse: wholeNumber(1, 100_000) }),
   'dhcp-new-lease-burst': option({ arg: 'N', help: 'of which this many at once', default: ADMISSION_DEFAULTS.newLeasesBurst, parse: wholeNumber(1, 1_000_000) }),
   'dhcp-mac-rate': option({ arg: 'N', help: 'new-lease requests per second from one such MAC', default: ADMISSION_DEFAULTS.perMacPerSecond, parse: wholeNumber(1, 1000) }),
@@ -274,8 +298,6 @@ export const AGENT: CommandSpec<typeof FLAGS> = {
 
 type AgentFlags = FlagValues<typeof FLAGS>;
 
-/** VIP-mode flags that ProvisioningNetwork mode takes from the ProvisioningNetwork instead. */
-const VIP_MODE_ONLY = ['interface', 'netns', 'lease-name', 'dhcp-pool', 'dhcp-mode', 'dhcp6-pool', 'dhcp6-router-advertisements', 'lease-duration-ms', 'renew-deadline-ms', 'retry-period-ms'] as const;
 
 export function parseAgent(args: readonly string[], ctx: ParseContext): AgentConfig | NetworkAgentConfig | HelpCommand {
   const f = readFlags(FLAGS, args, ctx.env);
@@ -286,7 +308,7 @@ export function parseAgent(args: readonly string[], ctx: ParseContext): AgentCon
 }
 
 function networkMode(f: AgentFlags, ctx: ParseContext, nodeName: string): NetworkAgentConfig {
-  for (const flag of VIP_MODE_ONLY) {
+  for (const flag of flagsOutside(FLAGS, 'agent', 'networks')) {
     if (f.given(flag)) throw new ConfigError(`--${flag}`, 'belongs to VIP mode (--vip); in ProvisioningNetwork mode (--node-name) it comes from the ProvisioningNetwork: drop it');
   }
   return {
@@ -342,18 +364,17 @@ function vipMode(f: AgentFlags, ctx: ParseContext): AgentConfig {
     dhcp,
     proxyDhcp,
     dhcp6,
+    ipv4OnlyRouterAdvertisements: f.get('ipv4-only-router-advertisements') === 'true',
     tftpRoot: f.get('tftp-root'),
     parseInProcess: f.get('parse-in-process'),
   };
 }
 
 /** The flags only the address server reads: with --dhcp-mode proxy they would mean nothing. */
-const SERVER_ONLY = ['dhcp-pool', 'dhcp-relayed-subnet', 'dhcp-subnet', 'dhcp-lease-seconds', 'dhcp-routers', 'dhcp-dns', 'dhcp-known-hosts', 'dhcp-known-hosts-only', 'dhcp-known-hosts-namespace'] as const;
-
 /** VIP mode's ProxyDHCP (--dhcp-mode proxy), typed; undefined in server mode. */
 function proxyDhcpOf(f: AgentFlags): ProxyDhcpServiceConfig | undefined {
   if (f.get('dhcp-mode') !== 'proxy') return undefined;
-  for (const flag of SERVER_ONLY) {
+  for (const flag of flagsOutside(FLAGS, 'dhcp', 'proxy')) {
     if (f.given(flag)) throw new ConfigError(`--${flag}`, 'means nothing with --dhcp-mode proxy (ProxyDHCP hands out no addresses: the site\'s DHCP server does); drop it');
   }
   return {
@@ -427,7 +448,7 @@ function dhcp6Of(f: AgentFlags): Dhcp6ServiceConfig | undefined {
     knownHosts,
     knownHostsNamespace: f.get('dhcp-known-hosts-namespace') ?? pool.namespace,
     routerAdvertisements: f.get('dhcp6-router-advertisements') === 'true',
-    settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
+    settingNames: { pool: '--dhcp6-pool', vip: '--vip', routerAdvertisements: '--dhcp6-router-advertisements' },
   };
 }
 

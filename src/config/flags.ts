@@ -31,6 +31,12 @@ interface FlagBase {
   readonly help: string;
   /** Starts a section of the usage text with this heading (the flags after it belong to it, until the next). */
   readonly section?: string;
+  /**
+   * Where the flag means something, per mode axis of its command, e.g.
+   * `{ agent: ['vip'] }`: a command running with another value on that axis
+   * refuses it by name (flagsOutside). An axis not named: every value.
+   */
+  readonly modes?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** `--name VALUE`. */
@@ -107,6 +113,14 @@ export interface FlagValues<T extends FlagTable> {
   text(name: keyof T & string): string | undefined;
   /** Whether the flag itself is on the command line (its environment variable does not count). */
   given(name: keyof T & string): boolean;
+}
+
+/** The flags of `table` that mean nothing when `axis` is `mode` (their `modes` name the axis, not that value). */
+export function flagsOutside<T extends FlagTable>(table: T, axis: string, mode: string): (keyof T & string)[] {
+  return Object.entries(table).flatMap(([name, flag]) => {
+    const allowed = flag.modes?.[axis];
+    return allowed && !allowed.includes(mode) ? [name] : [];
+  });
 }
 
 /** The parseArgs option set of a table (with `-h` / `--help`). */

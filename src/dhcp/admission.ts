@@ -179,12 +179,19 @@ export class NewLeaseAdmission<T> {
     return Math.min(untilExpiry, untilToken);
   }
 
-  /** Everything waiting, handed back (the server stops: nobody will answer them). */
-  clear(): T[] {
-    const items = this.queue.slice(this.head).map((w) => w.item);
+  /**
+   * What waits and `which` picks (everything when not given), taken out of the
+   * queue and handed back in order: a server stopping takes its own requests,
+   * nobody will answer them; another subnet's server sharing the queue keeps
+   * its place.
+   */
+  clear(which: (item: T) => boolean = () => true): T[] {
+    const waiting = this.queue.slice(this.head);
+    const kept = waiting.filter((w) => !which(w.item));
     this.queue.length = 0;
     this.head = 0;
-    return items;
+    this.queue.push(...kept);
+    return waiting.filter((w) => which(w.item)).map((w) => w.item);
   }
 
   private remember(mac: Mac, bucket: Bucket): void {

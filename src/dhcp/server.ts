@@ -181,8 +181,9 @@ export class DhcpServer {
     this.running = false;
     this.reaper?.abort();
     this.draining?.abort();
-    this.admission.clear();
-    this.o.metrics?.admissionQueue.set(0);
+    // the queue may be shared with the other subnets' servers (ADR 0032): only this one's requests go
+    this.admission.clear((q) => q.owner === this);
+    this.o.metrics?.admissionQueue.set(this.admission.queued);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     while (this.committing || this.pendingBind.size > 0 || this.pendingUnbind.length > 0 || this.answersPending > 0) {

@@ -2,7 +2,8 @@
  * The runner of Router Advertisements (./ra.ts decides; ADR 0035 point 6):
  * sends an RA at start and on the schedule, answers valid Router
  * Solicitations, and stops sending when stopped (no final RA: ours never
- * made anyone's default router). Run by the VIP holder beside DHCPv6.
+ * made anyone's default router). Run by the VIP holder beside DHCPv6, or
+ * beside DHCPv4 alone to say there is no IPv6 service (ADR 0041).
  */
 import type { Buffer } from 'node:buffer';
 import type { Cidr } from '../core/cidr.js';
@@ -13,7 +14,8 @@ import { ALL_NODES_MAC, buildRouterAdvertisement, parseRouterSolicitation, RA_DE
 
 export interface RouterAdvertiserOptions {
   readonly transport: RaTransport;
-  readonly prefix: Cidr;
+  /** DHCPv6's prefix (M=1, O=1, the prefix on-link); undefined: "no IPv6 service here" (M=0, O=0, no prefix: ADR 0041). */
+  readonly prefix: Cidr | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly params?: RaParams;
@@ -34,7 +36,7 @@ export class RouterAdvertiser {
 
   constructor(private readonly o: RouterAdvertiserOptions) {
     const params = o.params ?? RA_DEFAULTS;
-    this.frame = buildRouterAdvertisement({ mac: o.transport.mac, linkLocal: o.transport.linkLocal, prefix: o.prefix, prefixLifetimeSeconds: params.prefixLifetimeSeconds });
+    this.frame = buildRouterAdvertisement({ mac: o.transport.mac, linkLocal: o.transport.linkLocal, ...(o.prefix ? { dhcp6: { prefix: o.prefix, prefixLifetimeSeconds: params.prefixLifetimeSeconds } } : {}) });
     this.schedule = new RaSchedule(params, o.random ?? Math.random, o.clock.monotonicMs());
   }
 

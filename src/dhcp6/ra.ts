@@ -16,6 +16,14 @@
  *   0..MAX_RA_DELAY_TIME, never sooner than MIN_DELAY_BETWEEN_RAS after the
  *   previous RA, and not at all when the next RA is due sooner anyway.
  *
+ * The same RA without the DHCPv6 service (ADR 0041), for a network served
+ * over IPv4 only: Managed and Other clear, router lifetime 0, no prefix —
+ * "no IPv6 service here". iPXE configures IPv4 (DHCP) and IPv6 (an RS, then
+ * what the RA says) side by side and says "ok" only when both are done; with
+ * no RA on the link its IPv6 side gives up after ~15 s, on every boot. This
+ * RA ends it at once and changes nothing for a host: no default router, no
+ * address, no DHCPv6.
+ *
  * Step-down: §6.2.5's final RAs with router lifetime 0 exist to withdraw a
  * default router; ours never was one (lifetime 0 always), so the holder just
  * stops. Clients keep the M/O flags and the on-link prefix (until its valid
@@ -54,9 +62,11 @@ export interface RaInput {
   readonly mac: Mac;
   /** The interface's link-local address (RFC 4861 §6.1.2: hosts drop RAs from any other source). */
   readonly linkLocal: IpAddress;
-  /** The provisioning prefix, advertised on-link, not autonomous. */
-  readonly prefix: Cidr;
-  readonly prefixLifetimeSeconds: number;
+  /**
+   * DHCPv6 serves here: the provisioning prefix (advertised on-link, not
+   * autonomous) and M=1, O=1. Absent: no IPv6 service (M=0, O=0, no prefix).
+   */
+  readonly dhcp6?: { readonly prefix: Cidr; readonly prefixLifetimeSeconds: number };
 }
 
 const ETHERNET = 14;
@@ -98,28 +108,30 @@ export function isLinkLocal(ip: IpAddress): boolean {
 /** The RA as a whole Ethernet frame to 33:33:00:00:00:01, ready for a packet socket. */
 export function buildRouterAdvertisement(r: RaInput): Buffer {
   if (!isLinkLocal(r.linkLocal)) throw new RangeError('a Router Advertisement is sent from a link-local address');
-  if (r.prefix.network.family !== 6) throw new RangeError('the advertised prefix is IPv6');
-  const icmp = Buffer.alloc(16 + 8 + 32);
+  if (r.dhcp6 && r.dhcp6.prefix.network.family !== 6) throw new RangeError('the advertised prefix is IPv6');
+  const icmp = Buffer.alloc(16 + 8 + (r.dhcp6 ? 32 : 0));
   icmp.writeUInt8(ICMP6_ROUTER_ADVERTISEMENT, 0);
   icmp.writeUInt8(0, 1); // code
   // 2..3 checksum, below
   icmp.writeUInt8(0, 4); // Cur Hop Limit: unspecified
-  icmp.writeUInt8(FLAG_MANAGED | FLAG_OTHER, 5);
+  icmp.writeUInt8(r.dhcp6 ? FLAG_MANAGED | FLAG_OTHER : 0, 5);
   icmp.writeUInt16BE(0, 6); // Router Lifetime: not a default router
   icmp.writeUInt32BE(0, 8); // Reachable Time: unspecified
   icmp.writeUInt32BE(0, 12); // Retrans Timer: unspecified
   icmp.writeUInt8(OPT_SOURCE_LLA, 16);
   icmp.writeUInt8(1, 17); // length in units of 8 bytes
   Buffer.from(macToBytes(r.mac)).copy(icmp, 18);
-  const p = 24;
-  icmp.writeUInt8(OPT_PREFIX_INFORMATION, p);
-  icmp.writeUInt8(4, p + 1);
-  icmp.writeUInt8(r.prefix.prefix, p + 2);
-  icmp.writeUInt8(PREFIX_ON_LINK, p + 3); // L=1, A=0
-  icmp.writeUInt32BE(r.prefixLifetimeSeconds, p + 4); // valid
-  icmp.writeUInt32BE(r.prefixLifetimeSeconds, p + 8); // preferred
-  icmp.writeUInt32BE(0, p + 12); // reserved
-  Buffer.from(ipToBytes(r.prefix.network)).copy(icmp, p + 16);
+  if (r.dhcp6) {
+    const p = 24;
+    icmp.writeUInt8(OPT_PREFIX_INFORMATION, p);
+    icmp.writeUInt8(4, p + 1);
+    icmp.writeUInt8(r.dhcp6.prefix.prefix, p + 2);
+    icmp.writeUInt8(PREFIX_ON_LINK, p + 3); // L=1, A=0
+    icmp.writeUInt32BE(r.dhcp6.prefixLifetimeSeconds, p + 4); // valid
+    icmp.writeUInt32BE(r.dhcp6.prefixLifetimeSeconds, p + 8); // preferred
+    icmp.writeUInt32BE(0, p + 12); // reserved
+    Buffer.from(ipToBytes(r.dhcp6.prefix.network)).copy(icmp, p + 16);
+  }
   const src = ipToBytes(r.linkLocal);
   icmp.writeUInt16BE(~icmpv6Sum(src, ALL_NODES, icmp) & 0xffff, 2);
   const frame = Buffer.alloc(ETHERNET + IPV6 + icmp.length);

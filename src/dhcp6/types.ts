@@ -110,5 +110,5 @@ export interface Dhcp6ServiceConfig {
   /** The holder sends Router Advertisements (M=1, O=1, router lifetime 0; ./ra.ts); false: the site's router does. */
   readonly routerAdvertisements: boolean;
   /** The names of the settings a problem found at start points to. */
-  readonly settingNames: { readonly pool: string; readonly vip: string };
+  readonly settingNames: { readonly pool: string; readonly vip: string; readonly routerAdvertisements: string };
 }

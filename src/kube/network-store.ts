@@ -168,15 +168,15 @@ export class KubeNetworkStore implements NetworkStore {
     if (!object) return undefined;
     const ns = object.metadata.namespace ?? '';
     const pools = new Map<string, IpPoolObject | undefined>();
-    for (const name of [object.spec?.podPool?.name, object.spec?.dhcpPool?.name, ...relayedPoolNames(object)]) {
+    for (const name of [object.spec?.podPool?.name, object.spec?.dhcpPool?.name, object.spec?.dhcp6Pool?.name, ...relayedPoolNames(object)]) {
       if (typeof name === 'string' && name !== '') pools.set(name, this.poolInformer.get(`${ns}/${name}`));
     }
     const nad = this.nadInformer.get(`${ns}/${object.metadata.name ?? ''}`);
     const name = object.metadata.name ?? '';
     const attachedPods = this.claimInformer.list().filter((c) => c.metadata.namespace === ns && c.metadata.labels?.[NETWORK_LABEL] === name && c.status?.address?.name).length;
     let leases = 0;
-    // the provisioning subnet's pool and each relayed subnet's (ADR 0032)
-    for (const dhcpPool of [object.spec?.dhcpPool?.name, ...relayedPoolNames(object)]) {
+    // the provisioning subnet's pool, each relayed subnet's (ADR 0032), and DHCPv6's (ADR 0038)
+    for (const dhcpPool of [object.spec?.dhcpPool?.name, ...relayedPoolNames(object), object.spec?.dhcp6Pool?.name]) {
       if (typeof dhcpPool !== 'string' || dhcpPool === '') continue;
       // in the pool's lease blocks, and static reservations (and older leases) as pool entries `dhcp-<mac>`
       const pool = pools.get(dhcpPool);
@@ -263,7 +263,7 @@ export class KubeNetworkStore implements NetworkStore {
   private networksNaming(namespace: string, pool: string): string[] {
     return this.networkInformer
       .list()
-      .filter((n) => n.metadata.namespace === namespace && (n.spec?.podPool?.name === pool || n.spec?.dhcpPool?.name === pool || relayedPoolNames(n).includes(pool)))
+      .filter((n) => n.metadata.namespace === namespace && (n.spec?.podPool?.name === pool || n.spec?.dhcpPool?.name === pool || n.spec?.dhcp6Pool?.name === pool || relayedPoolNames(n).includes(pool)))
       .map(objectKey);
   }
 }

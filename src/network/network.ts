@@ -25,6 +25,8 @@ export interface ProvisioningNetworkSpecInput {
   attachment?: { mode?: string; parent?: string; parentOverrides?: { nodeNames?: string[]; nodeSelector?: LabelSelector; parent?: string }[]; mtu?: number };
   podPool?: { name?: string };
   dhcpPool?: { name?: string };
+  /** DHCPv6's IPv6 IPPool (ADR 0038): served on spec.vip.ipv6, beside DHCPv4 on spec.vip.ipv4 when both are set. */
+  dhcp6Pool?: { name?: string };
   routes?: { destination?: string; gateway?: string }[];
   ironicPodSelector?: LabelSelector;
   dhcp?: {
@@ -40,6 +42,9 @@ export interface ProvisioningNetworkSpecInput {
     httpBootArm64Url?: string;
     knownHostsOnly?: boolean;
     relayedSubnets?: RelayedSubnetInput[];
+    /** With spec.dhcp6Pool: the holder sends Router Advertisements (M=1, O=1, router lifetime 0); default true. */
+    routerAdvertisements?: boolean;
+    ipv4OnlyRouterAdvertisements?: boolean;
   };
   election?: { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   role?: string;
@@ -113,6 +118,8 @@ export interface ProvisioningNetwork {
   };
   readonly podPool: string;
   readonly dhcpPool: string | undefined;
+  /** DHCPv6's IPv6 IPPool (ADR 0038); set only with spec.vip.ipv6, in server mode. */
+  readonly dhcp6Pool: string | undefined;
   /** Routes the agent adds in each Ironic pod through its provisioning interface. */
   readonly routes: readonly { readonly destination: Cidr; readonly gateway: IpAddress | undefined }[];
   readonly ironicPodSelector: LabelSelector;
@@ -133,6 +140,14 @@ export interface ProvisioningNetwork {
     readonly knownHostsOnly: boolean | undefined;
     /** Routed subnets behind DHCP relays; each has a route in `routes` (its gateway's, or one of spec.routes). */
     readonly relayedSubnets: readonly RelayedSubnet[];
+    /** With dhcp6Pool: the VIP6 holder sends Router Advertisements (M=1, O=1, router lifetime 0); false: the site's router does. */
+    readonly routerAdvertisements: boolean;
+    /**
+     * A network without IPv6 (no spec.vip.ipv6): the holder sends Router
+     * Advertisements saying there is no IPv6 service, so iPXE's IPv6
+     * autoconfiguration ends at once (ADR 0041). Default true.
+     */
+    readonly ipv4OnlyRouterAdvertisements: boolean;
   };
   readonly election: { readonly leaseDurationMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number };
   /**
@@ -284,9 +299,22 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
   if (dhcpMode !== 'server' && dhcpMode !== 'proxy') bad('spec.dhcp.mode', `spec.dhcp.mode ${JSON.stringify(dhcpMode)} is neither server nor proxy`);
   if (dhcpMode === 'proxy' && dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name means nothing with spec.dhcp.mode: proxy (ProxyDHCP hands out no addresses: the site\'s DHCP server does); remove it');
   if (dhcpMode === 'proxy' && (spec.dhcp?.relayedSubnets ?? []).length > 0) bad('spec.dhcp.relayedSubnets', 'spec.dhcp.relayedSubnets means nothing with spec.dhcp.mode: proxy (the site\'s DHCP server and its relays give the addresses); remove it');
-  if (dhcpEnabled && dhcpMode === 'server' && !dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name is missing while DHCP is enabled; name the IPPool DHCP leases come from, or set spec.dhcp.enabled: false');
+  const dhcp6Pool = spec.dhcp6Pool?.name || undefined;
+  // DHCPv4 answers on the IPv4 VIP, DHCPv6 on the IPv6 one (ADR 0038): an IPv6-only network serves DHCPv6 alone
+  const v4Vip = Boolean(spec.vip?.ipv4);
+  const v6Vip = Boolean(spec.vip?.ipv6);
+  if (dhcpEnabled && dhcpMode === 'server' && !dhcpPool && (v4Vip || !v6Vip)) bad('spec.dhcpPool.name', 'spec.dhcpPool.name is missing while DHCP is enabled; name the IPPool DHCP leases come from, or set spec.dhcp.enabled: false');
+  if (dhcpEnabled && dhcpMode === 'server' && !v4Vip && v6Vip && dhcpPool) bad('spec.dhcpPool.name', 'spec.dhcpPool.name is DHCPv4\'s pool, and DHCPv4 answers from the IPv4 VIP: set spec.vip.ipv4 too (dual stack), or remove spec.dhcpPool and name the IPv6 IPPool in spec.dhcp6Pool.name (DHCPv6 on spec.vip.ipv6), or set spec.dhcp.enabled: false');
+  else if (dhcpEnabled && dhcpMode === 'server' && !v4Vip && v6Vip && !dhcp6Pool) bad('spec.dhcp6Pool.name', 'spec.dhcp6Pool.name is missing while DHCP is enabled on an IPv6-only network (DHCPv6 answers on spec.vip.ipv6); name the IPv6 IPPool its leases come from, or set spec.vip.ipv4 and spec.dhcpPool for DHCPv4, or set spec.dhcp.enabled: false');
+  if (dhcp6Pool !== undefined && !v6Vip) bad('spec.dhcp6Pool.name', 'spec.dhcp6Pool.name serves DHCPv6, which answers on the IPv6 VIP and names it in its boot URLs: set spec.vip.ipv6 (and spec.ipv6Cidr), or remove spec.dhcp6Pool');
+  if (dhcp6Pool !== undefined && dhcpMode === 'proxy') bad('spec.dhcp6Pool.name', 'spec.dhcp6Pool.name means nothing with spec.dhcp.mode: proxy (ProxyDHCP is DHCPv4 and hands out no addresses); remove it');
+  if (spec.dhcp?.routerAdvertisements !== undefined && dhcp6Pool === undefined) bad('spec.dhcp.routerAdvertisements', 'spec.dhcp.routerAdvertisements means nothing without spec.dhcp6Pool (they tell hosts to ask DHCPv6 for an address); remove it, or name the IPv6 IPPool in spec.dhcp6Pool.name');
   if (dhcpPool !== undefined && dhcpPool === podPool) {
     problems.push({ reason: 'PoolsOverlap', field: 'spec.dhcpPool.name', message: `spec.dhcpPool.name and spec.podPool.name are both ${JSON.stringify(podPool)}; DHCP leases and pod addresses need separate pools` });
+  }
+  if (dhcp6Pool !== undefined && (dhcp6Pool === podPool || dhcp6Pool === dhcpPool)) {
+    const other = dhcp6Pool === podPool ? 'spec.podPool.name' : 'spec.dhcpPool.name';
+    problems.push({ reason: 'PoolsOverlap', field: 'spec.dhcp6Pool.name', message: `spec.dhcp6Pool.name and ${other} are both ${JSON.stringify(dhcp6Pool)}; DHCPv6 leases need an IPv6 IPPool of their own` });
   }
 
   const routes: { destination: Cidr; gateway: IpAddress | undefined }[] = [];
@@ -339,7 +367,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
     if (v !== undefined && v !== '' && !BOOT_FILE.test(v)) bad(`spec.dhcp.bootFiles.${k}`, `spec.dhcp.bootFiles.${k} ${JSON.stringify(v)} is not a file name a PXE client can take (printable ASCII without spaces, at most 127 characters)`);
   }
   if (d.ipxeScriptUrl !== undefined && !/^[\x21-\x7e]{1,255}$/.test(d.ipxeScriptUrl)) bad('spec.dhcp.ipxeScriptUrl', 'spec.dhcp.ipxeScriptUrl must be printable ASCII without spaces, at most 255 characters (DHCP option 67)');
-  if (dhcpEnabled && vip6 && !vip4) bad('spec.dhcp.enabled', 'DHCP for PXE is DHCPv4 and answers from the IPv4 VIP: set spec.vip.ipv4, or set spec.dhcp.enabled: false');
+  if (dhcpEnabled && dhcpMode === 'proxy' && vip6 && !vip4) bad('spec.dhcp.enabled', 'ProxyDHCP is DHCPv4 and answers from the IPv4 VIP: set spec.vip.ipv4, or set spec.dhcp.enabled: false');
   if (d.ipxeScriptUrl !== undefined && !/^https?:\/\/[^/\s]+/.test(d.ipxeScriptUrl)) bad('spec.dhcp.ipxeScriptUrl', `spec.dhcp.ipxeScriptUrl ${JSON.stringify(d.ipxeScriptUrl)} is not an http(s) URL; e.g. http://172.22.0.2:6180/boot.ipxe`);
   // UEFI HTTP boot (ADR 0033): an http(s) URL of an EFI program in option 67; a host name there is resolved by the firmware through option 6
   for (const [field, url, example] of [
@@ -355,7 +383,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
     }
   }
 
-  const relayedSubnets = relayedSubnetsOf(d.relayedSubnets ?? [], { cidr, podPool, dhcpPool, leaseSeconds, routes, bad, ipOf, ipsOf, cidrOf });
+  const relayedSubnets = relayedSubnetsOf(d.relayedSubnets ?? [], { cidr, podPool, dhcpPool, dhcp6Pool, leaseSeconds, routes, bad, ipOf, ipsOf, cidrOf });
 
   const e = spec.election ?? {};
   const election = {
@@ -391,6 +419,7 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
       attachment: { mode: mode as AttachmentMode, parent, parentOverrides, mtu: a.mtu },
       podPool,
       dhcpPool,
+      dhcp6Pool: dhcpMode === 'server' ? dhcp6Pool : undefined,
       routes,
       ironicPodSelector: selector,
       dhcp: {
@@ -406,6 +435,8 @@ export function parseNetwork(obj: ProvisioningNetworkObject): { network: Provisi
         httpBootArm64Url: d.httpBootArm64Url,
         knownHostsOnly: d.knownHostsOnly,
         relayedSubnets,
+        routerAdvertisements: d.routerAdvertisements ?? true,
+        ipv4OnlyRouterAdvertisements: d.ipv4OnlyRouterAdvertisements ?? true,
       },
       election,
       role: role as NetworkRole,
@@ -501,6 +532,7 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
     },
     podPool: { name: str(obj(s.podPool).name) },
     dhcpPool: s.dhcpPool === undefined ? undefined : { name: str(obj(s.dhcpPool).name) },
+    dhcp6Pool: s.dhcp6Pool === undefined || s.dhcp6Pool === null ? undefined : { name: str(obj(s.dhcp6Pool).name) },
     routes: (Array.isArray(s.routes) ? s.routes : []).map((x) => ({ destination: str(obj(x).destination), gateway: str(obj(x).gateway) })),
     ironicPodSelector: sel && selectorOf(sel),
     dhcp: {
@@ -515,6 +547,8 @@ function sanitize(raw: unknown): ProvisioningNetworkSpecInput {
       httpBootUrl: str(d.httpBootUrl),
       httpBootArm64Url: str(d.httpBootArm64Url),
       knownHostsOnly: bool(d.knownHostsOnly),
+      routerAdvertisements: bool(d.routerAdvertisements),
+      ipv4OnlyRouterAdvertisements: bool(d.ipv4OnlyRouterAdvertisements),
       relayedSubnets:
         d.relayedSubnets === undefined
           ? undefined
@@ -533,6 +567,7 @@ interface RelayedContext {
   readonly cidr: Cidr | undefined;
   readonly podPool: string;
   readonly dhcpPool: string | undefined;
+  readonly dhcp6Pool: string | undefined;
   readonly leaseSeconds: number;
   /** spec.routes as parsed; a relayed subnet's gateway adds its route here. */
   readonly routes: { destination: Cidr; gateway: IpAddress | undefined }[];
@@ -573,7 +608,7 @@ function relayedSubnetsOf(list: readonly RelayedSubnetInput[], c: RelayedContext
       c.bad(`${f}.pool.name`, `${f}.pool.name is missing; name the IPPool (same namespace) this subnet's leases come from`);
       continue;
     }
-    const taken = pool === c.podPool ? 'spec.podPool.name' : pool === c.dhcpPool ? 'spec.dhcpPool.name' : out.some((o) => o.pool === pool) ? `another of spec.dhcp.relayedSubnets` : undefined;
+    const taken = pool === c.podPool ? 'spec.podPool.name' : pool === c.dhcpPool ? 'spec.dhcpPool.name' : pool === c.dhcp6Pool ? 'spec.dhcp6Pool.name' : out.some((o) => o.pool === pool) ? `another of spec.dhcp.relayedSubnets` : undefined;
     if (taken) {
       c.bad(`${f}.pool.name`, `${f}.pool.name ${JSON.stringify(pool)} is already ${taken}; each subnet needs its own IPPool, with ranges inside ${formatCidr(cidr)}`);
       continue;

@@ -182,7 +182,7 @@ export function planNetwork(input: PlanInput): Plan {
   // reservations in pools the network no longer uses (spec.podPool / spec.dhcpPool changed, or the pool no longer covers the VIP)
   const keep = new Set(reservations.map((r) => `${r.pool}\u0000${r.key}`));
   if (network) {
-    const used = [network.podPool, ...(network.dhcp.enabled && network.dhcpPool ? [network.dhcpPool] : [])];
+    const used = [network.podPool, ...(network.dhcp.enabled && network.dhcpPool ? [network.dhcpPool] : []), ...(network.dhcp.enabled && network.dhcp6Pool ? [network.dhcp6Pool] : [])];
     for (const poolName of used) {
       const pool = input.pools.get(poolName);
       if (!pool) continue;
@@ -251,6 +251,7 @@ function poolProblems(n: ProvisioningNetwork, pools: PlanInput['pools']): { prob
   const parsed = new Map<string, PoolSpec>();
   const refs: { field: string; name: string; what: string; relayed?: Cidr }[] = [{ field: 'spec.podPool.name', name: n.podPool, what: 'pod' }];
   if (n.dhcp.enabled && n.dhcpPool) refs.push({ field: 'spec.dhcpPool.name', name: n.dhcpPool, what: 'DHCP' });
+  if (n.dhcp.enabled && n.dhcp6Pool) refs.push({ field: 'spec.dhcp6Pool.name', name: n.dhcp6Pool, what: 'DHCPv6' });
   // each relayed subnet's pool: inside its own subnet (ADR 0032); disjoint subnets keep the pools apart
   if (n.dhcp.enabled) n.dhcp.relayedSubnets.forEach((r, i) => refs.push({ field: `spec.dhcp.relayedSubnets[${i}].pool.name`, name: r.pool, what: `${formatCidr(r.cidr)} DHCP`, relayed: r.cidr }));
   for (const ref of refs) {
@@ -263,6 +264,10 @@ function poolProblems(n: ProvisioningNetwork, pools: PlanInput['pools']): { prob
     const blocking = poolIssues.filter((p) => p.severity === 'blocking');
     if (!spec || blocking.length > 0) {
       problems.push({ reason: 'PoolInvalid', field: ref.field, message: `${ref.field}: IPPool ${ref.name} cannot be used: ${blocking.map((p) => p.message).join('; ') || 'it has no valid entry'}` });
+      continue;
+    }
+    if (ref.what === 'DHCPv6' && !spec.entries.some((e) => e.family === 6)) {
+      problems.push({ reason: 'PoolInvalid', field: ref.field, message: `${ref.field}: IPPool ${ref.name} has no IPv6 range; DHCPv6 leases are IPv6 addresses on spec.ipv6Cidr: point spec.dhcp6Pool.name to an IPv6 IPPool` });
       continue;
     }
     parsed.set(ref.name, spec);
@@ -315,14 +320,16 @@ function poolProblems(n: ProvisioningNetwork, pools: PlanInput['pools']): { prob
     }
   }
   const pod = parsed.get(n.podPool);
-  const dhcp = n.dhcpPool ? parsed.get(n.dhcpPool) : undefined;
-  if (pod && dhcp && n.dhcpPool) {
-    const overlaps = overlapsBetweenPools(n.podPool, pod, n.dhcpPool, dhcp);
+  // DHCPv4's pool and DHCPv6's (ADR 0038) each kept apart from the pods'
+  for (const [field, name, what] of [['spec.dhcpPool.name', n.dhcpPool, 'DHCP'], ['spec.dhcp6Pool.name', n.dhcp6Pool, 'DHCPv6']] as const) {
+    const dhcp = name ? parsed.get(name) : undefined;
+    if (!pod || !dhcp || !name) continue;
+    const overlaps = overlapsBetweenPools(n.podPool, pod, name, dhcp);
     if (overlaps.length > 0) {
       problems.push({
         reason: 'PoolsOverlap',
-        field: 'spec.dhcpPool.name',
-        message: `IPPools ${n.podPool} (pods) and ${n.dhcpPool} (DHCP) overlap: ${overlaps.map((o) => o.field).join(', ')} of ${n.podPool}; give each its own range so a lease never lands on a pod's address`,
+        field,
+        message: `IPPools ${n.podPool} (pods) and ${name} (${what}) overlap: ${overlaps.map((o) => o.field).join(', ')} of ${n.podPool}; give each its own range so a lease never lands on a pod's address`,
       });
     }
   }

@@ -271,7 +271,7 @@ export function vip6LeaseName(network: Pick<ProvisioningNetwork, 'name' | 'vip4'
 export function unitFingerprint(network: ProvisioningNetwork, pod: PodObject, netnsId: string, iface: string): string {
   // addresses (spec.dhcp.routers, dnsServers, relayedSubnets) hold bigints, which JSON cannot write as they are
   const bigints = (_key: string, v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v);
-  return JSON.stringify([pod.metadata.uid, netnsId, iface, network.vip4 && formatIp(network.vip4), network.vip6 && formatIp(network.vip6), formatCidr(network.cidr), network.election, network.dhcpPool, network.dhcp], bigints);
+  return JSON.stringify([pod.metadata.uid, netnsId, iface, network.vip4 && formatIp(network.vip4), network.vip6 && formatIp(network.vip6), formatCidr(network.cidr), network.election, network.dhcpPool, network.dhcp6Pool, network.dhcp], bigints);
 }
 
 /** The env variables of ironic-image that settle the address in Ironic's URLs (all urlContract reads of a pod's env). */

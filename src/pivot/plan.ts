@@ -69,6 +69,7 @@ export function poolsOf(network: ProvisioningNetworkObject): { readonly field: s
   const pools: { field: string; name: string }[] = [];
   if (network.spec?.podPool?.name) pools.push({ field: 'spec.podPool', name: network.spec.podPool.name });
   if (network.spec?.dhcpPool?.name && network.spec.dhcp?.enabled !== false) pools.push({ field: 'spec.dhcpPool', name: network.spec.dhcpPool.name });
+  if (network.spec?.dhcp6Pool?.name && network.spec.dhcp?.enabled !== false) pools.push({ field: 'spec.dhcp6Pool', name: network.spec.dhcp6Pool.name });
   // each relayed subnet's pool, with its own lease blocks (ADR 0032)
   const relayed: unknown = network.spec?.dhcp?.relayedSubnets;
   if (network.spec?.dhcp?.enabled !== false && Array.isArray(relayed)) {

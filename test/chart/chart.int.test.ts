@@ -34,6 +34,7 @@ import { renderMetal3Kustomize } from '../support/kustomize.js';
 import { selectorMatches, type LabelSelector } from '../../src/core/labels.js';
 import { parseIp } from '../../src/core/ip.js';
 import { urlContract, type PodEnvVar } from '../../src/network/pods.js';
+import { parseNetwork } from '../../src/network/network.js';
 import { eventually } from '../support/ipam-fixture.js';
 import { checkMetrics, promtool } from '../support/promtool.js';
 import { RecordingLogger } from '../support/recording-logger.js';
@@ -155,6 +156,20 @@ describe('the Helm chart (real helm, real API server)', function () {
     expect(access?.projected?.sources.some((x) => x.serviceAccountToken)).to.equal(true);
     expect(tokenPod.containers[0]!.volumeMounts).to.deep.include({ name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true });
     for (const o of [...defaults, ...full]) expect(JSON.stringify(o), `${o.kind}/${o.metadata.name ?? ''}`).to.not.contain('hostNetwork');
+  });
+
+  it('the sample network made dual stack (provisioningNetwork.ipv6): spec.dhcp6Pool and its IPv6 pool, RAs off when asked; the API server takes it; a VIP without a range is refused', async () => {
+    const ipv6 = ['cidr=fd00:1::/64', 'vip=fd00:1::2', 'dhcpPool.start=fd00:1::100', 'dhcpPool.end=fd00:1::1ff', 'routerAdvertisements=false'].map((kv) => `provisioningNetwork.ipv6.${kv}`);
+    const sample = await renderChart({ values: [path.join(repoRoot, 'examples/helm/metal3-dev-env-values.yaml')], set: [ipv6.join(',')] });
+    const network = sample.find((o) => o.kind === 'ProvisioningNetwork') as KubeObject & { spec: Record<string, unknown> };
+    expect(network.spec).to.deep.include({ ipv6Cidr: 'fd00:1::/64', vip: { ipv4: '172.22.0.2', ipv6: 'fd00:1::2' }, dhcp6Pool: { name: 'provisioning-dhcp6' }, dhcp: { routerAdvertisements: false } });
+    const pool6 = sample.find((o) => o.kind === 'IPPool' && o.metadata.name === 'provisioning-dhcp6') as KubeObject & { spec: Record<string, unknown> };
+    expect(pool6.spec).to.deep.equal({ namePrefix: 'provisioning-dhcp6', pools: [{ start: 'fd00:1::100', end: 'fd00:1::1ff' }], prefix: 64 });
+    expect(parseNetwork(network).problems).to.deep.equal([]);
+    expect(await dryRunApply(sample, 'ironet-system')).to.include.members(['ProvisioningNetwork', 'IPPool']);
+    const r = await runHelm(['template', 'ironet', chartDir, '-f', path.join(repoRoot, 'examples/helm/metal3-dev-env-values.yaml'), '--set', 'provisioningNetwork.ipv6.vip=fd00:1::2']);
+    expect(r.code).to.not.equal(0);
+    expect(r.stderr).to.contain('/provisioningNetwork/ipv6/dhcpPool');
   });
 
   it('examples/metal3-kustomize: BMO\'s Ironic kustomization without host network, dnsmasq or keepalived; the chart\'s sample network selects its pod, whose URLs name the VIP; the API server takes it', async () => {

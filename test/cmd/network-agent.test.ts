@@ -1,6 +1,7 @@
 /** ProvisioningNetwork mode's DHCP settings: typed from the parsed network, and every problem named by the network's field. */
 import { expect } from 'chai';
-import { dhcpConfigOf, proxyDhcpConfigOf } from '../../src/cmd/network-agent.js';
+import { dhcp6ConfigOf, dhcpConfigOf, proxyDhcpConfigOf } from '../../src/cmd/network-agent.js';
+import { dhcp6ServerConfigOf } from '../../src/dhcp6/server-config.js';
 import { dhcpServerConfigOf } from '../../src/dhcp/server-config.js';
 import { parseCidr } from '../../src/core/cidr.js';
 import { ConfigError } from '../../src/core/errors.js';
@@ -56,6 +57,36 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
     expect(dhcpConfigOf(networkOf({ dhcp: { enabled: false }, dhcpPool: undefined }))).to.equal(undefined);
   });
 
+  it('spec.dhcp6Pool gives DHCPv6 on the IPv6 VIP with spec.dhcp\'s lease time, UEFI files and known hosts; an IPv4 URL stays DHCPv4\'s', () => {
+    const dual = { ipv6Cidr: 'fd00:1::/64', vip: { ipv4: '172.22.0.2', ipv6: 'fd00:1::2' }, dhcp6Pool: { name: 'ironic-dhcp6' } };
+    const network = networkOf({ ...dual, dhcp: { leaseSeconds: 600, knownHostsOnly: false, ipxeScriptUrl: 'http://172.22.0.2:6180/boot.ipxe', httpBootUrl: 'http://[fd00:1::2]:6180/snponly-x86_64.efi', bootFiles: { uefiX86_64: 'ipxe.efi' } } });
+    expect(dhcp6ConfigOf(network)).to.deep.equal({
+      poolNamespace: 'metal3',
+      poolName: 'ironic-dhcp6',
+      leaseSeconds: 600,
+      dnsServers: [],
+      efiX64File: 'ipxe.efi',
+      efiArm64File: 'snponly-arm64.efi',
+      ipxeScriptUrl: undefined,
+      httpBootUrl: 'http://[fd00:1::2]:6180/snponly-x86_64.efi',
+      knownHosts: 'any',
+      knownHostsNamespace: 'metal3',
+      routerAdvertisements: true,
+      settingNames: { pool: 'spec.dhcp6Pool.name', vip: 'spec.vip.ipv6', routerAdvertisements: 'spec.dhcp.routerAdvertisements' },
+    });
+    expect(dhcpConfigOf(network)!.poolName, 'DHCPv4 beside it').to.equal('ironic-dhcp');
+    expect(dhcp6ConfigOf(networkOf({ ...dual, dhcp: { routerAdvertisements: false } }))!.routerAdvertisements).to.equal(false);
+    expect(dhcp6ConfigOf(networkOf({ ...dual, dhcp: { enabled: false } }))).to.equal(undefined);
+    expect(dhcp6ConfigOf(networkOf()), 'no spec.dhcp6Pool').to.equal(undefined);
+    const v6Only = networkOf({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' }, dhcpPool: undefined, dhcp6Pool: { name: 'ironic-dhcp6' } });
+    expect(dhcpConfigOf(v6Only), 'an IPv6-only network: no DHCPv4').to.equal(undefined);
+    expect(dhcp6ConfigOf(v6Only)!.poolName, 'DHCPv6 alone').to.equal('ironic-dhcp6');
+    // what can fail when it starts names the network's fields
+    const noV6 = catchError(() => dhcp6ServerConfigOf(dhcp6ConfigOf(network)!, poolSpec({ pools: [{ start: '172.22.0.100', end: '172.22.0.199' }] }), parseIp('fd00:1::2')));
+    expect((noV6 as ConfigError).setting).to.equal('spec.dhcp6Pool.name');
+    expect(noV6.message).to.match(/^spec\.dhcp6Pool\.name: the pool metal3\/ironic-dhcp6 has no IPv6 addresses/).and.not.match(FLAG);
+  });
+
   it('spec.dhcp.mode: proxy gives ProxyDHCP with the boot settings, and no address server; server mode no ProxyDHCP', () => {
     const network = networkOf({ dhcpPool: undefined, dhcp: { mode: 'proxy', tftpServer: '172.22.0.4', bootFiles: { bios: 'ipxe.pxe' }, httpBootArm64Url: 'http://172.22.0.2:6180/snponly-arm64.efi' } });
     expect(dhcpConfigOf(network)).to.equal(undefined);
@@ -107,9 +138,9 @@ describe('cmd/network-agent: the DHCP settings of a ProvisioningNetwork', () => 
       });
     }
 
-    it('an IPv6-only VIP with DHCP on: spec.dhcp.enabled, telling to set spec.vip.ipv4', () => {
+    it('an IPv6-only VIP with a DHCPv4 pool: spec.dhcpPool.name, telling to set spec.vip.ipv4', () => {
       const { problems } = parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' } }));
-      expect(problems.map((p) => p.field)).to.deep.equal(['spec.dhcp.enabled']);
+      expect(problems.map((p) => p.field)).to.deep.equal(['spec.dhcpPool.name']);
       expect(problems[0]!.message).to.contain('spec.vip.ipv4').and.not.match(FLAG);
     });
 

@@ -66,8 +66,16 @@ describe('config/agent', () => {
           knownHosts: 'only',
           knownHostsNamespace: 'metal3',
           routerAdvertisements: true,
-          settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
+          settingNames: { pool: '--dhcp6-pool', vip: '--vip', routerAdvertisements: '--dhcp6-router-advertisements' },
         });
+      });
+
+      it('--ipv4-only-router-advertisements: true by default, false turns them off, anything else names the flag; VIP mode only', () => {
+        const agentOf = (args: string[]) => parseCommandLine(['agent', '--vip', '172.22.0.2', '--interface', 'prov0', '--dhcp-pool', 'metal3/prov', ...args], ctx()) as { ipv4OnlyRouterAdvertisements: boolean };
+        expect(agentOf([]).ipv4OnlyRouterAdvertisements).to.equal(true);
+        expect(agentOf(['--ipv4-only-router-advertisements', 'false']).ipv4OnlyRouterAdvertisements).to.equal(false);
+        expect(configError(() => agentOf(['--ipv4-only-router-advertisements', 'off'])).setting).to.equal('--ipv4-only-router-advertisements');
+        expect(configError(() => parseCommandLine(['agent', '--node-name', 'cp-0', '--ipv4-only-router-advertisements', 'false'], ctx())).setting).to.equal('--ipv4-only-router-advertisements');
       });
 
       it('--dhcp6-router-advertisements: true by default, false leaves RAs to the site router, anything else names the flag', () => {

@@ -120,6 +120,7 @@ describe('config: every command’s flag table agrees with its usage, environmen
       'dhcp-mode': { base: VIP, sample: 'proxy' },
       'dhcp6-pool': { base: ['--vip', 'fd00:1::2', '--interface', 'prov0'], sample: 'metal3/other6' },
       'dhcp6-router-advertisements': { base: ['--vip', 'fd00:1::2', '--interface', 'prov0', '--dhcp6-pool', 'metal3/prov6'], sample: 'false' },
+      'ipv4-only-router-advertisements': { base: DHCP, sample: 'false' },
       'dhcp-subnet': { base: DHCP, sample: '172.22.0.0/23' },
       'dhcp-lease-seconds': { base: DHCP, sample: '600' },
       'dhcp-routers': { base: DHCP, sample: '172.22.0.1' },

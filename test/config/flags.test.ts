@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ConfigError } from '../../src/core/errors.js';
-import { commaList, flagRows, oneOf, option, parseArgsOptions, port, readFlags, repeated, text, toggle, usageOf, wholeNumber } from '../../src/config/flags.js';
+import { commaList, flagRows, flagsOutside, oneOf, option, parseArgsOptions, port, readFlags, repeated, text, toggle, usageOf, wholeNumber } from '../../src/config/flags.js';
 import { configError } from './parse-context.js';
 
 const TABLE = {
@@ -78,5 +78,18 @@ describe('config/flags', () => {
     const usage = usageOf({ name: 'thing', summary: 'does a thing', flags: TABLE, notes: 'A note.' });
     expect(usage.split('\n').slice(0, 5)).to.deep.equal(['Usage: ironet thing [flags]', '', 'does a thing', '', 'Flags (environment variable in brackets):']);
     expect(usage).to.contain('-h, --help').and.to.match(/A note\.\n$/);
+  });
+
+  it('flagsOutside names the flags that mean nothing in a mode: those whose modes name the axis but not that value', () => {
+    const table = {
+      a: option({ modes: { agent: ['vip'] }, arg: 'X', help: 'h', parse: text }),
+      b: option({ modes: { agent: ['vip'], dhcp: ['server'] }, arg: 'X', help: 'h', parse: text }),
+      c: toggle({ modes: { dhcp: ['server'] }, help: 'h' }),
+      d: option({ arg: 'X', help: 'h', parse: text }),
+    };
+    expect(flagsOutside(table, 'agent', 'networks')).to.deep.equal(['a', 'b']);
+    expect(flagsOutside(table, 'agent', 'vip')).to.deep.equal([]);
+    expect(flagsOutside(table, 'dhcp', 'proxy')).to.deep.equal(['b', 'c']);
+    expect(flagsOutside(table, 'other', 'x')).to.deep.equal([]);
   });
 });

@@ -105,6 +105,16 @@ describe('dhcp/admission', () => {
       expect(a.clear()).to.deep.equal(['r5', 'r6']);
       expect(a.queued).to.equal(0);
     });
+
+    it('clears only what the filter picks: the rest keeps its place and its wait (a subnet\'s server stopping beside others)', () => {
+      const a = admission();
+      for (let i = 0; i < 8; i++) a.admit(mac(i), 'unknown', `r${i}`, 0); // r5, r6, r7 wait (the queue holds three)
+      expect(a.clear((r) => r === 'r6')).to.deep.equal(['r6']);
+      expect(a.queued).to.equal(2);
+      // the survivors are still admitted first, in order, once tokens come back
+      const later = a.drain(60_000);
+      expect([...later.admitted, ...later.expired]).to.deep.equal(['r5', 'r7']);
+    });
   });
 
   describe('admissionProblems', () => {

@@ -2,6 +2,8 @@
  * DHCP from the VIP holder to real clients (busybox udhcpc, ISC dhclient) in
  * their own namespaces, with leases in a real API server, through a failover.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { systemClock } from '../../src/core/clock.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
@@ -11,6 +13,7 @@ import { dhcpLeaseOf, dhcpLeasesInApi } from '../support/dhcp-leases.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { dhclient, Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
+import { ip } from '../../src/lab/rig/netns-set.js';
 import { startVipLab, VIP } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
@@ -55,6 +58,28 @@ describe('DHCP (system)', function () {
     const metrics = await lab.agents.metrics(lab.vip.holders()[0]!);
     expect(metrics).to.match(/ironet_sandbox_dissector_requests_total\{kind="dhcpFrame",outcome="ok"\} [1-9]/);
     expect(metrics).to.match(/ironet_sandbox_dissector_up 1/);
+  });
+
+  it('an IPv4-only network: the holder says "no IPv6 service" by Router Advertisement (M=0, O=0, router lifetime 0, no prefix), so iPXE does not wait for one (ADR 0041)', async () => {
+    const ns = lab.topology.addClient('ra-reader', '52:54:00:00:00:0a');
+    // rdisc6 (ndisc6) solicits and prints the first RA it hears
+    let out = '';
+    for (let i = 0; i < 10 && !/from fe80::/.test(out); i++) {
+      out = await promisify(execFile)('ip', ['netns', 'exec', ns, 'rdisc6', '-n', '-1', 'eth0'], { encoding: 'utf8' }).then(
+        (r) => r.stdout,
+        (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
+      );
+      if (!/from fe80::/.test(out)) await systemClock.sleep(500); // the client's link-local may still be tentative
+    }
+    const field = (label: string): string | undefined => out.split('\n').find((l) => l.trimStart().startsWith(label))?.split(':').slice(1).join(':').trim();
+    expect(field('Stateful address conf.'), out).to.equal('No');
+    expect(field('Stateful other conf.'), out).to.equal('No');
+    expect(field('Router lifetime'), out).to.match(/^0 \(0x00000000\) seconds$/);
+    expect(out, 'no prefix').to.not.match(/Prefix/);
+    // from the holder's link-local, nobody else's
+    const from = /from (fe80::\S+)/.exec(out)![1]!;
+    const holder = lab.vip.holders()[0]!;
+    expect(ip('-n', lab.nodes[holder]!, '-6', 'addr', 'show', 'scope', 'link'), 'the sender is the VIP holder').to.include(`${from}/64`);
   });
 
   it('udhcpc: renews (unicast to the VIP) and keeps its address; release frees it', async () => {

@@ -265,4 +265,36 @@ describe('dhcp/server: the servers of one term share one set of new-lease limits
     expect(v.list).to.deep.equal([]);
     for (const s of [near, far]) await s.server.stop();
   });
+  it('a subnet\'s server stopping takes only its own requests out of the shared queue: the others\' are still answered', async () => {
+    const v = new Violations();
+    const clock = new FakeClock();
+    const admission = DhcpServer.sharedAdmission(TIGHT);
+    const run = async (subnet: string, start: string, end: string) => {
+      const transport = new FakeTransport(v);
+      const ledger = new FakeLeaseLedger(v);
+      const server = new DhcpServer({ config: serverConfig({ subnet: parseCidr(subnet) }), transport, ledger, clock, logger: new RecordingLogger(), sharedAdmission: admission, reapIntervalMs: 600_000 });
+      const starting = server.start();
+      ledger.loading.resolve({ pool: { spec: rangePool(start, end), ipamUsed: [], committed: committedMap(), reservedFree: new Map() }, leases: [] });
+      await starting;
+      return { server, transport };
+    };
+    const near = await run('172.22.0.0/24', '172.22.0.10', '172.22.0.19');
+    const far = await run('172.23.0.0/24', '172.23.0.10', '172.23.0.19');
+    const offers = (t: FakeTransport): number => t.sent.filter((s) => s.type === 'offer').length;
+    near.transport.deliver(requestBytes(discover(macOf(1))));
+    near.transport.deliver(requestBytes(discover(macOf(2))));
+    // the burst is spent: the far side's request, then the near side's, wait in the one queue
+    far.transport.deliver(requestBytes(discover(macOf(3), { giaddr: ip('172.23.0.1') })));
+    near.transport.deliver(requestBytes(discover(macOf(4))));
+    await flushMicrotasks();
+    expect(admission.queued).to.equal(2);
+    await far.server.stop();
+    expect(admission.queued, 'the near side\'s request keeps its place').to.equal(1);
+    await clock.advance(1000);
+    await flushMicrotasks();
+    expect(offers(near.transport)).to.equal(3);
+    expect(offers(far.transport)).to.equal(0);
+    expect(v.list).to.deep.equal([]);
+    await near.server.stop();
+  });
 });

@@ -7,15 +7,14 @@
  * namespace loads the leases, and the client's RENEW (multicast, to the
  * network's server DUID) is answered with the same address.
  *
- * The VIP election is not part of this test: the agent does not run DHCPv6
- * yet (docs/dhcp.md "IPv6 (DHCPv6)").
+ * The VIP election is not part of this test: test/network/dhcp6-failover.sys.test.ts
+ * runs DHCPv6 through the agents' election in ProvisioningNetwork mode.
  */
 import { expect } from 'chai';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseCidr } from '../../src/core/cidr.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -30,67 +29,10 @@ import { RESOURCES } from '../../src/kube/resources.js';
 import { ip, NetnsSet, requireRoot, sweepStale } from '../../src/lab/rig/netns-set.js';
 import { clientWithToken, freshNamespace, startTestCluster, stopTestCluster, testCluster, tokenWithChartRole } from '../support/cluster.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
+import { Dhclient6 } from '../support/dhclient6.js';
 
 const CLIENT_MAC = '52:54:00:00:06:01';
 const LEASE_SECONDS = 8; // T1 = 4 s: the client renews within the test
-
-const SCRIPT = `#!/bin/sh
-case "$reason" in
-  BOUND6|RENEW6|REBIND6|REBOOT6) ip -6 addr replace "$new_ip6_address/$new_ip6_prefixlen" dev "$interface" nodad ;;
-esac
-echo "EVENT $reason ip=$new_ip6_address old=$old_ip6_address"
-`;
-
-interface Event6 {
-  readonly kind: string;
-  readonly ip: string;
-}
-
-/** ISC dhclient -6 in the foreground, its hook's EVENT lines collected. */
-class Dhclient6 {
-  readonly events: Event6[] = [];
-  /** Everything it printed, for failure messages. */
-  readonly lines: string[] = [];
-  private readonly child: ChildProcess;
-  private readonly waiters: (() => void)[] = [];
-
-  constructor(ns: string, dir: string) {
-    const script = path.join(dir, 'dhclient6.sh');
-    writeFileSync(script, SCRIPT);
-    chmodSync(script, 0o755);
-    this.child = spawn('ip', ['netns', 'exec', ns, 'dhclient', '-6', '-d', '-v', '-sf', script, '-lf', path.join(dir, 'leases6'), '-pf', path.join(dir, 'pid6'), 'eth0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    for (const stream of [this.child.stdout!, this.child.stderr!]) {
-      createInterface({ input: stream }).on('line', (line) => {
-        this.lines.push(line);
-        const m = /^EVENT (\S+) ip=(\S*)/.exec(line);
-        if (!m) return;
-        this.events.push({ kind: m[1]!, ip: m[2]! });
-        for (const w of this.waiters.splice(0)) w();
-      });
-    }
-  }
-
-  async waitFor(kinds: readonly string[], from: number, timeoutMs: number): Promise<Event6> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const e = this.events.slice(from).find((x) => kinds.includes(x.kind));
-      if (e) return e;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${kinds.join('/')} from dhclient -6 within ${timeoutMs} ms; events: ${JSON.stringify(this.events)}; its output:\n${this.lines.slice(-40).join('\n')}`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    }
-  }
-
-  stop(): void {
-    if (this.child.exitCode === null) this.child.kill('SIGTERM');
-  }
-}
 
 describe('DHCPv6 (system): dhclient -6 against the server on the wire, leases in the API server, a server failover', function () {
   this.timeout(3 * 60_000);

@@ -20,7 +20,7 @@ function verifies(frame: Buffer): boolean {
 
 describe('Router Advertisement (pure)', () => {
   describe('buildRouterAdvertisement', () => {
-    const frame = buildRouterAdvertisement({ mac: MAC, linkLocal: LL, prefix: parseCidr('fd00:6::/64'), prefixLifetimeSeconds: 3600 });
+    const frame = buildRouterAdvertisement({ mac: MAC, linkLocal: LL, dhcp6: { prefix: parseCidr('fd00:6::/64'), prefixLifetimeSeconds: 3600 } });
 
     it('is the golden frame', () => {
       const golden =
@@ -68,9 +68,23 @@ describe('Router Advertisement (pure)', () => {
       expect(verifies(bad)).to.equal(false);
     });
 
+    describe('without DHCPv6: "no IPv6 service here" (ADR 0041)', () => {
+      const none = buildRouterAdvertisement({ mac: MAC, linkLocal: LL });
+      it('is the golden frame: M=0, O=0, router lifetime 0, the source link-layer address and nothing else', () => {
+        const golden =
+          '333300000001' + '525400123456' + '86dd' +
+          '60000000' + '0018' + '3a' + 'ff' + // payload 24: the RA header and one option
+          'fe80000000000000505400fffe123456' + 'ff020000000000000000000000000001' +
+          '86' + '00' + none.subarray(56, 58).toString('hex') + '00' + '00' + '0000' + '00000000' + '00000000' +
+          '0101' + '525400123456';
+        expect(none.toString('hex')).to.equal(golden);
+      });
+      it('carries a checksum an independent sum verifies', () => expect(verifies(none)).to.equal(true));
+    });
+
     it('refuses a source that is not link-local and an IPv4 prefix', () => {
-      expect(() => buildRouterAdvertisement({ mac: MAC, linkLocal: parseIp('fd00:6::2'), prefix: parseCidr('fd00:6::/64'), prefixLifetimeSeconds: 1 })).to.throw(RangeError);
-      expect(() => buildRouterAdvertisement({ mac: MAC, linkLocal: LL, prefix: parseCidr('10.0.0.0/24'), prefixLifetimeSeconds: 1 })).to.throw(RangeError);
+      expect(() => buildRouterAdvertisement({ mac: MAC, linkLocal: parseIp('fd00:6::2'), dhcp6: { prefix: parseCidr('fd00:6::/64'), prefixLifetimeSeconds: 1 } })).to.throw(RangeError);
+      expect(() => buildRouterAdvertisement({ mac: MAC, linkLocal: LL, dhcp6: { prefix: parseCidr('10.0.0.0/24'), prefixLifetimeSeconds: 1 } })).to.throw(RangeError);
     });
   });
 

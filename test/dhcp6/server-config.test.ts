@@ -19,7 +19,7 @@ const SERVICE: Dhcp6ServiceConfig = {
   knownHosts: 'auto',
   knownHostsNamespace: 'metal3',
   routerAdvertisements: true,
-  settingNames: { pool: '--dhcp6-pool', vip: '--vip' },
+  settingNames: { pool: '--dhcp6-pool', vip: '--vip', routerAdvertisements: '--dhcp6-router-advertisements' },
 };
 
 const pool = (spec: Record<string, unknown>): PoolSpec => parsePool({ apiVersion: 'ipam.metal3.io/v1alpha1', kind: 'IPPool', metadata: { name: 'prov6', namespace: 'metal3' }, spec: { namePrefix: 'prov6', ...spec } }).spec!;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { formatCidr } from '../../src/core/cidr.js';
 import { formatIp } from '../../src/core/ip.js';
-import { effectiveRole, parseNetwork, type Problem } from '../../src/network/network.js';
+import { effectiveRole, parseNetwork, type Problem, type ProvisioningNetworkSpecInput } from '../../src/network/network.js';
 import { networkObject } from './fixtures.js';
 
 const fields = (ps: readonly Problem[]): string[] => ps.map((p) => p.field);
@@ -183,6 +183,12 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
     expect(problems.find((p) => p.field === 'spec.election')!.message).to.match(/must exceed renewDeadlineMs/);
   });
 
+  it('"no IPv6 service" Router Advertisements (ADR 0041): on unless spec.dhcp.ipv4OnlyRouterAdvertisements is false', () => {
+    expect(parseNetwork(networkObject({})).network!.dhcp.ipv4OnlyRouterAdvertisements).to.equal(true);
+    expect(parseNetwork(networkObject({ dhcp: { ipv4OnlyRouterAdvertisements: false } })).network!.dhcp.ipv4OnlyRouterAdvertisements).to.equal(false);
+    expect(parseNetwork(networkObject({ dhcp: { ipv4OnlyRouterAdvertisements: true } })).network!.dhcp.ipv4OnlyRouterAdvertisements).to.equal(true);
+  });
+
   it('UEFI HTTP boot URLs (ADR 0033): taken as written; not an http(s) URL for option 67, or a host name with no DNS server for the firmware, refused naming the field', () => {
     const good = parseNetwork(networkObject({ dhcp: { httpBootUrl: 'http://172.22.0.2:6180/snponly-x86_64.efi', httpBootArm64Url: 'https://[fd00::2]:8084/a.efi' } }));
     expect(good.problems).to.deep.equal([]);
@@ -203,11 +209,75 @@ describe('network/network: parsing a ProvisioningNetwork', () => {
   });
 
   it('an IPv6-only VIP cannot serve DHCPv4; a name too long for its Lease is refused', () => {
-    expect(fields(parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' } })).problems)).to.deep.equal(['spec.dhcp.enabled']);
+    const v4Pool = parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' } })).problems;
+    expect(fields(v4Pool)).to.deep.equal(['spec.dhcpPool.name']);
+    expect(v4Pool[0]!.message).to.contain('set spec.vip.ipv4').and.contain('spec.dhcp6Pool.name');
     expect(parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' }, dhcp: { enabled: false }, dhcpPool: undefined })).problems).to.deep.equal([]);
     const long = networkObject();
     long.metadata.name = 'n'.repeat(242);
     expect(fields(parseNetwork(long).problems)).to.deep.equal(['metadata.name']);
+  });
+
+  describe('spec.dhcp6Pool: DHCPv6 on the IPv6 VIP (ADR 0038)', () => {
+    const dual = { ipv6Cidr: 'fd00:1::/64', vip: { ipv4: '172.22.0.2', ipv6: 'fd00:1::2' }, dhcp6Pool: { name: 'ironic-dhcp6' } };
+    const v6Only = { ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' }, dhcpPool: undefined, dhcp6Pool: { name: 'ironic-dhcp6' } };
+
+    it('dual stack: both pools kept, Router Advertisements on unless turned off', () => {
+      const { network, problems } = parseNetwork(networkObject(dual));
+      expect(problems).to.deep.equal([]);
+      expect(network!.dhcpPool).to.equal('ironic-dhcp');
+      expect(network!.dhcp6Pool).to.equal('ironic-dhcp6');
+      expect(network!.dhcp.routerAdvertisements).to.equal(true);
+      expect(parseNetwork(networkObject({ ...dual, dhcp: { routerAdvertisements: false } })).network!.dhcp.routerAdvertisements).to.equal(false);
+    });
+
+    it('an IPv6-only network serves DHCPv6 alone: no DHCPv4 pool needed, one given is refused naming the fix', () => {
+      const { network, problems } = parseNetwork(networkObject(v6Only));
+      expect(problems).to.deep.equal([]);
+      expect(network!.dhcpPool).to.equal(undefined);
+      expect(network!.dhcp6Pool).to.equal('ironic-dhcp6');
+      const both = parseNetwork(networkObject({ ...v6Only, dhcpPool: { name: 'ironic-dhcp' } })).problems;
+      expect(fields(both)).to.deep.equal(['spec.dhcpPool.name']);
+      expect(both[0]!.message).to.contain('remove spec.dhcpPool');
+    });
+
+    it('an IPv6-only network with DHCP on and no pool names spec.dhcp6Pool.name and the ways out', () => {
+      const { problems } = parseNetwork(networkObject({ ...v6Only, dhcp6Pool: undefined }));
+      expect(fields(problems)).to.deep.equal(['spec.dhcp6Pool.name']);
+      expect(problems[0]!.message).to.match(/spec\.dhcp6Pool\.name is missing.*name the IPv6 IPPool.*spec\.dhcp\.enabled: false/);
+      expect(parseNetwork(networkObject({ ...v6Only, dhcp6Pool: undefined, dhcp: { enabled: false } })).problems).to.deep.equal([]);
+    });
+
+    const cases: [string, Partial<ProvisioningNetworkSpecInput>, string, RegExp][] = [
+      ['without an IPv6 VIP', { dhcp6Pool: { name: 'ironic-dhcp6' } }, 'spec.dhcp6Pool.name', /set spec\.vip\.ipv6 \(and spec\.ipv6Cidr\), or remove spec\.dhcp6Pool/],
+      ['in proxy mode', { ...dual, dhcpPool: undefined, dhcp: { mode: 'proxy' } }, 'spec.dhcp6Pool.name', /means nothing with spec\.dhcp\.mode: proxy/],
+      ['the pod pool', { ...dual, dhcp6Pool: { name: 'ironic-pods' } }, 'spec.dhcp6Pool.name', /spec\.podPool\.name are both "ironic-pods"/],
+      ['the DHCPv4 pool', { ...dual, dhcp6Pool: { name: 'ironic-dhcp' } }, 'spec.dhcp6Pool.name', /spec\.dhcpPool\.name are both "ironic-dhcp"/],
+      ['RAs without DHCPv6', { dhcp: { routerAdvertisements: false } }, 'spec.dhcp.routerAdvertisements', /means nothing without spec\.dhcp6Pool/],
+      ['a relayed subnet on the DHCPv6 pool', { ...dual, dhcp: { relayedSubnets: [{ cidr: '172.23.0.0/24', pool: { name: 'ironic-dhcp6' }, routers: ['172.23.0.1'], gateway: '172.22.0.1' }] } }, 'spec.dhcp.relayedSubnets[0].pool.name', /is already spec\.dhcp6Pool\.name/],
+    ];
+    for (const [what, spec, field, message] of cases) {
+      it(`refused ${what}, naming ${field} and the fix`, () => {
+        const { network, problems } = parseNetwork(networkObject(spec));
+        expect(network).to.equal(undefined);
+        expect(fields(problems), JSON.stringify(problems)).to.deep.equal([field]);
+        expect(problems[0]!.message).to.contain(field.replace(/\.name$/, '')).and.match(message);
+      });
+    }
+
+    it('proxy mode on an IPv6-only network is still refused (ProxyDHCP is DHCPv4)', () => {
+      const { problems } = parseNetwork(networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv6: 'fd00:1::2' }, dhcpPool: undefined, dhcp: { mode: 'proxy' } }));
+      expect(fields(problems)).to.deep.equal(['spec.dhcp.enabled']);
+      expect(problems[0]!.message).to.contain('set spec.vip.ipv4');
+    });
+
+    it('garbage in spec.dhcp6Pool does not throw', () => {
+      const o = networkObject(dual);
+      (o.spec as Record<string, unknown>).dhcp6Pool = 'ironic-dhcp6';
+      expect(() => parseNetwork(o)).to.not.throw();
+      (o.spec as Record<string, unknown>).dhcp6Pool = null;
+      expect(parseNetwork(o).network!.dhcp6Pool).to.equal(undefined);
+    });
   });
 
   it('routes: a subnet, via a gateway on the provisioning subnet (or on-link)', () => {

@@ -13,30 +13,21 @@
  * network takes the altnames off.
  */
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { runController } from '../../src/cmd/controller.js';
 import { systemClock } from '../../src/core/clock.js';
-import { silentLogger } from '../../src/core/logger.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import type { EventObject } from '../../src/kube/event-recorder.js';
-import { kubeconfigYaml } from '../../src/lab/rig/local-apiserver.js';
-import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
-import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { parentAltName } from '../../src/network/parent.js';
-import { controllerConfig, repoRoot } from '../support/cluster.js';
 import { eventually } from '../support/ipam-fixture.js';
-import { IronicPods, type IronicPod } from '../../src/lab/world/ironic-pods.js';
-import { CniError, ensureMultus, cniPluginDir, multusConfig } from '../../src/lab/rig/cni.js';
+import type { IronicPod, IronicPods } from '../../src/lab/world/ironic-pods.js';
+import { CniError } from '../../src/lab/rig/cni.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
 import { Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
-import { startVipLab, VIP } from '../support/vip-lab.js';
+import { startProvisioningLab, type ProvisioningLab } from '../support/provisioning-lab.js';
+import { VIP } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 
@@ -51,11 +42,9 @@ interface ParentEntry {
 
 describe('per-node parent interfaces: one NAD, NICs named differently on each node (system)', function () {
   this.timeout(6 * 60_000);
+  let world: ProvisioningLab;
   let lab: VipWorld;
   let pods: IronicPods;
-  let controllerKube: KubeClient;
-  const stopController = new AbortController();
-  let controller: Promise<number> | undefined;
   const ironic: IronicPod[] = [];
   const clients: Udhcpc[] = [];
   let alt = '';
@@ -73,68 +62,43 @@ describe('per-node parent interfaces: one NAD, NICs named differently on each no
 
   before(async function () {
     this.timeout(240_000);
-    cniPluginDir();
-    await ensureMultus();
-    lab = await startVipLab({
+    world = await startProvisioningLab({
       timings: TIMINGS,
-      dhcp: { pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.150', end: '172.22.0.199', subnet: '172.22.0.0/24' }], prefix: 24 } },
-      logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
-    });
-    // node-1's provisioning NIC has another name than the others'
-    ip('-n', lab.nodes[1]!, 'link', 'set', 'prov0', 'down');
-    ip('-n', lab.nodes[1]!, 'link', 'set', 'prov0', 'name', 'ens5');
-    ip('-n', lab.nodes[1]!, 'link', 'set', 'ens5', 'up');
-
-    // the Node objects kubelet would register; node-1's carries the label its override selects
-    for (let i = 0; i < 3; i++) await admin().resource(RESOURCES.node).create({ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${i}`, labels: i === 1 ? { 'ironet.io/provisioning-nic': 'ens5' } : {} } });
-    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
-    await admin().resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns() }, rules } as KubeObject);
-    for (const sa of ['controller', 'default']) await admin().resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns() } });
-    await admin().resource(RESOURCES.roleBinding).create({
-      metadata: { name: 'controller', namespace: ns() },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
-      subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns() }],
-    } as KubeObject);
-    const token = await requestServiceAccountToken(admin(), { namespace: ns(), name: 'controller' }, { expirationSeconds: 7200 });
-    controllerKube = connectWithToken(lab.apiserver.server, token, lab.apiserver.caPem);
-    controller = runController({ ...controllerConfig(ns(), 0), podName: 'controller-0' }, { version: 'test', env: {}, signal: stopController.signal, kube: controllerKube, logger: silentLogger });
-
-    await admin().resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns() }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
-    await admin().resource(RESOURCES.provisioningNetwork).create({
-      metadata: { name: 'provisioning', namespace: ns() },
-      spec: {
-        cidr: '172.22.0.0/24',
-        vip: { ipv4: VIP },
-        attachment: {
-          mode: 'macvlan',
-          parent: 'prov0',
-          parentOverrides: [
-            // node-1 by its Node's label (the agent reads its own Node, the chart's agent-node ClusterRole), node-2 by name
-            { nodeSelector: { matchLabels: { 'ironet.io/provisioning-nic': 'ens5' } }, parent: 'ens5' },
-            { nodeNames: ['node-2'], parent: 'enp9s0' },
-          ],
-        },
-        podPool: { name: 'ironic-pods' },
-        dhcpPool: { name: 'dhcp' },
-        dhcp: { knownHostsOnly: false },
-        ironicPodSelector: { matchLabels: { app: 'ironic' } },
-        election: TIMINGS,
+      beforeController: async (l) => {
+        // node-1's provisioning NIC has another name than the others'
+        ip('-n', l.nodes[1]!, 'link', 'set', 'prov0', 'down');
+        ip('-n', l.nodes[1]!, 'link', 'set', 'prov0', 'name', 'ens5');
+        ip('-n', l.nodes[1]!, 'link', 'set', 'ens5', 'up');
+        // the Node objects kubelet would register; node-1's carries the label its override selects
+        for (let i = 0; i < 3; i++) await l.admin.resource(RESOURCES.node).create({ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${i}`, labels: i === 1 ? { 'ironet.io/provisioning-nic': 'ens5' } : {} } });
       },
-    } as KubeObject);
+    });
+    lab = world.lab;
+    pods = world.pods;
+    await world.createNetwork({
+      cidr: '172.22.0.0/24',
+      vip: { ipv4: VIP },
+      attachment: {
+        mode: 'macvlan',
+        parent: 'prov0',
+        parentOverrides: [
+          // node-1 by its Node's label (the agent reads its own Node, the chart's agent-node ClusterRole), node-2 by name
+          { nodeSelector: { matchLabels: { 'ironet.io/provisioning-nic': 'ens5' } }, parent: 'ens5' },
+          { nodeNames: ['node-2'], parent: 'enp9s0' },
+        ],
+      },
+      podPool: { name: 'ironic-pods' },
+      dhcpPool: { name: 'dhcp' },
+      dhcp: { knownHostsOnly: false },
+      ironicPodSelector: { matchLabels: { app: 'ironic' } },
+      election: TIMINGS,
+    });
     alt = parentAltName({ namespace: ns(), name: 'provisioning' });
-    await eventually(() => admin().resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns(), name: 'provisioning' }), 'the generated NAD', 30_000);
-    const kubeconfig = path.join(tmpdir(), `irn-${process.pid}-parent-multus.kubeconfig`);
-    await writeFile(kubeconfig, kubeconfigYaml(lab.apiserver.server, lab.apiserver.caPem, lab.apiserver.adminToken), { mode: 0o600 });
-    pods = new IronicPods(lab.net, admin(), ns(), multusConfig({ kubeconfigPath: kubeconfig }), systemClock);
   });
 
   after(async () => {
     for (const c of clients) c.stop();
-    stopController.abort();
-    await controller;
-    controllerKube?.close();
-    await pods?.stop();
-    await lab?.stop();
+    await world?.stop();
   });
 
   it('the NAD names the network\'s altname; each agent puts it on its own node\'s NIC and says so per node; node-2 says its NIC is missing, and the fix', async () => {
@@ -162,8 +126,7 @@ describe('per-node parent interfaces: one NAD, NICs named differently on each no
   });
 
   it('real Multus attaches node-0\'s and node-1\'s Ironic pods through the altname; node-2\'s fails with Link not found and its agent runs on', async () => {
-    for (let i = 0; i < 3; i++) ironic.push(await pods.create(`ironic-${i}`, { index: i, netns: lab.nodes[i]! }, 'provisioning'));
-    for (let i = 0; i < 3; i++) lab.vip.observe(i, lab.net.path(ironic[i]!.netns));
+    ironic.push(...(await world.podOnEachNode()));
     await pods.attach(ironic[0]!);
     await pods.attach(ironic[1]!);
     const err = await pods.attach(ironic[2]!).then(() => undefined, (e: unknown) => e);

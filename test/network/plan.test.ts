@@ -86,6 +86,23 @@ describe('network/plan: the controller decision for a ProvisioningNetwork', () =
     expect(overlap.problems.map((p) => p.reason)).to.deep.equal(['PoolsOverlap']);
   });
 
+  it('spec.dhcp6Pool: checked as the other pools (missing, outside spec.ipv6Cidr, without an IPv6 range); the VIP6 reserved in it', () => {
+    const dual = networkObject({ ipv6Cidr: 'fd00:1::/64', vip: { ipv4: '172.22.0.2', ipv6: 'fd00:1::2' }, dhcp6Pool: { name: 'ironic-dhcp6' } });
+    const v6 = (start: string, end: string) => pool('ironic-dhcp6', start, end, { pools: [{ start, end, prefix: 64 }] });
+    const ok = planNetwork(input({ object: dual, pools: pools(podPool, dhcpPool, v6('fd00:1::2', 'fd00:1::1ff')) }));
+    expect(ok.problems).to.deep.equal([]);
+    expect(ok.reservations.map((r) => `${r.pool}=${r.ip}`)).to.deep.equal(['ironic-pods=172.22.0.2', 'ironic-dhcp6=fd00:1::2']);
+    const missing = planNetwork(input({ object: dual, pools: pools(podPool, dhcpPool) }));
+    expect(missing.problems.map((p) => [p.reason, p.field])).to.deep.equal([['PoolNotFound', 'spec.dhcp6Pool.name']]);
+    expect(missing.problems[0]!.message).to.match(/IPPool metal3\/ironic-dhcp6 does not exist; create it \(the DHCPv6 addresses/);
+    const outside = planNetwork(input({ object: dual, pools: pools(podPool, dhcpPool, v6('fd00:2::100', 'fd00:2::1ff')) }));
+    expect(outside.problems.map((p) => [p.reason, p.field])).to.deep.equal([['PoolOutsideCIDR', 'spec.dhcp6Pool.name']]);
+    expect(outside.problems[0]!.message).to.contain('spec.ipv6Cidr fd00:1::/64');
+    const v4Only = planNetwork(input({ object: dual, pools: pools(podPool, dhcpPool, pool('ironic-dhcp6', '172.22.0.200', '172.22.0.209')) }));
+    expect(v4Only.problems.map((p) => [p.reason, p.field])).to.deep.equal([['PoolInvalid', 'spec.dhcp6Pool.name']]);
+    expect(v4Only.problems[0]!.message).to.contain('has no IPv6 range');
+  });
+
   it('reports an invalid pool with the pool\'s own problem', () => {
     const plan = planNetwork(input({ pools: pools(pool('ironic-pods', '172.22.0.19', '172.22.0.2'), dhcpPool) }));
     expect(plan.problems.map((p) => p.reason)).to.deep.equal(['PoolInvalid']);

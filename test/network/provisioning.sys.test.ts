@@ -9,31 +9,22 @@
  */
 import { expect } from 'chai';
 import { checkMetrics } from '../support/promtool.js';
-import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { runController } from '../../src/cmd/controller.js';
 import { systemClock } from '../../src/core/clock.js';
-import { silentLogger } from '../../src/core/logger.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import type { EventObject } from '../../src/kube/event-recorder.js';
-import { kubeconfigYaml } from '../../src/lab/rig/local-apiserver.js';
-import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
-import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
-import { controllerConfig, repoRoot } from '../support/cluster.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { eventually } from '../support/ipam-fixture.js';
-import { IronicPods, type IronicPod } from '../../src/lab/world/ironic-pods.js';
-import { CniError, ensureMultus, cniPluginDir, multusConfig } from '../../src/lab/rig/cni.js';
+import type { IronicPod, IronicPods } from '../../src/lab/world/ironic-pods.js';
+import { CniError } from '../../src/lab/rig/cni.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
 import { BootHttp } from '../../src/lab/rig/boot-http.js';
 import { QemuMachine, requirePxeTools } from '../../src/lab/rig/qemu.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
-import { startVipLab, VIP } from '../support/vip-lab.js';
+import { startProvisioningLab, type ProvisioningLab } from '../support/provisioning-lab.js';
+import { VIP } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 /** The network is dual-stack: its IPv6 VIP is elected on its own Lease (ironet-vip6-provisioning). */
@@ -41,13 +32,11 @@ const VIP6 = 'fd00:22::2';
 
 describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and PXE (system)', function () {
   this.timeout(10 * 60_000);
+  let world: ProvisioningLab;
   let lab: VipWorld;
   let pods: IronicPods;
   let http: BootHttp;
-  let controllerKube: KubeClient;
-  const stopController = new AbortController();
-  let controller: Promise<number> | undefined;
-  const ironic: IronicPod[] = [];
+  let ironic: IronicPod[] = [];
   const machines: QemuMachine[] = [];
   let taps = 0;
 
@@ -65,64 +54,30 @@ describe('ProvisioningNetwork end to end: Multus-attached Ironic pods, VIP and P
   before(async function () {
     this.timeout(240_000);
     requirePxeTools();
-    cniPluginDir();
-    const multusDir = await ensureMultus();
-    lab = await startVipLab({
-      timings: TIMINGS,
-      dhcp: { pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.150', end: '172.22.0.199', subnet: '172.22.0.0/24' }], prefix: 24 } },
-      logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
+    world = await startProvisioningLab({ timings: TIMINGS });
+    lab = world.lab;
+    pods = world.pods;
+    await world.createNetwork({
+      cidr: '172.22.0.0/24',
+      ipv6Cidr: 'fd00:22::/64',
+      vip: { ipv4: VIP, ipv6: VIP6 },
+      attachment: { mode: 'macvlan', parent: 'prov0' },
+      podPool: { name: 'ironic-pods' },
+      dhcpPool: { name: 'dhcp' },
+      ironicPodSelector: { matchLabels: { app: 'ironic' } },
+      routes: [{ destination: '172.23.0.0/24', gateway: '172.22.0.100' }],
+      election: TIMINGS,
+      // UEFI HTTP boot (ADR 0033): iPXE's EFI program from the Ironic pods' HTTP server on the VIP
+      dhcp: { httpBootUrl: `http://${VIP}:6180/snponly-x86_64.efi` },
     });
-    // the controller, as its ServiceAccount with the chart's controller rules
-    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
-    await admin().resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns() }, rules } as KubeObject);
-    for (const sa of ['controller', 'default']) await admin().resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns() } });
-    await admin().resource(RESOURCES.roleBinding).create({
-      metadata: { name: 'controller', namespace: ns() },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
-      subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns() }],
-    } as KubeObject);
-    const token = await requestServiceAccountToken(admin(), { namespace: ns(), name: 'controller' }, { expirationSeconds: 7200 });
-    controllerKube = connectWithToken(lab.apiserver.server, token, lab.apiserver.caPem);
-    const config = { ...controllerConfig(ns(), 0), podName: 'controller-0' };
-    controller = runController(config, { version: 'test', env: {}, signal: stopController.signal, kube: controllerKube, logger: silentLogger });
-
-    // the pod pool covers the VIP (the controller reserves it there); DHCP leases come from the lab's pool
-    await admin().resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns() }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
-    await admin().resource(RESOURCES.provisioningNetwork).create({
-      metadata: { name: 'provisioning', namespace: ns() },
-      spec: {
-        cidr: '172.22.0.0/24',
-        ipv6Cidr: 'fd00:22::/64',
-        vip: { ipv4: VIP, ipv6: VIP6 },
-        attachment: { mode: 'macvlan', parent: 'prov0' },
-        podPool: { name: 'ironic-pods' },
-        dhcpPool: { name: 'dhcp' },
-        ironicPodSelector: { matchLabels: { app: 'ironic' } },
-        routes: [{ destination: '172.23.0.0/24', gateway: '172.22.0.100' }],
-        election: TIMINGS,
-        // UEFI HTTP boot (ADR 0033): iPXE's EFI program from the Ironic pods' HTTP server on the VIP
-        dhcp: { httpBootUrl: `http://${VIP}:6180/snponly-x86_64.efi` },
-      },
-    } as KubeObject);
-    await eventually(() => admin().resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns(), name: 'provisioning' }), 'the generated NAD', 30_000);
-
-    const kubeconfig = path.join(tmpdir(), `irn-${process.pid}-multus.kubeconfig`);
-    await writeFile(kubeconfig, kubeconfigYaml(lab.apiserver.server, lab.apiserver.caPem, lab.apiserver.adminToken), { mode: 0o600 });
-    pods = new IronicPods(lab.net, admin(), ns(), multusConfig({ kubeconfigPath: kubeconfig }), systemClock);
-    void multusDir;
-    for (let i = 0; i < lab.nodes.length; i++) ironic.push(await pods.create(`ironic-${i}`, { index: i, netns: lab.nodes[i]! }, 'provisioning'));
-    for (let i = 0; i < lab.nodes.length; i++) lab.vip.observe(i, lab.net.path(ironic[i]!.netns));
+    ironic = await world.podOnEachNode();
     http = new BootHttp(ironic.map((p) => p.netns), { files: { '/snponly-x86_64.efi': '/usr/lib/ipxe/snponly.efi' } });
   });
 
   after(async () => {
     for (const m of machines) m.stop();
     http?.stop();
-    stopController.abort();
-    await controller;
-    controllerKube?.close();
-    await pods?.stop();
-    await lab?.stop();
+    await world?.stop();
   });
 
   it('a pod without Multus\' network-status is not plumbed: the agent waits, says why, and after its grace records a Warning Event', async () => {

@@ -7,41 +7,28 @@
  * gets an address from the rack's own pool from the VIP-holding pod.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
-import { parse as parseYaml } from 'yaml';
-import { runController } from '../../src/cmd/controller.js';
-import { systemClock } from '../../src/core/clock.js';
-import { silentLogger } from '../../src/core/logger.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
-import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
-import { requestServiceAccountToken } from '../../src/kube/tokens.js';
-import { cniPluginDir, ensureMultus, multusConfig } from '../../src/lab/rig/cni.js';
 import { Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
-import { kubeconfigYaml } from '../../src/lab/rig/local-apiserver.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
-import { IronicPods, type IronicPod } from '../../src/lab/world/ironic-pods.js';
+import type { IronicPod, IronicPods } from '../../src/lab/world/ironic-pods.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
-import { controllerConfig, repoRoot } from '../support/cluster.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
 import { eventually } from '../support/ipam-fixture.js';
-import { startVipLab, VIP } from '../support/vip-lab.js';
+import { startProvisioningLab, type ProvisioningLab } from '../support/provisioning-lab.js';
+import { VIP } from '../support/vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 const DHCRELAY = '/usr/sbin/dhcrelay';
 
 describe('ProvisioningNetwork with a relayed subnet: the pods’ route and the rack’s pool, through a real dhcrelay (system)', function () {
   this.timeout(10 * 60_000);
+  let world: ProvisioningLab;
   let lab: VipWorld;
   let pods: IronicPods;
-  let controllerKube: KubeClient;
-  const stopController = new AbortController();
-  let controller: Promise<number> | undefined;
-  const ironic: IronicPod[] = [];
+  let ironic: IronicPod[] = [];
   let relay: ChildProcess | undefined;
   let client: Udhcpc | undefined;
   let router: string;
@@ -53,41 +40,20 @@ describe('ProvisioningNetwork with a relayed subnet: the pods’ route and the r
   before(async function () {
     this.timeout(240_000);
     if (spawnSync(DHCRELAY, ['--version']).error) throw new Error(`this test needs ${DHCRELAY}: run \`sh scripts/setup.sh\` as root (or apt-get install isc-dhcp-relay)`);
-    cniPluginDir();
-    await ensureMultus();
-    lab = await startVipLab({
-      timings: TIMINGS,
-      dhcp: { pool: { namePrefix: 'dhcp', pools: [{ start: '172.22.0.150', end: '172.22.0.199', subnet: '172.22.0.0/24' }], prefix: 24 } },
-      logDir: process.env.IRONET_TEST_LOG ? '/tmp' : undefined,
-    });
-    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
-    await admin().resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns() }, rules } as KubeObject);
-    for (const sa of ['controller', 'default']) await admin().resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns() } });
-    await admin().resource(RESOURCES.roleBinding).create({
-      metadata: { name: 'controller', namespace: ns() },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
-      subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns() }],
-    } as KubeObject);
-    const token = await requestServiceAccountToken(admin(), { namespace: ns(), name: 'controller' }, { expirationSeconds: 7200 });
-    controllerKube = connectWithToken(lab.apiserver.server, token, lab.apiserver.caPem);
-    controller = runController({ ...controllerConfig(ns(), 0), podName: 'controller-0' }, { version: 'test', env: {}, signal: stopController.signal, kube: controllerKube, logger: silentLogger });
-
-    await admin().resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns() }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
+    world = await startProvisioningLab({ timings: TIMINGS });
+    lab = world.lab;
+    pods = world.pods;
     await admin().resource(RESOURCES.ipPool).create({ metadata: { name: 'rack1', namespace: ns() }, spec: { namePrefix: 'rack1', pools: [{ start: '172.23.0.50', end: '172.23.0.99', subnet: '172.23.0.0/24' }], prefix: 24 } } as KubeObject);
-    await admin().resource(RESOURCES.provisioningNetwork).create({
-      metadata: { name: 'provisioning', namespace: ns() },
-      spec: {
-        cidr: '172.22.0.0/24',
-        vip: { ipv4: VIP },
-        attachment: { mode: 'macvlan', parent: 'prov0' },
-        podPool: { name: 'ironic-pods' },
-        dhcpPool: { name: 'dhcp' },
-        ironicPodSelector: { matchLabels: { app: 'ironic' } },
-        dhcp: { knownHostsOnly: false, relayedSubnets: [{ cidr: '172.23.0.0/24', pool: { name: 'rack1' }, routers: ['172.23.0.1'], leaseSeconds: 600, gateway: '172.22.0.254' }] },
-        election: TIMINGS,
-      },
-    } as KubeObject);
-    await eventually(() => admin().resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns(), name: 'provisioning' }), 'the generated NAD', 30_000);
+    await world.createNetwork({
+      cidr: '172.22.0.0/24',
+      vip: { ipv4: VIP },
+      attachment: { mode: 'macvlan', parent: 'prov0' },
+      podPool: { name: 'ironic-pods' },
+      dhcpPool: { name: 'dhcp' },
+      ironicPodSelector: { matchLabels: { app: 'ironic' } },
+      dhcp: { knownHostsOnly: false, relayedSubnets: [{ cidr: '172.23.0.0/24', pool: { name: 'rack1' }, routers: ['172.23.0.1'], leaseSeconds: 600, gateway: '172.22.0.254' }] },
+      election: TIMINGS,
+    });
 
     // the rack router and its relay: eth0 on the provisioning bridge, rack0 the rack
     router = lab.topology.addClient('router');
@@ -97,21 +63,13 @@ describe('ProvisioningNetwork with a relayed subnet: the pods’ route and the r
     spawnSync('ip', ['netns', 'exec', router, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
     relay = spawn('ip', ['netns', 'exec', router, 'setpriv', '--pdeathsig', 'KILL', '--', DHCRELAY, '-4', '-d', '--no-pid', '-a', '-iu', 'eth0', '-id', 'rack0', VIP], { stdio: 'ignore' });
 
-    const kubeconfig = path.join(tmpdir(), `irn-${process.pid}-multus-relay.kubeconfig`);
-    await writeFile(kubeconfig, kubeconfigYaml(lab.apiserver.server, lab.apiserver.caPem, lab.apiserver.adminToken), { mode: 0o600 });
-    pods = new IronicPods(lab.net, admin(), ns(), multusConfig({ kubeconfigPath: kubeconfig }), systemClock);
-    for (let i = 0; i < lab.nodes.length; i++) ironic.push(await pods.create(`ironic-${i}`, { index: i, netns: lab.nodes[i]! }, 'provisioning'));
-    for (let i = 0; i < lab.nodes.length; i++) lab.vip.observe(i, lab.net.path(ironic[i]!.netns));
+    ironic = await world.podOnEachNode();
   });
 
   after(async () => {
     client?.stop();
     relay?.kill('SIGKILL');
-    stopController.abort();
-    await controller;
-    controllerKube?.close();
-    await pods?.stop();
-    await lab?.stop();
+    await world?.stop();
   });
 
   it('every Ironic pod gets the route to the rack from relayedSubnets[0].gateway; a rack host behind dhcrelay gets an address of the rack’s pool from the VIP-holding pod', async () => {

@@ -37,6 +37,7 @@ describe('pivot/plan: what ironet pivot decides', () => {
     expect(poolMove(pool())).to.equal('missing');
     expect(poolsOf(networkObject()).map((p) => `${p.field}=${p.name}`)).to.deep.equal(['spec.podPool=ironic-pods', 'spec.dhcpPool=ironic-dhcp']);
     expect(poolsOf(networkObject({ dhcp: { enabled: false } })).map((p) => p.field), 'no DHCP: its pool need not move').to.deep.equal(['spec.podPool']);
+    expect(poolsOf(networkObject({ dhcp6Pool: { name: 'ironic-dhcp6' } })).map((p) => `${p.field}=${p.name}`), 'DHCPv6 leases move too').to.deep.equal(['spec.podPool=ironic-pods', 'spec.dhcpPool=ironic-dhcp', 'spec.dhcp6Pool=ironic-dhcp6']);
   });
 
   it('refuses a source that is missing, invalid, or itself a waiting copy; and a target that already has the network without this handover', () => {

@@ -44,6 +44,10 @@ export interface IronicPodsLabOptions {
   readonly agentNodes?: readonly number[];
   /** Controller settings over the tests' defaults. */
   readonly controller?: { readonly noAgentGraceSeconds?: number; readonly secondPodGraceSeconds?: number };
+  /** Fields over the network's spec (e.g. a dual-stack VIP and spec.dhcp6Pool). */
+  readonly network?: Readonly<Record<string, unknown>>;
+  /** More IPPools (this namespace), created before the network. */
+  readonly pools?: readonly { readonly name: string; readonly spec: object }[];
   /** A label for the files of this world (kubeconfigs). */
   readonly label: string;
 }
@@ -88,11 +92,13 @@ export class IronicPodsLab {
     this.controllerKube = connectWithToken(this.lab.apiserver.server, token, this.lab.apiserver.caPem);
     this.controller = runController({ ...controllerConfig(ns, 0), podName: 'controller-0', ...this.o.controller }, { version: 'test', env: {}, signal: this.stopController.signal, kube: this.controllerKube, logger: silentLogger });
     await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
+    for (const p of this.o.pools ?? []) await admin.resource(RESOURCES.ipPool).create({ metadata: { name: p.name, namespace: ns }, spec: p.spec } as KubeObject);
     await admin.resource(RESOURCES.provisioningNetwork).create({
       metadata: { name: 'provisioning', namespace: ns },
       spec: {
         cidr: '172.22.0.0/24', vip: { ipv4: VIP }, attachment: { mode: 'macvlan', parent: 'prov0' },
         podPool: { name: 'ironic-pods' }, dhcpPool: { name: 'dhcp' }, ironicPodSelector: { matchLabels: { app: 'ironic' } }, election: TIMINGS,
+        ...this.o.network,
       },
     } as KubeObject);
     await eventually(() => admin.resource(RESOURCES.networkAttachmentDefinition).tryGet({ namespace: ns, name: 'provisioning' }), 'the generated NAD', 30_000);

@@ -4,10 +4,9 @@
  * range, a lease file, not authoritative): the DHCP half keepalived's pivot
  * relies on, and "another DHCP server on the segment" in the tests.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { NetnsDaemon } from './netns-daemon.js';
 
 export interface DnsmasqOptions {
   /** The `ip netns` name it runs in, and the interface it serves. */
@@ -19,25 +18,16 @@ export interface DnsmasqOptions {
   readonly extra?: readonly string[];
 }
 
-export class Dnsmasq {
-  private readonly dir: string;
-  private child: ChildProcess | undefined;
-
+export class Dnsmasq extends NetnsDaemon {
   constructor(private readonly o: DnsmasqOptions) {
-    this.dir = mkdtempSync(path.join(tmpdir(), 'irn-dnsmasq-'));
+    super('dnsmasq');
   }
 
   start(): void {
-    this.child = spawn(
-      'ip',
-      [
-        'netns', 'exec', this.o.netns, 'setpriv', '--pdeathsig', 'KILL', '--',
-        'dnsmasq', '--keep-in-foreground', '--port=0', `--interface=${this.o.iface}`, '--bind-dynamic', `--dhcp-range=${this.o.range}`,
-        `--dhcp-leasefile=${this.leaseFile}`, `--pid-file=${path.join(this.dir, 'pid')}`, '--dhcp-option=3', '--dhcp-option=6', ...(this.o.extra ?? []),
-      ],
-      { stdio: 'ignore' },
-    );
-    this.child.once('error', () => undefined);
+    this.launch(this.o.netns, [
+      'dnsmasq', '--keep-in-foreground', '--port=0', `--interface=${this.o.iface}`, '--bind-dynamic', `--dhcp-range=${this.o.range}`,
+      `--dhcp-leasefile=${this.leaseFile}`, `--pid-file=${path.join(this.dir, 'pid')}`, '--dhcp-option=3', '--dhcp-option=6', ...(this.o.extra ?? []),
+    ]);
   }
 
   get leaseFile(): string {
@@ -53,20 +43,5 @@ export class Dnsmasq {
       if (mac && address) out.set(mac, address);
     }
     return out;
-  }
-
-  /** SIGTERM, and waits for it to exit. */
-  stop(): Promise<void> {
-    const c = this.child;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      c.once('exit', () => resolve());
-      c.kill('SIGTERM');
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -5,10 +5,9 @@
  * file's @PLACEHOLDERS@ are filled in from `values` (the guide's snippets
  * are stored with them, so what the tests run is what the guide says).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { NetnsDaemon } from './netns-daemon.js';
 
 export type SiteDhcpKind = 'dnsmasq' | 'kea' | 'dhcpd';
 
@@ -34,14 +33,9 @@ export function fillPlaceholders(text: string, values: Readonly<Record<string, s
   return out;
 }
 
-export class SiteDhcp {
-  private readonly dir: string;
-  private child: ChildProcess | undefined;
-  /** What it printed (stdout and stderr), for a failing test's message. */
-  readonly output: string[] = [];
-
+export class SiteDhcp extends NetnsDaemon {
   constructor(private readonly o: SiteDhcpOptions) {
-    this.dir = mkdtempSync(path.join(tmpdir(), `irn-${o.kind}-`));
+    super(o.kind);
   }
 
   start(): void {
@@ -55,40 +49,7 @@ export class SiteDhcp {
       kea: ['kea-dhcp4', '-c', config],
       dhcpd: ['dhcpd', '-f', '-4', '-cf', config, '-lf', leases, '-pf', path.join(this.dir, 'pid'), this.o.iface],
     };
-    this.child = spawn('ip', ['netns', 'exec', this.o.netns, 'setpriv', '--pdeathsig', 'KILL', '--', ...argv[this.o.kind]], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Kea's lock and pid files go to the server's own folder
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', KEA_LOCKFILE_DIR: this.dir, KEA_PIDFILE_DIR: this.dir },
-    });
-    this.child.once('error', (err) => this.output.push(`spawn: ${err.message}`));
-    const keep = (chunk: Buffer): void => {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() && this.output.length < 2000) this.output.push(line);
-    };
-    this.child.stdout!.on('data', keep);
-    this.child.stderr!.on('data', keep);
-  }
-
-  /** Whether it is still running (a configuration it refused ends it). */
-  get running(): boolean {
-    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  tail(n = 20): string {
-    return this.output.slice(-n).join('\n');
-  }
-
-  /** SIGTERM, and waits for it to exit. */
-  stop(): Promise<void> {
-    const c = this.child;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      c.once('exit', () => resolve());
-      c.kill('SIGTERM');
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
+    // Kea's lock and pid files go to the server's own folder
+    this.launch(this.o.netns, argv[this.o.kind], { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', KEA_LOCKFILE_DIR: this.dir, KEA_PIDFILE_DIR: this.dir });
   }
 }
