@@ -128,7 +128,7 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
     onSent: (n) => metrics.garpSent.labels(o.name).inc(n),
   });
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, onForeignServer: o.onForeignDhcp, reader: o.readers?.dhcpFrame }) : undefined;
-  const dhcp6 = o.dhcp6 ? createDhcp6Service({ kube: o.kube, config: o.dhcp6, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger }) : undefined;
+  const dhcp6 = o.dhcp6 ? createDhcp6Service({ kube: o.kube, config: o.dhcp6, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, readers: o.readers }) : undefined;
   let tftp: ReturnType<typeof createTftpService> | undefined;
   let proxy: DependentWork | undefined;
   try {

@@ -11,6 +11,10 @@
  *   queue empty. Replies go to the client's link-local and port out of the
  *   bound interface; the kernel picks the interface's link-local as source.
  *
+ * With a reader (src/sandbox's dissector, ADR 0040) each frame is parsed
+ * there, not here: this process only compares the validated destination and
+ * hands the server the validated message, in arrival order.
+ *
  * Why not receive on the UDP socket: Node names the scope of a link-local
  * source by looking the interface index up in the agent's own namespace,
  * where the pod's interface does not exist; it then drops the datagram
@@ -18,9 +22,9 @@
  */
 import dgram from 'node:dgram';
 import { formatIp } from '../core/ip.js';
-import { parseUdp6Frame } from '../dhcp6/frame.js';
-import { ALL_DHCP_RELAY_AGENTS_AND_SERVERS, DHCP6_SERVER_PORT } from '../dhcp6/message.js';
-import type { Dhcp6Transport, Peer6 } from '../dhcp6/ports.js';
+import { parseUdp6Frame, type Udp6Frame } from '../dhcp6/frame.js';
+import { ALL_DHCP_RELAY_AGENTS_AND_SERVERS, DHCP6_SERVER_PORT, type Decode6Result } from '../dhcp6/message.js';
+import type { Dhcp6FrameRead, Dhcp6FrameReader, Dhcp6Transport, Peer6 } from '../dhcp6/ports.js';
 import { dropAll, ipv6UdpDstPort } from './bpf.js';
 import * as native from './native.js';
 
@@ -29,6 +33,8 @@ export interface Dhcp6SocketOptions {
   readonly netnsPath: string | null;
   /** The provisioning interface in it. */
   readonly iface: string;
+  /** Reads each frame outside this process (src/sandbox); absent: parsed here (--parse-in-process). */
+  readonly reader?: Dhcp6FrameReader;
 }
 
 /** ff02::1:2 as a bigint, to compare destinations without formatting. */
@@ -36,14 +42,17 @@ const GROUP = 0xff020000000000000000000000010002n;
 
 export class Dhcp6Socket implements Dhcp6Transport {
   private closed = false;
-  private listener: ((payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast') => void) | undefined;
-  /** Frames the filter let through that are not whole IPv6 UDP datagrams to ff02::1:2 (for debugging). */
+  private listener: ((payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast', decoded?: Decode6Result) => void) | undefined;
+  /** The reader's answers, delivered in arrival order. */
+  private readings: Promise<void> = Promise.resolve();
+  /** Frames the filter let through that are not whole IPv6 UDP datagrams to ff02::1:2 (for metrics and debugging). */
   onBadFrame: ((reason: string) => void) | undefined;
 
   private constructor(
     private readonly packetFd: native.Fd,
     private readonly receiver: native.Receiver,
     private readonly udp: dgram.Socket,
+    private readonly reader: Dhcp6FrameReader | undefined,
   ) {}
 
   /** Opens both sockets; throws (ENODEV, EADDRINUSE, EPERM, …) when it cannot. */
@@ -74,7 +83,7 @@ export class Dhcp6Socket implements Dhcp6Transport {
       udp.on('message', () => {}); // nothing arrives (dropAll filter)
       udp.on('error', () => {}); // a lost reply; the client retransmits
       udp.bind({ fd: udpFd });
-      self = new Dhcp6Socket(packetFd, receiver, udp);
+      self = new Dhcp6Socket(packetFd, receiver, udp, o.reader);
       return self;
     } catch (err) {
       receiver?.close();
@@ -86,21 +95,36 @@ export class Dhcp6Socket implements Dhcp6Transport {
 
   private onFrame(frame: Buffer): void {
     if (this.closed) return;
+    if (this.reader) {
+      // the receiver may reuse its buffer: the reader gets a copy, and the payload is a view of that copy
+      const reading = this.reader(Buffer.from(frame));
+      this.readings = this.readings.then(() => reading).then((read) => this.deliver(read));
+      return;
+    }
     const parsed = parseUdp6Frame(frame);
     if (!parsed.ok) {
       this.onBadFrame?.(parsed.reason);
       return;
     }
-    const f = parsed.frame;
-    if (f.destination.value !== GROUP) {
+    // the receiver may reuse its buffer: the listener gets a copy
+    this.toServer(parsed.frame, Buffer.from(parsed.frame.payload), undefined);
+  }
+
+  private deliver(read: Dhcp6FrameRead): void {
+    if (this.closed) return;
+    if (read.kind === 'badFrame') this.onBadFrame?.(read.reason);
+    else if (read.kind === 'read') this.toServer(read.frame, read.frame.payload, read.message);
+  }
+
+  private toServer(f: Udp6Frame, payload: Buffer, decoded: Decode6Result | undefined): void {
+    if (f.destination.family !== 6 || f.destination.value !== GROUP) {
       this.onBadFrame?.('notToServers');
       return;
     }
-    // the receiver may reuse its buffer: the listener gets a copy
-    this.listener?.(Buffer.from(f.payload), { address: f.source, port: f.sourcePort }, 'multicast');
+    this.listener?.(payload, { address: f.source, port: f.sourcePort }, 'multicast', decoded);
   }
 
-  onRequest(cb: (payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast') => void): void {
+  onRequest(cb: (payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast', decoded?: Decode6Result) => void): void {
     this.listener = cb;
   }
 
