@@ -22,9 +22,9 @@
  */
 import dgram from 'node:dgram';
 import { formatIp } from '../core/ip.js';
-import { parseUdp6Frame, type Udp6Frame } from '../dhcp6/frame.js';
-import { ALL_DHCP_RELAY_AGENTS_AND_SERVERS, DHCP6_SERVER_PORT, type Decode6Result } from '../dhcp6/message.js';
-import type { Dhcp6FrameRead, Dhcp6FrameReader, Dhcp6Transport, Peer6 } from '../dhcp6/ports.js';
+import { Frame6Intake, type Request6Listener } from '../dhcp6/intake.js';
+import { ALL_DHCP_RELAY_AGENTS_AND_SERVERS, DHCP6_SERVER_PORT } from '../dhcp6/message.js';
+import type { Dhcp6FrameReader, Dhcp6Transport, Peer6 } from '../dhcp6/ports.js';
 import { dropAll, ipv6UdpDstPort } from './bpf.js';
 import * as native from './native.js';
 
@@ -37,22 +37,21 @@ export interface Dhcp6SocketOptions {
   readonly reader?: Dhcp6FrameReader;
 }
 
-/** ff02::1:2 as a bigint, to compare destinations without formatting. */
-const GROUP = 0xff020000000000000000000000010002n;
-
 export class Dhcp6Socket implements Dhcp6Transport {
   private closed = false;
-  private listener: ((payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast', decoded?: Decode6Result) => void) | undefined;
-  /** The reader's answers, delivered in arrival order. */
-  private readings: Promise<void> = Promise.resolve();
   /** Frames the filter let through that are not whole IPv6 UDP datagrams to ff02::1:2 (for metrics and debugging). */
-  onBadFrame: ((reason: string) => void) | undefined;
+  get onBadFrame(): ((reason: string) => void) | undefined {
+    return this.intake.onBadFrame;
+  }
+  set onBadFrame(cb: ((reason: string) => void) | undefined) {
+    this.intake.onBadFrame = cb;
+  }
 
   private constructor(
     private readonly packetFd: native.Fd,
     private readonly receiver: native.Receiver,
     private readonly udp: dgram.Socket,
-    private readonly reader: Dhcp6FrameReader | undefined,
+    private readonly intake: Frame6Intake,
   ) {}
 
   /** Opens both sockets; throws (ENODEV, EADDRINUSE, EPERM, …) when it cannot. */
@@ -61,6 +60,7 @@ export class Dhcp6Socket implements Dhcp6Transport {
     let udpFd = -1;
     let receiver: native.Receiver | undefined;
     let self: Dhcp6Socket | undefined;
+    const intake = new Frame6Intake(o.reader);
     try {
       const { index } = native.interfaceInfo(packetFd, o.iface);
       // filter first, then bind: nothing unfiltered is queued in between
@@ -70,7 +70,8 @@ export class Dhcp6Socket implements Dhcp6Transport {
         packetFd,
         (frame, source) => {
           if (source?.pktType === native.PACKET_OUTGOING) return;
-          self?.onFrame(frame);
+          // the receiver may reuse its buffer: the intake copies what it keeps
+          if (self && !self.closed) intake.push(frame);
         },
         () => {},
       );
@@ -83,7 +84,7 @@ export class Dhcp6Socket implements Dhcp6Transport {
       udp.on('message', () => {}); // nothing arrives (dropAll filter)
       udp.on('error', () => {}); // a lost reply; the client retransmits
       udp.bind({ fd: udpFd });
-      self = new Dhcp6Socket(packetFd, receiver, udp, o.reader);
+      self = new Dhcp6Socket(packetFd, receiver, udp, intake);
       return self;
     } catch (err) {
       receiver?.close();
@@ -93,39 +94,8 @@ export class Dhcp6Socket implements Dhcp6Transport {
     }
   }
 
-  private onFrame(frame: Buffer): void {
-    if (this.closed) return;
-    if (this.reader) {
-      // the receiver may reuse its buffer: the reader gets a copy, and the payload is a view of that copy
-      const reading = this.reader(Buffer.from(frame));
-      this.readings = this.readings.then(() => reading).then((read) => this.deliver(read));
-      return;
-    }
-    const parsed = parseUdp6Frame(frame);
-    if (!parsed.ok) {
-      this.onBadFrame?.(parsed.reason);
-      return;
-    }
-    // the receiver may reuse its buffer: the listener gets a copy
-    this.toServer(parsed.frame, Buffer.from(parsed.frame.payload), undefined);
-  }
-
-  private deliver(read: Dhcp6FrameRead): void {
-    if (this.closed) return;
-    if (read.kind === 'badFrame') this.onBadFrame?.(read.reason);
-    else if (read.kind === 'read') this.toServer(read.frame, read.frame.payload, read.message);
-  }
-
-  private toServer(f: Udp6Frame, payload: Buffer, decoded: Decode6Result | undefined): void {
-    if (f.destination.family !== 6 || f.destination.value !== GROUP) {
-      this.onBadFrame?.('notToServers');
-      return;
-    }
-    this.listener?.(payload, { address: f.source, port: f.sourcePort }, 'multicast', decoded);
-  }
-
-  onRequest(cb: (payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast', decoded?: Decode6Result) => void): void {
-    this.listener = cb;
+  onRequest(cb: Request6Listener): void {
+    this.intake.listener = cb;
   }
 
   send(payload: Buffer, to: Peer6): void {
@@ -136,6 +106,7 @@ export class Dhcp6Socket implements Dhcp6Transport {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.intake.close();
     this.receiver.close();
     native.close(this.packetFd);
     this.udp.close();
