@@ -37,7 +37,7 @@ function buildDhcp6Metrics(registry: Registry): Dhcp6Metrics {
   const leases = new Gauge({ name: 'ironet_dhcp6_leases_active', help: 'DHCPv6 leases held (bound and not expired).', registers: [registry] });
   const advertisements = new Counter({
     name: 'ironet_dhcp6_router_advertisements_total',
-    help: 'Router Advertisements sent (M=1, O=1, router lifetime 0), by reason: scheduled, solicited.',
+    help: 'Router Advertisements sent (DHCPv6\'s M=1, O=1, or "no IPv6 service" ones of ADR 0041; router lifetime 0 always), by reason: scheduled, solicited.',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
