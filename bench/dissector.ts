@@ -1,8 +1,9 @@
 /**
  * `npm run bench:dissector` (root): the per-packet cost of parsing in the
- * dissector (src/sandbox) against parsing in-process, for a PXE DISCOVER frame
- * and a TFTP ACK: one at a time (the latency a packet sees) and 256 in flight
- * (what a burst costs the agent's event loop). Prints one table.
+ * dissector (src/sandbox) against parsing in-process, for a PXE DISCOVER frame,
+ * a UEFI DHCPv6 SOLICIT frame, a Router Solicitation (ADR 0040) and a TFTP
+ * ACK: one at a time (the latency a packet sees) and 256 in flight (what a
+ * burst costs the agent's event loop). Prints one table.
  */
 import type { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
@@ -13,17 +14,23 @@ import type { Mac } from '../src/core/mac.js';
 import { parseIp } from '../src/core/ip.js';
 import { buildUdpFrame, parseUdpFrame } from '../src/dhcp/frame.js';
 import { decodeMessage } from '../src/dhcp/message.js';
+import { parseUdp6Frame } from '../src/dhcp6/frame.js';
+import { decodeMessage6 } from '../src/dhcp6/message.js';
+import { readRouterSolicitation } from '../src/dhcp6/ra.js';
 import { dissectorHost } from '../src/host/dissector-process.js';
 import { Dissector } from '../src/sandbox/dissector.js';
 import { dissectorCommand } from '../src/sandbox/launch.js';
 import { decodePacket, encodePacket } from '../src/tftp/packets.js';
 import { discover, Rng } from '../test/support/dhcp-fuzz.js';
+import { solicitationFrame, solicitFrame } from '../test/support/dhcp6-fuzz.js';
 
 const quiet: Logger = { child: () => quiet, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 async function main(): Promise<void> {
   const frame = buildUdpFrame({ srcMac: '02:fa:00:00:00:01' as Mac, dstMac: 'ff:ff:ff:ff:ff:ff' as Mac, srcIp: parseIp('0.0.0.0'), dstIp: parseIp('255.255.255.255'), srcPort: 68, dstPort: 67, payload: discover(new Rng(1), false) });
   const ack = encodePacket({ kind: 'ack', block: 9 });
+  const solicit = solicitFrame(new Rng(1));
+  const rs = solicitationFrame();
   const d = new Dissector({ host: dissectorHost, command: dissectorCommand({ execPath: process.execPath, execArgv: process.execArgv, entry: dissectorEntry() }), clock: systemClock, logger: quiet, random: Math.random });
   const t0 = performance.now();
   await d.start();
@@ -40,6 +47,15 @@ async function main(): Promise<void> {
   await time('DHCP DISCOVER frame, in-process', () => decodeMessage((parseUdpFrame(frame, { verifyUdpChecksum: false }) as { payload: Buffer }).payload), 1);
   await time('DHCP DISCOVER frame, dissector', () => d.readDhcpFrame(frame), 1);
   await time('DHCP DISCOVER frame, dissector', () => d.readDhcpFrame(frame), 256);
+  await time('DHCPv6 SOLICIT frame, in-process', () => {
+    const f = parseUdp6Frame(solicit);
+    return f.ok ? decodeMessage6(f.frame.payload) : f;
+  }, 1);
+  await time('DHCPv6 SOLICIT frame, dissector', () => d.readDhcp6Frame(solicit), 1);
+  await time('DHCPv6 SOLICIT frame, dissector', () => d.readDhcp6Frame(solicit), 256);
+  await time('Router Solicitation, in-process', () => readRouterSolicitation(rs), 1);
+  await time('Router Solicitation, dissector', () => d.readRouterSolicitation(rs), 1);
+  await time('Router Solicitation, dissector', () => d.readRouterSolicitation(rs), 256);
   await time('TFTP ACK, in-process', () => decodePacket(ack), 1);
   await time('TFTP ACK, dissector', () => d.readTftpPacket(ack), 1);
   await time('TFTP ACK, dissector', () => d.readTftpPacket(ack), 256);

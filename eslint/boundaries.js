@@ -39,8 +39,9 @@ export const LAYER_OF = {
  * rank only. The primitives of the field (IPAM, election, TFTP) first; then
  * what is built on them (the VIP, DHCP, network data, the provisioning
  * network); then what shows them all (status), moves them between
- * clusters (pivot), parses their packets without privileges (sandbox) and
- * serves DHCPv6 on DHCP's durable leases (dhcp6, ADR 0035).
+ * clusters (pivot) and serves DHCPv6 on DHCP's durable leases (dhcp6, ADR
+ * 0035); last, what parses the packets of DHCP, DHCPv6 and TFTP without
+ * privileges (sandbox, ADR 0031 and 0040).
  */
 export const CAPABILITY_RANK = {
   ipam: 1,
@@ -52,8 +53,8 @@ export const CAPABILITY_RANK = {
   network: 2,
   status: 3,
   pivot: 3,
-  sandbox: 3,
   dhcp6: 3,
+  sandbox: 4,
 };
 
 /** Imports a layer's rules would allow but the design forbids: the importing folder, the imported file (under src/), and why. */

@@ -2,15 +2,18 @@
  * Wires DHCPv6 (ADR 0035) as dependent work of the VIP holder, as ./dhcp.ts
  * wires DHCPv4: the lease ledger over the IPv6 pool keeps its caches warm on
  * every agent; a new holder loads every lease before it answers, then serves
- * on the interface until its term ends. Packets are parsed in this process
- * (the dissector reads DHCPv4 and TFTP only, so far).
+ * on the interface until its term ends. Frames are parsed by the dissector
+ * (./dissector.ts, ADR 0040) when readers are given.
  */
+import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.js';
 import type { IpAddress } from '../core/ip.js';
 import type { Logger } from '../core/logger.js';
 import type { Mac } from '../core/mac.js';
 import { DhcpLeaseLedger } from '../dhcp/ledger.js';
 import { RouterAdvertiser } from '../dhcp6/advertiser.js';
+import { createDhcp6Metrics } from '../dhcp6/metrics.js';
+import type { Dhcp6FrameReader, RouterSolicitationReader } from '../dhcp6/ports.js';
 import { Dhcp6Server } from '../dhcp6/server.js';
 import { dhcp6ServerConfigOf } from '../dhcp6/server-config.js';
 import type { Dhcp6ServiceConfig } from '../dhcp6/types.js';
@@ -30,6 +33,10 @@ export interface Dhcp6ServiceOptions {
   readonly iface: string;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Where the DHCPv6 and RA metrics go; absent: not counted. */
+  readonly registry?: Registry;
+  /** Where frames are parsed: the dissector (./dissector.ts); absent: here (--parse-in-process). */
+  readonly readers?: { readonly dhcp6Frame: Dhcp6FrameReader; readonly routerSolicitation: RouterSolicitationReader };
 }
 
 export interface Dhcp6Service {
@@ -42,6 +49,7 @@ const KNOWN_HOSTS_AUTO_WAIT_MS = 5000;
 
 export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
   const logger = o.logger.child({ component: 'dhcp6' });
+  const metrics = o.registry ? createDhcp6Metrics(o.registry) : undefined;
   const api = new KubeDhcpBlockApi(o.kube, { namespace: o.config.poolNamespace, pool: o.config.poolName, clock: o.clock, logger });
   const ledger = new DhcpLeaseLedger(api, { leaseSeconds: o.config.leaseSeconds, clock: o.clock, logger, random: Math.random });
   const knownHosts = new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger });
@@ -62,9 +70,12 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
         }
         if (stopped) return;
         const config = dhcp6ServerConfigOf(o.config, loaded.pool.spec, o.vip);
+        const wire = Dhcp6Socket.open({ netnsPath: o.netnsPath, iface: o.iface, ...(o.readers ? { reader: o.readers.dhcp6Frame } : {}) });
+        wire.onBadFrame = (reason) => metrics?.malformed(`frame:${reason}`);
         server = new Dhcp6Server({
           config,
-          transport: Dhcp6Socket.open({ netnsPath: o.netnsPath, iface: o.iface }),
+          transport: wire,
+          ...(metrics ? { metrics } : {}),
           ledger,
           clock: o.clock,
           logger,
@@ -76,7 +87,7 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
         if (!o.config.routerAdvertisements) return;
         // after DHCPv6 answers: an RA with M=1 is what makes firmware send its SOLICIT
         // a failure here leaves DHCPv6 serving (dhclient -6 needs no RA) and says why firmware may not start it
-        const transport = await RaSocket.open({ netnsPath: o.netnsPath, iface: o.iface }).catch((err: unknown) => {
+        const transport = await RaSocket.open({ netnsPath: o.netnsPath, iface: o.iface, ...(o.readers ? { reader: o.readers.routerSolicitation } : {}) }).catch((err: unknown) => {
           logger.error({ err: String(err) }, `Router Advertisements not sent: UEFI firmware and iPXE start DHCPv6 only on an RA with M=1 (or turn them off with ${o.config.settingNames.routerAdvertisements} false when the site router sends one)`);
           return undefined;
         });
@@ -85,7 +96,7 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
           transport.close();
           return;
         }
-        advertiser = new RouterAdvertiser({ transport, prefix: config.prefix, clock: o.clock, logger });
+        advertiser = new RouterAdvertiser({ transport, prefix: config.prefix, clock: o.clock, logger, ...(metrics ? { metrics } : {}) });
         advertiser.start();
         logger.info({ source: transport.describe() }, 'sending Router Advertisements (M=1, O=1, router lifetime 0)');
       })();

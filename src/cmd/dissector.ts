@@ -1,7 +1,7 @@
 /**
  * Wires the dissector (src/sandbox) for an agent: started once per agent
- * process, before any packet is heard, and handed to every unit's DHCP and
- * TFTP as their packet readers. `--parse-in-process` leaves it out (the
+ * process, before any packet is heard, and handed to every unit's DHCP,
+ * DHCPv6, Router Advertisements and TFTP as their packet readers. `--parse-in-process` leaves it out (the
  * packets are then parsed in the agent, as root: weaker, development only).
  */
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import type { Clock } from '../core/clock.js';
 import { ConfigError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { DhcpFrameReader, DhcpPayloadReader } from '../dhcp/ports.js';
+import type { Dhcp6FrameReader, RouterSolicitationReader } from '../dhcp6/ports.js';
 import { dissectorHost } from '../host/dissector-process.js';
 import { Dissector, DissectorUnavailable } from '../sandbox/dissector.js';
 import { dissectorCommand } from '../sandbox/launch.js';
@@ -21,6 +22,9 @@ export interface PacketReaders {
   /** ProxyDHCP's port 4011 (a UDP socket: payloads, not frames). */
   readonly dhcpPayload: DhcpPayloadReader;
   readonly tftpPacket: TftpPacketReader;
+  /** DHCPv6 on port 547 and Router Solicitations (ADR 0040). */
+  readonly dhcp6Frame: Dhcp6FrameReader;
+  readonly routerSolicitation: RouterSolicitationReader;
 }
 
 export interface StartedDissector {
@@ -37,7 +41,7 @@ export function dissectorEntry(): string {
 /** Starts the dissector (unless parseInProcess); a ConfigError naming --parse-in-process when it cannot start. */
 export async function startDissector(o: { readonly parseInProcess: boolean; readonly clock: Clock; readonly logger: Logger; readonly registry: Registry }): Promise<StartedDissector> {
   if (o.parseInProcess) {
-    o.logger.warn({ reason: 'parseInProcess' }, 'DHCP and TFTP packets are parsed in the agent itself, with all its privileges (--parse-in-process): development only');
+    o.logger.warn({ reason: 'parseInProcess' }, 'DHCP, DHCPv6, Router Solicitation and TFTP packets are parsed in the agent itself, with all its privileges (--parse-in-process): development only');
     return { readers: undefined, close: () => undefined };
   }
   const dissector = new Dissector({
@@ -55,5 +59,14 @@ export async function startDissector(o: { readonly parseInProcess: boolean; read
     if (err instanceof DissectorUnavailable) throw new ConfigError('--parse-in-process', err.message);
     throw err;
   }
-  return { readers: { dhcpFrame: dissector.readDhcpFrame, dhcpPayload: dissector.readDhcpPayload, tftpPacket: dissector.readTftpPacket }, close: () => dissector.close() };
+  return {
+    readers: {
+      dhcpFrame: dissector.readDhcpFrame,
+      dhcpPayload: dissector.readDhcpPayload,
+      tftpPacket: dissector.readTftpPacket,
+      dhcp6Frame: dissector.readDhcp6Frame,
+      routerSolicitation: dissector.readRouterSolicitation,
+    },
+    close: () => dissector.close(),
+  };
 }

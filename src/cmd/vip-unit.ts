@@ -128,7 +128,7 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
     onSent: (n) => metrics.garpSent.labels(o.name).inc(n),
   });
   const dhcp = o.dhcp ? createDhcpService({ kube: o.kube, config: o.dhcp, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, onForeignServer: o.onForeignDhcp, reader: o.readers?.dhcpFrame }) : undefined;
-  const dhcp6 = o.dhcp6 ? createDhcp6Service({ kube: o.kube, config: o.dhcp6, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger }) : undefined;
+  const dhcp6 = o.dhcp6 ? createDhcp6Service({ kube: o.kube, config: o.dhcp6, vip: o.vip, netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, readers: o.readers }) : undefined;
   let tftp: ReturnType<typeof createTftpService> | undefined;
   let proxy: DependentWork | undefined;
   try {
@@ -151,7 +151,7 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
   const dhcpWork = dhcp ? reports.dhcp(dhcp.dependent) : proxy && reports.dhcp(proxy);
   // an IPv6-only network's DHCP is DHCPv6: its start (or why not) is the network's DHCPServing report
   const dhcp6Work = dhcp6 && !dhcpWork ? reports.dhcp(dhcp6.dependent) : dhcp6?.dependent;
-  const noIpv6Ra = o.ipv4OnlyRouterAdvertisements && dhcpWork && !dhcp6 ? createNoIpv6RaService({ netnsPath: o.netnsPath, iface: o.iface, clock, logger }) : undefined;
+  const noIpv6Ra = o.ipv4OnlyRouterAdvertisements && dhcpWork && !dhcp6 ? createNoIpv6RaService({ netnsPath: o.netnsPath, iface: o.iface, clock, logger, registry: o.registry, reader: o.readers?.routerSolicitation }) : undefined;
   const dependents = [dhcpWork, noIpv6Ra, dhcp6Work, tftp, ...(o.work ?? [])].filter((d): d is DependentWork => d !== undefined);
   const hooks = holderHooks({ target, timings: o.timings, clock, logger: logger.child({ component: 'vip' }), announcer, metrics, name: o.name, dependents, guard, reports, onWire: o.onWire });
   const elector = new Elector({

@@ -9,8 +9,8 @@ import type { Buffer } from 'node:buffer';
 import type { Cidr } from '../core/cidr.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { RaTransport } from './ports.js';
-import { ALL_NODES_MAC, buildRouterAdvertisement, parseRouterSolicitation, RA_DEFAULTS, RaSchedule, type RaParams, type RsDropReason, type SolicitDecision } from './ra.js';
+import type { Dhcp6Metrics, RaTransport, RouterSolicitationRead } from './ports.js';
+import { ALL_NODES_MAC, buildRouterAdvertisement, readRouterSolicitation, RA_DEFAULTS, solicitationFor, RaSchedule, type RaParams, type RsDropReason, type SolicitDecision } from './ra.js';
 
 export interface RouterAdvertiserOptions {
   readonly transport: RaTransport;
@@ -24,6 +24,8 @@ export interface RouterAdvertiserOptions {
   readonly onSent?: (why: 'scheduled' | 'solicited') => void;
   /** Each frame read: a solicitation's decision, or why it was dropped. */
   readonly onSolicitation?: (outcome: SolicitDecision['reason'] | RsDropReason) => void;
+  /** RAs sent and solicitations heard, counted (./metrics.ts); absent: not counted. */
+  readonly metrics?: Pick<Dhcp6Metrics, 'advertisement' | 'solicitation'>;
 }
 
 export class RouterAdvertiser {
@@ -42,19 +44,24 @@ export class RouterAdvertiser {
 
   start(): void {
     if (this.loop) return;
-    this.o.transport.onFrame((frame) => this.onFrame(frame));
+    this.o.transport.onFrame((frame, read) => this.onFrame(frame, read));
     this.loop = this.run();
   }
 
-  private onFrame(frame: Buffer): void {
+  /** `dissected`: the transport's reading of the frame (src/sandbox's dissector), else it is read here. */
+  private onFrame(frame: Buffer, dissected: RouterSolicitationRead | undefined): void {
     if (this.stopper.signal.aborted) return;
-    const parsed = parseRouterSolicitation(frame, this.o.transport.linkLocal);
+    const read = dissected ?? readRouterSolicitation(frame);
+    if (!read.ok && read.reason === 'dropped') return; // the dissector could not answer: counted there, as a lost packet
+    const parsed = read.ok ? solicitationFor(read.rs, this.o.transport.linkLocal) : read;
     if (!parsed.ok) {
       this.o.onSolicitation?.(parsed.reason);
+      this.o.metrics?.solicitation('dropped', parsed.reason);
       return;
     }
     const decision = this.schedule.solicited(this.o.clock.monotonicMs());
     this.o.onSolicitation?.(decision.reason);
+    this.o.metrics?.solicitation(decision.send ? 'answered' : 'notAnswered', decision.reason);
     if (!decision.send) return;
     this.solicitedPending = true;
     this.wake?.abort(); // the loop sleeps until the new due time
@@ -77,6 +84,7 @@ export class RouterAdvertiser {
         this.o.logger.warn({ err: String(err) }, 'Router Advertisement not sent');
       }
       this.o.onSent?.(this.solicitedPending ? 'solicited' : 'scheduled');
+      this.o.metrics?.advertisement(this.solicitedPending ? 'solicited' : 'scheduled');
       this.solicitedPending = false;
       this.schedule.sent(this.o.clock.monotonicMs());
     }

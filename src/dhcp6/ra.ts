@@ -171,14 +171,22 @@ export interface RouterSolicitation {
 /** The largest solicitation read: an RS is 8 bytes plus a few options. */
 const MAX_RS = 1280;
 
+/** A Router Solicitation as read from its frame, before it is matched against the interface's own address. */
+export interface SolicitationRead extends RouterSolicitation {
+  /** Where it was sent: ff02::2, or a unicast address {@link solicitationFor} checks. */
+  readonly destination: IpAddress;
+}
+
 /**
  * Reads an Ethernet frame as a Router Solicitation (RFC 4861 §6.1.1 checks):
  * IPv6 with no extension headers, ICMPv6 type 133 code 0, hop limit 255, a
  * valid checksum, options of non-zero length within the message, no Source
- * Link-Layer Address option from the unspecified address; sent to ff02::2 or
- * to `ownLinkLocal`.
+ * Link-Layer Address option from the unspecified address. The one check left
+ * to {@link solicitationFor}, which needs the interface's address, is the
+ * destination's. This is the part that reads untrusted bytes: src/sandbox's
+ * dissector runs it.
  */
-export function parseRouterSolicitation(frame: Buffer, ownLinkLocal: IpAddress): { ok: true; rs: RouterSolicitation } | { ok: false; reason: RsDropReason } {
+export function readRouterSolicitation(frame: Buffer): { ok: true; rs: SolicitationRead } | { ok: false; reason: RsDropReason } {
   if (frame.length < ETHERNET + IPV6 + 8) return { ok: false, reason: 'tooShort' };
   if (frame.length > ETHERNET + IPV6 + MAX_RS) return { ok: false, reason: 'badLength' };
   if (frame.readUInt16BE(12) !== ETH_P_IPV6 || frame[ETHERNET]! >> 4 !== 6) return { ok: false, reason: 'notIpv6' };
@@ -192,8 +200,6 @@ export function parseRouterSolicitation(frame: Buffer, ownLinkLocal: IpAddress):
   const src = frame.subarray(ETHERNET + 8, ETHERNET + 24);
   const dst = frame.subarray(ETHERNET + 24, ETHERNET + 40);
   if (icmpv6Sum(src, dst, icmp) !== 0xffff) return { ok: false, reason: 'badChecksum' };
-  const destination = ipFromBytes(dst);
-  if (destination.value !== ALL_ROUTERS_VALUE && destination.value !== ownLinkLocal.value) return { ok: false, reason: 'notToRoutersOrUs' };
   const source = ipFromBytes(src);
   let sourceMac: Mac | undefined;
   for (let at = 8; at < icmp.length; ) {
@@ -207,7 +213,23 @@ export function parseRouterSolicitation(frame: Buffer, ownLinkLocal: IpAddress):
     at += size;
   }
   if (source.value === 0n && sourceMac !== undefined) return { ok: false, reason: 'unspecifiedSourceWithLla' };
-  return { ok: true, rs: { source, sourceMac } };
+  return { ok: true, rs: { source, destination: ipFromBytes(dst), sourceMac } };
+}
+
+/** A read solicitation is for us when sent to ff02::2 or to `ownLinkLocal` (pure; no bytes read). */
+export function solicitationFor(rs: SolicitationRead, ownLinkLocal: IpAddress): { ok: true; rs: RouterSolicitation } | { ok: false; reason: 'notToRoutersOrUs' } {
+  if (rs.destination.family !== 6 || (rs.destination.value !== ALL_ROUTERS_VALUE && rs.destination.value !== ownLinkLocal.value)) return { ok: false, reason: 'notToRoutersOrUs' };
+  return { ok: true, rs: { source: rs.source, sourceMac: rs.sourceMac } };
+}
+
+/**
+ * {@link readRouterSolicitation} then {@link solicitationFor}, in-process
+ * (--parse-in-process, tests). A frame that fails both is reported with the
+ * reading's reason.
+ */
+export function parseRouterSolicitation(frame: Buffer, ownLinkLocal: IpAddress): { ok: true; rs: RouterSolicitation } | { ok: false; reason: RsDropReason } {
+  const read = readRouterSolicitation(frame);
+  return read.ok ? solicitationFor(read.rs, ownLinkLocal) : read;
 }
 
 /** What to do about a solicitation. */

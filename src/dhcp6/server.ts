@@ -19,8 +19,9 @@
  *   address meanwhile, and the host changes address between firmware and
  *   iPXE.
  * - Malformed packets are counted by reason and dropped; they never cause a
- *   write. Packets are decoded here, in-process, by the strict codec (not in
- *   src/sandbox's dissector yet).
+ *   write. The transport hands each payload with the message src/sandbox's
+ *   dissector read from it (ADR 0040); only without one
+ *   (--parse-in-process, tests) is it decoded here.
  */
 import { Buffer } from 'node:buffer';
 import type { Clock } from '../core/clock.js';
@@ -34,8 +35,8 @@ import type { Lease } from '../dhcp/types.js';
 import { LeaseAllocator6, leaseOfBinding } from './allocator.js';
 import { decide6, type Decision6, type Reply6Plan } from './decide.js';
 import { macOfKey } from '../dhcp/objects.js';
-import { decodeMessage6, encodeMessage6, message6TypeName } from './message.js';
-import type { Dhcp6Transport, Peer6 } from './ports.js';
+import { decodeMessage6, encodeMessage6, message6TypeName, MSG6, type Decode6Result } from './message.js';
+import type { Dhcp6Metrics, Dhcp6Transport, Peer6 } from './ports.js';
 import type { Dhcp6ServerConfig } from './types.js';
 
 export interface Dhcp6ServerOptions {
@@ -53,10 +54,14 @@ export interface Dhcp6ServerOptions {
   readonly reapGraceMs?: number;
   /** Told of every request's outcome (a decision kind or a drop reason), for metrics and tests. Must not throw. */
   readonly onOutcome?: (type: string, outcome: string) => void;
+  /** Counted by type, result and reason (./metrics.ts); absent: not counted. */
+  readonly metrics?: Dhcp6Metrics;
 }
 
 /** Released addresses remembered per MAC (oldest forgotten first). */
 const RELEASED_KEPT = 4096;
+/** What a reply plan puts on the wire, for the metrics. */
+const sentAs = (plan: Reply6Plan): 'advertise' | 'reply' => (plan.type === MSG6.advertise ? 'advertise' : 'reply');
 
 export class Dhcp6Server {
   private allocator: Allocator | undefined;
@@ -81,11 +86,12 @@ export class Dhcp6Server {
     this.applyPool(loaded.pool);
     this.unsubscribe = this.o.ledger.onPoolChange((pool) => this.applyPool(pool));
     this.running = true;
-    this.o.transport.onRequest((payload, from, arrival) => {
+    this.o.transport.onRequest((payload, from, arrival, decoded) => {
       if (!this.running) return;
       const copy = Buffer.from(payload);
-      this.queue = this.queue.then(() => this.handle(copy, from, arrival)).catch((err: unknown) => this.log.warn({ err: describeError(err) }, 'DHCPv6 request failed'));
+      this.queue = this.queue.then(() => this.handle(copy, from, arrival, decoded)).catch((err: unknown) => this.log.warn({ err: describeError(err) }, 'DHCPv6 request failed'));
     });
+    this.o.metrics?.leases(this.allocator?.size ?? this.loaded.length);
     this.log.info({ leases: this.allocator?.size ?? this.loaded.length }, 'DHCPv6 serving');
     const ac = new AbortController();
     this.reaper = ac;
@@ -117,11 +123,13 @@ export class Dhcp6Server {
     this.allocator.setPool(pool.spec, pool.ipamUsed, pool.committed, pool.reservedFree);
   }
 
-  private async handle(payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast'): Promise<void> {
+  /** `dissected`: the transport's reading of the payload (src/sandbox's dissector), else it is decoded here. */
+  private async handle(payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast', dissected: Decode6Result | undefined): Promise<void> {
     if (!this.running) return;
-    const decoded = decodeMessage6(payload);
+    const decoded = dissected ?? decodeMessage6(payload);
     if (!decoded.ok) {
       this.o.onOutcome?.('unknown', `malformed:${decoded.reason.kind}`);
+      this.o.metrics?.malformed(decoded.reason.kind);
       this.log.debug({ reason: decoded.reason.kind }, 'malformed DHCPv6 request dropped');
       return;
     }
@@ -129,6 +137,7 @@ export class Dhcp6Server {
     const allocator = this.allocator;
     if (!allocator) {
       this.o.onOutcome?.(type, 'poolUnusable');
+      this.count(type, 'dropped', 'poolUnusable');
       return;
     }
     const d = decide6(decoded.message, {
@@ -141,6 +150,12 @@ export class Dhcp6Server {
       arrival,
     });
     await this.apply(type, d, allocator, from);
+    this.o.metrics?.leases(allocator.size);
+  }
+
+  /** One request's outcome in the metrics; a type RFC 8415 does not name is `unknown` there (bounded labels). */
+  private count(type: string, result: 'advertise' | 'reply' | 'dropped', reason: string): void {
+    this.o.metrics?.message(/^\d+$/.test(type) ? 'unknown' : type, result, reason);
   }
 
   private async apply(type: string, d: Decision6, allocator: Allocator, to: Peer6): Promise<void> {
@@ -150,11 +165,14 @@ export class Dhcp6Server {
     switch (d.kind) {
       case 'drop':
         this.log.debug({ type, reason: d.reason }, 'DHCPv6 request dropped');
+        this.count(type, 'dropped', d.reason);
         return;
       case 'reply':
+        this.count(type, sentAs(d.reply), d.reason);
         this.send(d.reply, to);
         return;
       case 'advertise':
+        this.count(type, 'advertise', 'offer');
         for (const { key, ip } of d.offers) {
           const mac = macOfKey(key);
           if (mac) allocator.offer(mac, ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
@@ -168,19 +186,27 @@ export class Dhcp6Server {
         for (const l of toWrite) allocator.hold(l.mac, l.ip);
         let refused = false;
         try {
-          if (toWrite.length > 0) refused = (await this.o.ledger.commit({ bind: toWrite, unbind: [] })).refused.size > 0;
+          if (toWrite.length > 0) {
+            const startMs = this.o.clock.monotonicMs();
+            const result = await this.o.ledger.commit({ bind: toWrite, unbind: [] });
+            refused = result.refused.size > 0;
+            this.o.metrics?.committed(toWrite.length - result.refused.size, (this.o.clock.monotonicMs() - startMs) / 1000);
+          }
         } catch (err) {
           // not durable: no REPLY (the client retransmits); never a binding the API server has not got
           this.log.warn({ type, err: describeError(err) }, 'DHCPv6 binding not committed; no reply');
+          this.count(type, 'dropped', 'commitFailed');
           for (const l of toWrite) allocator.settle(l.mac);
           return;
         }
         for (const l of toWrite) allocator.settle(l.mac);
         if (refused) {
           for (const l of toWrite) allocator.refused(l.mac, l.ip, this.o.clock.wallMs() + this.o.config.offerHoldMs);
+          this.count(type, sentAs(d.refused), 'refused');
           this.send(d.refused, to);
           return;
         }
+        this.count(type, sentAs(d.reply), 'bound');
         for (const { lease } of leases) {
           allocator.bind(lease);
           this.released.delete(lease.mac);
@@ -197,6 +223,7 @@ export class Dhcp6Server {
             await this.o.ledger.commit({ bind: [], unbind: gone });
           } catch (err) {
             this.log.warn({ type, err: describeError(err) }, 'DHCPv6 release not committed; no reply');
+            this.count(type, 'dropped', 'commitFailed');
             return;
           }
           for (const g of gone) {
@@ -210,6 +237,7 @@ export class Dhcp6Server {
             this.log.info({ type, mac: g.mac, ip: formatIp(g.ip) }, d.kind === 'decline' ? 'DHCPv6 address declined' : 'DHCPv6 address released');
           }
         }
+        this.count(type, sentAs(d.reply), d.kind);
         this.send(d.reply, to);
         return;
       }
@@ -246,6 +274,7 @@ export class Dhcp6Server {
         this.queue = this.queue.then(async () => {
           await this.o.ledger.commit({ bind: [], unbind: expired.map((l) => ({ mac: l.mac, ip: l.ip })) });
           for (const l of expired) allocator.unbind(l.mac);
+          this.o.metrics?.leases(allocator.size);
           this.log.info({ leases: expired.length, reason: 'expired' }, 'DHCPv6 leases reaped');
         }).catch((err: unknown) => this.log.warn({ err: describeError(err) }, 'DHCPv6 reaping failed'));
       }

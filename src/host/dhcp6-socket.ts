@@ -11,6 +11,10 @@
  *   queue empty. Replies go to the client's link-local and port out of the
  *   bound interface; the kernel picks the interface's link-local as source.
  *
+ * With a reader (src/sandbox's dissector, ADR 0040) each frame is parsed
+ * there, not here: this process only compares the validated destination and
+ * hands the server the validated message, in arrival order.
+ *
  * Why not receive on the UDP socket: Node names the scope of a link-local
  * source by looking the interface index up in the agent's own namespace,
  * where the pod's interface does not exist; it then drops the datagram
@@ -18,9 +22,9 @@
  */
 import dgram from 'node:dgram';
 import { formatIp } from '../core/ip.js';
-import { parseUdp6Frame } from '../dhcp6/frame.js';
+import { Frame6Intake, type Request6Listener } from '../dhcp6/intake.js';
 import { ALL_DHCP_RELAY_AGENTS_AND_SERVERS, DHCP6_SERVER_PORT } from '../dhcp6/message.js';
-import type { Dhcp6Transport, Peer6 } from '../dhcp6/ports.js';
+import type { Dhcp6FrameReader, Dhcp6Transport, Peer6 } from '../dhcp6/ports.js';
 import { dropAll, ipv6UdpDstPort } from './bpf.js';
 import * as native from './native.js';
 
@@ -29,21 +33,25 @@ export interface Dhcp6SocketOptions {
   readonly netnsPath: string | null;
   /** The provisioning interface in it. */
   readonly iface: string;
+  /** Reads each frame outside this process (src/sandbox); absent: parsed here (--parse-in-process). */
+  readonly reader?: Dhcp6FrameReader;
 }
-
-/** ff02::1:2 as a bigint, to compare destinations without formatting. */
-const GROUP = 0xff020000000000000000000000010002n;
 
 export class Dhcp6Socket implements Dhcp6Transport {
   private closed = false;
-  private listener: ((payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast') => void) | undefined;
-  /** Frames the filter let through that are not whole IPv6 UDP datagrams to ff02::1:2 (for debugging). */
-  onBadFrame: ((reason: string) => void) | undefined;
+  /** Frames the filter let through that are not whole IPv6 UDP datagrams to ff02::1:2 (for metrics and debugging). */
+  get onBadFrame(): ((reason: string) => void) | undefined {
+    return this.intake.onBadFrame;
+  }
+  set onBadFrame(cb: ((reason: string) => void) | undefined) {
+    this.intake.onBadFrame = cb;
+  }
 
   private constructor(
     private readonly packetFd: native.Fd,
     private readonly receiver: native.Receiver,
     private readonly udp: dgram.Socket,
+    private readonly intake: Frame6Intake,
   ) {}
 
   /** Opens both sockets; throws (ENODEV, EADDRINUSE, EPERM, …) when it cannot. */
@@ -52,6 +60,7 @@ export class Dhcp6Socket implements Dhcp6Transport {
     let udpFd = -1;
     let receiver: native.Receiver | undefined;
     let self: Dhcp6Socket | undefined;
+    const intake = new Frame6Intake(o.reader);
     try {
       const { index } = native.interfaceInfo(packetFd, o.iface);
       // filter first, then bind: nothing unfiltered is queued in between
@@ -61,7 +70,8 @@ export class Dhcp6Socket implements Dhcp6Transport {
         packetFd,
         (frame, source) => {
           if (source?.pktType === native.PACKET_OUTGOING) return;
-          self?.onFrame(frame);
+          // the receiver may reuse its buffer: the intake copies what it keeps
+          if (self && !self.closed) intake.push(frame);
         },
         () => {},
       );
@@ -74,7 +84,7 @@ export class Dhcp6Socket implements Dhcp6Transport {
       udp.on('message', () => {}); // nothing arrives (dropAll filter)
       udp.on('error', () => {}); // a lost reply; the client retransmits
       udp.bind({ fd: udpFd });
-      self = new Dhcp6Socket(packetFd, receiver, udp);
+      self = new Dhcp6Socket(packetFd, receiver, udp, intake);
       return self;
     } catch (err) {
       receiver?.close();
@@ -84,24 +94,8 @@ export class Dhcp6Socket implements Dhcp6Transport {
     }
   }
 
-  private onFrame(frame: Buffer): void {
-    if (this.closed) return;
-    const parsed = parseUdp6Frame(frame);
-    if (!parsed.ok) {
-      this.onBadFrame?.(parsed.reason);
-      return;
-    }
-    const f = parsed.frame;
-    if (f.destination.value !== GROUP) {
-      this.onBadFrame?.('notToServers');
-      return;
-    }
-    // the receiver may reuse its buffer: the listener gets a copy
-    this.listener?.(Buffer.from(f.payload), { address: f.source, port: f.sourcePort }, 'multicast');
-  }
-
-  onRequest(cb: (payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast') => void): void {
-    this.listener = cb;
+  onRequest(cb: Request6Listener): void {
+    this.intake.listener = cb;
   }
 
   send(payload: Buffer, to: Peer6): void {
@@ -112,6 +106,7 @@ export class Dhcp6Socket implements Dhcp6Transport {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.intake.close();
     this.receiver.close();
     native.close(this.packetFd);
     this.udp.close();

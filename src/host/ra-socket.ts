@@ -10,11 +10,13 @@
  *   queues on it;
  * - the interface's link-local address (the RAs' source) is read once, by
  *   rtnetlink in that namespace.
+ * With a reader (src/sandbox's dissector, ADR 0040) each frame heard is read
+ * there, not here, and handed on with its reading in arrival order.
  */
 import { Buffer } from 'node:buffer';
 import { formatIp } from '../core/ip.js';
 import { macFromBytes } from '../core/mac.js';
-import type { RaTransport } from '../dhcp6/ports.js';
+import type { RaTransport, RouterSolicitationRead, RouterSolicitationReader } from '../dhcp6/ports.js';
 import { ICMP6_ROUTER_SOLICITATION, isLinkLocal } from '../dhcp6/ra.js';
 import { icmpv6Type } from './bpf.js';
 import { encodeGetAddresses } from './netlink-codec.js';
@@ -25,11 +27,15 @@ export interface RaSocketOptions {
   /** The pod's network namespace; null: this process's. */
   readonly netnsPath: string | null;
   readonly iface: string;
+  /** Reads each frame outside this process (src/sandbox); absent: the advertiser reads it here (--parse-in-process). */
+  readonly reader?: RouterSolicitationReader;
 }
 
 export class RaSocket implements RaTransport {
   private closed = false;
-  private listener: ((frame: Buffer) => void) | undefined;
+  private listener: ((frame: Buffer, read?: RouterSolicitationRead) => void) | undefined;
+  /** The reader's answers, delivered in arrival order. */
+  private readings: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly mac: RaTransport['mac'],
@@ -38,6 +44,7 @@ export class RaSocket implements RaTransport {
     private readonly packetFd: native.Fd,
     private readonly groupFd: native.Fd,
     private readonly receiver: native.Receiver,
+    private readonly reader: RouterSolicitationReader | undefined,
   ) {}
 
   /** Opens the sockets; throws (ENODEV, EPERM, …, or no link-local on the interface) when it cannot. */
@@ -70,7 +77,7 @@ export class RaSocket implements RaTransport {
       );
       groupFd = native.openSocket(o.netnsPath, native.AF_INET6, native.SOCK_DGRAM, 0);
       native.joinGroup6(groupFd, 'ff02::2', info.index);
-      self = new RaSocket(macFromBytes(info.mac), linkLocal, info.index, packetFd, groupFd, receiver);
+      self = new RaSocket(macFromBytes(info.mac), linkLocal, info.index, packetFd, groupFd, receiver, o.reader);
       return self;
     } catch (err) {
       receiver?.close();
@@ -82,11 +89,19 @@ export class RaSocket implements RaTransport {
 
   private onData(frame: Buffer): void {
     if (this.closed) return;
-    // the receiver may reuse its buffer: the listener gets a copy
-    this.listener?.(Buffer.from(frame));
+    // the receiver may reuse its buffer: the listener (and the reader) get a copy
+    const copy = Buffer.from(frame);
+    if (!this.reader) {
+      this.listener?.(copy);
+      return;
+    }
+    const reading = this.reader(copy);
+    this.readings = this.readings.then(() => reading).then((read) => {
+      if (!this.closed) this.listener?.(copy, read);
+    });
   }
 
-  onFrame(cb: (frame: Buffer) => void): void {
+  onFrame(cb: (frame: Buffer, read?: RouterSolicitationRead) => void): void {
     this.listener = cb;
   }
 

@@ -1,6 +1,7 @@
 /**
  * What the dissector answers (pure): the one function the child process runs
- * on each request — the existing decoders of untrusted packets, turned into
+ * on each request — the existing decoders of untrusted packets (DHCP, DHCPv6,
+ * Router Solicitations, TFTP), turned into
  * JSON-safe forms. Everything the packets can reach is here, in a process
  * that holds nothing worth reaching (docs/operations.md "The agent's
  * privileges").
@@ -8,6 +9,7 @@
 import type { Buffer } from 'node:buffer';
 import { decodePacket } from '../tftp/packets.js';
 import { dhcpFrameForm, dhcpPayloadForm } from './dhcp-form.js';
+import { dhcp6FrameForm, solicitationForm } from './dhcp6-form.js';
 import type { DissectKind } from './protocol.js';
 import { tftpPacketForm } from './tftp-form.js';
 
@@ -24,5 +26,9 @@ export function dissect(kind: DissectKind, packet: Buffer): unknown {
       return tftpPacketForm(decodePacket(packet));
     case 'dhcpPayload':
       return dhcpPayloadForm(packet);
+    case 'dhcp6Frame':
+      return dhcp6FrameForm(packet);
+    case 'routerSolicitation':
+      return solicitationForm(packet);
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The dissector, from the agent's side: a long-lived child process that runs
- * the parsers of untrusted DHCP and TFTP packets with nothing worth reaching
+ * the parsers of untrusted DHCP, DHCPv6, Router Solicitation and TFTP packets with nothing worth reaching
  * (./launch.ts), asked over its pipes (./protocol.ts), its answers read back
- * strictly (./dhcp-form.ts, ./tftp-form.ts).
+ * strictly (./dhcp-form.ts, ./dhcp6-form.ts, ./tftp-form.ts).
  *
  * - start() launches it, waits for its answer to a ping, then checks from
  *   /proc that its sandbox holds (uid, capabilities, no_new_privs, its own
@@ -27,8 +27,10 @@ import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { DecodeResult } from '../dhcp/message.js';
 import type { DhcpFrameRead } from '../dhcp/ports.js';
+import type { Dhcp6FrameRead, RouterSolicitationRead } from '../dhcp6/ports.js';
 import type { TftpPacketRead } from '../tftp/ports.js';
 import { dhcpFrameFromForm, dhcpPayloadFromForm } from './dhcp-form.js';
+import { dhcp6FrameFromForm, solicitationFromForm } from './dhcp6-form.js';
 import { sandboxProblems, type DissectorCommand } from './launch.js';
 import type { DissectorHost, DissectorMetrics, DissectorProcess, RequestOutcome, RestartReason } from './ports.js';
 import { decodeAnswer, encodeRequest, FrameSplitter, MAX_ANSWER_BYTES, MAX_ID, type DissectKind } from './protocol.js';
@@ -128,7 +130,7 @@ export class Dissector {
   /** Starts the child and checks its sandbox; rejects with {@link DissectorUnavailable} naming what is missing. */
   async start(): Promise<void> {
     await this.launch();
-    this.log.info({ pid: this.run?.proc.pid }, 'dissector started: DHCP and TFTP packets are parsed with no capabilities, as 65534, without a network');
+    this.log.info({ pid: this.run?.proc.pid }, 'dissector started: DHCP, DHCPv6, Router Solicitation and TFTP packets are parsed with no capabilities, as 65534, without a network');
   }
 
   /** Reads a DHCP frame (the {@link import('../dhcp/ports.js').DhcpFrameReader} port). Never rejects. */
@@ -156,6 +158,34 @@ export class Dissector {
     } catch (err) {
       this.invalid(a.run, 'dhcpPayload', err);
       return { kind: 'dropped' };
+    }
+  };
+
+  /** Reads a DHCPv6 frame (the {@link import('../dhcp6/ports.js').Dhcp6FrameReader} port). Never rejects. */
+  readonly readDhcp6Frame = async (frame: Buffer): Promise<Dhcp6FrameRead> => {
+    const a = await this.ask('dhcp6Frame', frame);
+    if (!a) return { kind: 'dropped' };
+    try {
+      const read = dhcp6FrameFromForm(a.result, frame);
+      this.o.metrics?.request('dhcp6Frame', 'ok', (this.o.clock.monotonicMs() - a.sentMs) / 1000);
+      return read;
+    } catch (err) {
+      this.invalid(a.run, 'dhcp6Frame', err);
+      return { kind: 'dropped' };
+    }
+  };
+
+  /** Reads a frame as a Router Solicitation (the {@link import('../dhcp6/ports.js').RouterSolicitationReader} port). Never rejects. */
+  readonly readRouterSolicitation = async (frame: Buffer): Promise<RouterSolicitationRead> => {
+    const a = await this.ask('routerSolicitation', frame);
+    if (!a) return { ok: false, reason: 'dropped' };
+    try {
+      const read = solicitationFromForm(a.result);
+      this.o.metrics?.request('routerSolicitation', 'ok', (this.o.clock.monotonicMs() - a.sentMs) / 1000);
+      return read;
+    } catch (err) {
+      this.invalid(a.run, 'routerSolicitation', err);
+      return { ok: false, reason: 'dropped' };
     }
   };
 

@@ -8,7 +8,7 @@ export const createSandboxMetrics = oncePer(buildSandboxMetrics);
 function buildSandboxMetrics(registry: Registry): DissectorMetrics {
   const requests = new Counter({
     name: 'ironet_sandbox_dissector_requests_total',
-    help: 'Packets sent to the dissector (the unprivileged child that parses DHCP and TFTP), by kind (dhcpFrame, dhcpPayload, tftpPacket, ping) and outcome (ok; dropped: invalid, timeout, childGone, queueFull, notRunning).',
+    help: 'Packets sent to the dissector (the unprivileged child that parses DHCP, DHCPv6, Router Solicitations and TFTP), by kind (dhcpFrame, dhcpPayload, dhcp6Frame, routerSolicitation, tftpPacket, ping) and outcome (ok; dropped: invalid, timeout, childGone, queueFull, notRunning).',
     labelNames: ['kind', 'outcome'] as const,
     registers: [registry],
   });

@@ -8,13 +8,13 @@
  *
  * Requests are binary (a packet is bytes; no encoding to trust); answers are
  * JSON, read back by the agent through strict readers (./dhcp-form.ts,
- * ./tftp-form.ts). A frame longer than its side's limit is a protocol
+ * ./dhcp6-form.ts, ./tftp-form.ts). A frame longer than its side's limit is a protocol
  * violation: the reader reports it and the stream is not read further.
  */
 import { Buffer } from 'node:buffer';
 
 /** What the dissector is asked; the byte on the wire is the index. */
-export const DISSECT_KINDS = ['ping', 'dhcpFrame', 'tftpPacket', 'dhcpPayload'] as const;
+export const DISSECT_KINDS = ['ping', 'dhcpFrame', 'tftpPacket', 'dhcpPayload', 'dhcp6Frame', 'routerSolicitation'] as const;
 export type DissectKind = (typeof DISSECT_KINDS)[number];
 
 /** The largest packet asked about: a UDP datagram's 65,507 bytes, or a frame of one (with room for a VLAN tag). */

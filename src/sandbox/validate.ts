@@ -7,7 +7,7 @@
  * packet it was asked about.
  */
 import { Buffer } from 'node:buffer';
-import { tryParseIp, type IpAddress } from '../core/ip.js';
+import { formatIp, tryParseIp, type IpAddress } from '../core/ip.js';
 import { tryParseMac, type Mac } from '../core/mac.js';
 
 /** An answer that is not the shape asked for; `message` names where. */
@@ -68,6 +68,27 @@ export function ipv4(v: unknown, at: string): IpAddress {
   const ip = typeof v === 'string' && DOTTED_QUAD.test(v) ? tryParseIp(v) : undefined;
   if (!ip || ip.family !== 4) throw new InvalidAnswer(at, 'not an IPv4 address');
   return ip;
+}
+
+/** An IPv6 address in the one form formatIp writes (RFC 5952, lower case). */
+export function ipv6(v: unknown, at: string): IpAddress {
+  const ip = typeof v === 'string' && v.length <= 45 ? tryParseIp(v) : undefined;
+  if (!ip || ip.family !== 6 || formatIp(ip) !== v) throw new InvalidAnswer(at, 'not an IPv6 address in canonical form');
+  return ip;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Text of at most `maxLength` UTF-16 units, well formed (what Buffer#toString('utf8') writes: no lone surrogate). */
+export function utf8(v: unknown, at: string, maxLength: number): string {
+  if (typeof v !== 'string' || v.length > maxLength || LONE_SURROGATE.test(v)) throw new InvalidAnswer(at, `not well-formed text of at most ${maxLength} characters`);
+  return v;
+}
+
+/** A boolean. */
+export function bool(v: unknown, at: string): boolean {
+  if (typeof v !== 'boolean') throw new InvalidAnswer(at, 'not a boolean');
+  return v;
 }
 
 /** A MAC in the one form macFromBytes writes (aa:bb:cc:dd:ee:ff, lower case). */

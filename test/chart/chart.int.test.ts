@@ -273,7 +273,7 @@ describe('the Helm chart (real helm, real API server)', function () {
     const check = await promtool(['check', 'rules', path.join(dir, 'rules.yaml')]);
     expect(check.code, check.output).to.equal(0);
     const alerts = rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)).sort();
-    expect(alerts).to.deep.equal(['IronetDHCPErrorsRising', 'IronetForeignDHCPServer', 'IronetIPPoolNearlyFull', 'IronetLeaderFlapping', 'IronetVIPConflictOnWire', 'IronetVIPMultipleHolders', 'IronetVIPNoHolder']);
+    expect(alerts).to.deep.equal(['IronetDHCPErrorsRising', 'IronetDHCPv6ErrorsRising', 'IronetForeignDHCPServer', 'IronetIPPoolNearlyFull', 'IronetLeaderFlapping', 'IronetVIPConflictOnWire', 'IronetVIPMultipleHolders', 'IronetVIPNoHolder']);
     const tests = await readFile(path.join(dir, 'alerts.test.yaml'), 'utf8');
     for (const a of alerts) expect(tests, `a unit test of ${a}`).to.contain(`alertname: ${a}`);
     const run = await promtool(['test', 'rules', path.join(dir, 'alerts.test.yaml')]);

@@ -7,6 +7,10 @@
  * namespace loads the leases, and the client's RENEW (multicast, to the
  * network's server DUID) is answered with the same address.
  *
+ * Frames are read by a real dissector (src/sandbox, ADR 0040: the child
+ * with no capabilities, as the agent starts it), and the servers' metrics
+ * say so.
+ *
  * The VIP election is not part of this test: test/network/dhcp6-failover.sys.test.ts
  * runs DHCPv6 through the agents' election in ProvisioningNetwork mode.
  */
@@ -24,6 +28,13 @@ import { serverDuidFor } from '../../src/dhcp6/duid.js';
 import { Dhcp6Server } from '../../src/dhcp6/server.js';
 import type { Dhcp6ServerConfig } from '../../src/dhcp6/types.js';
 import { Dhcp6Socket } from '../../src/host/dhcp6-socket.js';
+import { dissectorEntry } from '../../src/cmd/dissector.js';
+import { createDhcp6Metrics } from '../../src/dhcp6/metrics.js';
+import { dissectorHost } from '../../src/host/dissector-process.js';
+import { Dissector } from '../../src/sandbox/dissector.js';
+import { dissectorCommand } from '../../src/sandbox/launch.js';
+import { createSandboxMetrics } from '../../src/sandbox/metrics.js';
+import { Registry } from 'prom-client';
 import { KubeDhcpBlockApi } from '../../src/kube/dhcp-block-api.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import { ip, NetnsSet, requireRoot, sweepStale } from '../../src/lab/rig/netns-set.js';
@@ -50,10 +61,21 @@ describe('DHCPv6 (system): dhclient -6 against the server on the wire, leases in
   const heard: string[] = [];
   const ledgers: DhcpLeaseLedger[] = [];
   let client: Dhclient6 | undefined;
+  const registry = new Registry();
+  let dissector: Dissector | undefined;
 
   before(async function () {
     this.timeout(120_000);
     requireRoot();
+    dissector = new Dissector({
+      host: dissectorHost,
+      command: dissectorCommand({ execPath: process.execPath, execArgv: process.execArgv, entry: dissectorEntry() }),
+      clock: systemClock,
+      logger: silentLogger,
+      random: Math.random,
+      metrics: createSandboxMetrics(registry),
+    });
+    await dissector.start();
     const r = spawnSync('dhclient', ['--version'], { encoding: 'utf8' });
     if (r.error) throw new Error('ISC dhclient is required: apt-get install -y --no-install-recommends isc-dhcp-client');
     sweepStale();
@@ -87,6 +109,7 @@ describe('DHCPv6 (system): dhclient -6 against the server on the wire, leases in
     client?.stop();
     for (const s of servers) await s.stop().catch(() => undefined);
     for (const l of ledgers) l.close();
+    dissector?.close();
     net.cleanup();
     await stopTestCluster();
   });
@@ -107,9 +130,9 @@ describe('DHCPv6 (system): dhclient -6 against the server on the wire, leases in
     const api = new KubeDhcpBlockApi(clientWithToken(token), { namespace: ns, pool: 'dhcp6', clock: systemClock, logger: silentLogger });
     const ledger = new DhcpLeaseLedger(api, { leaseSeconds: LEASE_SECONDS, clock: systemClock, logger: silentLogger, random: Math.random });
     ledgers.push(ledger);
-    const transport = Dhcp6Socket.open({ netnsPath: net.path(pod), iface: 'eth0' });
+    const transport = Dhcp6Socket.open({ netnsPath: net.path(pod), iface: 'eth0', reader: dissector!.readDhcp6Frame });
     transport.onBadFrame = (reason) => heard.push(`${pod.slice(-3)} bad:${reason}`);
-    const server = new Dhcp6Server({ config, transport, ledger, clock: systemClock, logger: silentLogger, onOutcome: (t, o) => outcomes.push(`${pod.slice(-3)} ${t}:${o}`) });
+    const server = new Dhcp6Server({ config, transport, ledger, clock: systemClock, logger: silentLogger, metrics: createDhcp6Metrics(registry), onOutcome: (t, o) => outcomes.push(`${pod.slice(-3)} ${t}:${o}`) });
     servers.push(server);
     await server.start();
     return server;
@@ -127,6 +150,14 @@ describe('DHCPv6 (system): dhclient -6 against the server on the wire, leases in
     expect(net.addresses(clientNs, 'eth0')).to.include(bound.ip);
     const renewed = await client.waitFor(['RENEW6'], client.events.length, 20_000);
     expect(renewed.ip).to.equal(bound.ip);
+    // read by the dissector, not in this process; counted as the agent counts them
+    const metrics = await registry.metrics();
+    const counted = metrics.split('\n').filter((l) => /^ironet_(dhcp6_packets|dhcp6_leases|dhcp6_commit_seconds_count|sandbox_dissector_requests)/.test(l)).join('\n');
+    expect(metrics, counted).to.match(/ironet_sandbox_dissector_requests_total\{kind="dhcp6Frame",outcome="ok"\} [1-9]/);
+    expect(metrics, counted).to.match(/ironet_dhcp6_packets_total\{type="(solicit|request)",result="reply",reason="bound"\} [1-9]/);
+    expect(metrics, counted).to.match(/ironet_dhcp6_packets_total\{type="renew",result="reply",reason="bound"\} [1-9]/);
+    expect(metrics, counted).to.match(/ironet_dhcp6_leases_committed_total [1-9]/);
+    expect(metrics, counted).to.match(/ironet_dhcp6_commit_seconds_count [1-9]/);
   });
 
   it('failover: the server stops, another loads the leases, and the next RENEW keeps the address', async () => {

@@ -7,7 +7,8 @@
  * and prints what it heard, and its kernel (accept_ra=2, autoconf on)
  * processes the same RAs: it must learn the prefix on-link but neither a
  * default route through us nor a SLAAC address. Once stopped, nothing more
- * is sent.
+ * is sent. Solicitations are read by a real dissector (src/sandbox, ADR
+ * 0040), as the agent reads them.
  */
 import { expect } from 'chai';
 import { execFile, spawnSync } from 'node:child_process';
@@ -18,6 +19,10 @@ import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { RouterAdvertiser } from '../../src/dhcp6/advertiser.js';
 import { RaSocket } from '../../src/host/ra-socket.js';
+import { dissectorEntry } from '../../src/cmd/dissector.js';
+import { dissectorHost } from '../../src/host/dissector-process.js';
+import { Dissector } from '../../src/sandbox/dissector.js';
+import { dissectorCommand } from '../../src/sandbox/launch.js';
 import { ip, NetnsSet, requireRoot, sweepStale } from '../../src/lab/rig/netns-set.js';
 
 const run = promisify(execFile);
@@ -54,12 +59,22 @@ describe('Router Advertisements (system): rdisc6 and a client kernel against the
   let linkLocal = '';
   const sent: string[] = [];
   const solicitations: string[] = [];
+  let dissector: Dissector | undefined;
+  let read = 0;
 
-  before(function () {
+  before(async function () {
     requireRoot();
     const r = spawnSync('rdisc6', ['-V'], { encoding: 'utf8' });
     if (r.error) throw new Error('rdisc6 is required: apt-get install -y --no-install-recommends ndisc6');
     sweepStale();
+    dissector = new Dissector({
+      host: dissectorHost,
+      command: dissectorCommand({ execPath: process.execPath, execArgv: process.execArgv, entry: dissectorEntry() }),
+      clock: systemClock,
+      logger: silentLogger,
+      random: Math.random,
+    });
+    await dissector.start();
     const br = net.netns('rabr');
     pod = net.netns('raa');
     clientNs = net.netns('rac');
@@ -77,11 +92,20 @@ describe('Router Advertisements (system): rdisc6 and a client kernel against the
 
   after(async () => {
     await advertiser?.stop().catch(() => undefined);
+    dissector?.close();
     net.cleanup();
   });
 
   it('sends RAs from the pod interface link-local with M=1, O=1, router lifetime 0, the /64 on-link but not autonomous; answers a solicitation', async () => {
-    const transport = await RaSocket.open({ netnsPath: net.path(pod), iface: 'eth0' });
+    const reader = dissector!.readRouterSolicitation;
+    const transport = await RaSocket.open({
+      netnsPath: net.path(pod),
+      iface: 'eth0',
+      reader: (frame) => {
+        read += 1;
+        return reader(frame);
+      },
+    });
     linkLocal = formatIp(transport.linkLocal);
     expect(linkLocal).to.match(/^fe80::/);
     expect(transport.mac).to.equal(POD_MAC);
@@ -109,6 +133,7 @@ describe('Router Advertisements (system): rdisc6 and a client kernel against the
     // rdisc6's solicitations and the client kernel's own (at link up): read, and answered (at once or MIN_DELAY_BETWEEN_RAS after the last RA)
     expect(solicitations.filter((o) => o === 'answer' || o === 'answerAfterMinDelay'), diag).to.not.be.empty;
     expect(sent, diag).to.include('solicited');
+    expect(read, 'solicitations read by the dissector').to.be.at.least(solicitations.length);
   });
 
   it('the client kernel (accept_ra=2) learns the prefix on-link, but adds no default route through us and no SLAAC address', async () => {

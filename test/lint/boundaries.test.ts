@@ -58,7 +58,7 @@ describe('lint: import boundaries', () => {
     ['src/config/load.ts', 'const a = process.argv[2];', /may not read process.argv/],
     ['src/ipam/allocator.ts', "import { loadConfig } from '../config/load.js';", /src\/ipam \(capability\) may not import src\/config/],
     // capability ranks: never the same rank, never a higher one
-    ['src/vip/holder.ts', "import { DhcpServer } from '../dhcp/server.js';", /src\/vip \(capability rank 2\) may not import src\/dhcp \(rank 2\): a capability imports only capabilities of a lower rank \(ipam, election, tftp < vip, dhcp, netdata, network < status, pivot, sandbox, dhcp6\)/],
+    ['src/vip/holder.ts', "import { DhcpServer } from '../dhcp/server.js';", /src\/vip \(capability rank 2\) may not import src\/dhcp \(rank 2\): a capability imports only capabilities of a lower rank \(ipam, election, tftp < vip, dhcp, netdata, network < status, pivot, dhcp6 < sandbox\)/],
     ['src/ipam/plan.ts', "import type { Lease } from '../dhcp/types.js';", /src\/ipam \(capability rank 1\) may not import src\/dhcp \(rank 2\)/],
     ['src/election/elector.ts', "import type { VipTarget } from '../vip/ports.js';", /src\/election \(capability rank 1\) may not import src\/vip \(rank 2\)/],
     ['src/network/plan.ts', "import { statusLines } from '../status/view.js';", /src\/network \(capability rank 2\) may not import src\/status \(rank 3\)/],

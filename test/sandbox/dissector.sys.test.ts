@@ -4,7 +4,8 @@
  * agent's seccomp state, in a network namespace of its own; a process started
  * with the same command line cannot open /proc/1/root (EACCES: where a root
  * agent with hostPID reaches the node's admin.conf and etcd keys) nor connect
- * to anything; and it reads real packets for the agent.
+ * to anything; and it reads real packets for the agent (DHCP, DHCPv6, Router
+ * Solicitations, TFTP).
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
@@ -22,6 +23,10 @@ import { Dissector } from '../../src/sandbox/dissector.js';
 import { dissectorCommand } from '../../src/sandbox/launch.js';
 import { encodePacket } from '../../src/tftp/packets.js';
 import { discover, Rng } from '../support/dhcp-fuzz.js';
+import { badFrame6, badSolicitation, FUZZ6_KINDS, solicitationFrame, solicitFrame } from '../support/dhcp6-fuzz.js';
+import { parseUdp6Frame } from '../../src/dhcp6/frame.js';
+import { decodeMessage6 } from '../../src/dhcp6/message.js';
+import { readRouterSolicitation } from '../../src/dhcp6/ra.js';
 import { RecordingLogger } from '../support/recording-logger.js';
 
 /** The status lines the issue asks about, e.g. { CapEff: '0000000000000000', Uid: '65534\t65534\t65534\t65534', … }. */
@@ -104,6 +109,21 @@ describe('the dissector (system)', function () {
     expect(read.kind === 'read' && read.message.ok && read.message.message.options.clientArch).to.deep.equal([7]);
     const tftp = await dissector.readTftpPacket(encodePacket({ kind: 'rrq', filename: 'snponly-x86_64.efi', mode: 'octet', options: [] }));
     expect(tftp).to.deep.equal({ kind: 'packet', packet: { kind: 'rrq', filename: 'snponly-x86_64.efi', mode: 'octet', options: [] } });
+  });
+
+  it('reads real DHCPv6 frames and Router Solicitations for the agent (ADR 0040); fuzzed ones come back as their reasons, as the in-process decoders say', async () => {
+    const read = await dissector.readDhcp6Frame(solicitFrame(new Rng(6)));
+    expect(read.kind === 'read' && read.message.ok && read.message.message.options.clientArch).to.deep.equal([7]);
+    expect(await dissector.readRouterSolicitation(solicitationFrame())).to.deep.include({ ok: true });
+    const rng = new Rng(60);
+    for (let i = 0; i < 300; i += 1) {
+      const frame = badFrame6(rng, FUZZ6_KINDS[i % FUZZ6_KINDS.length]!);
+      const parsed = parseUdp6Frame(frame);
+      const expected = !parsed.ok ? { kind: 'badFrame', reason: parsed.reason } : { kind: 'read', frame: parsed.frame, message: decodeMessage6(parsed.frame.payload) };
+      expect(await dissector.readDhcp6Frame(frame), `frame ${i}`).to.deep.equal(expected);
+      const rs = badSolicitation(rng);
+      expect(await dissector.readRouterSolicitation(rs), `solicitation ${i}`).to.deep.equal(readRouterSolicitation(rs));
+    }
   });
 
   it('is started again after it is killed, with its sandbox checked again', async () => {

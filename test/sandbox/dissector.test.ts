@@ -7,6 +7,7 @@ import type { DissectorCommand } from '../../src/sandbox/launch.js';
 import type { DissectorHost, DissectorMetrics, DissectorProcess } from '../../src/sandbox/ports.js';
 import { decodeRequest, encodeAnswer, FrameSplitter, MAX_REQUEST_BYTES, type DissectKind } from '../../src/sandbox/protocol.js';
 import { FakeClock, flushMicrotasks } from '../support/fake-clock.js';
+import { Rng, solicitationFrame, solicitFrame } from '../support/dhcp6-fuzz.js';
 import { RecordingLogger } from '../support/recording-logger.js';
 
 const HELD = 'Uid:\t65534\t65534\t65534\t65534\nGid:\t65534\t65534\t65534\t65534\nGroups:\t\nCapInh:\t0\nCapPrm:\t0\nCapEff:\t0\nCapBnd:\t0\nCapAmb:\t0\nNoNewPrivs:\t1\n';
@@ -122,6 +123,35 @@ describe('sandbox/dissector', () => {
     expect(tftp).to.deep.include({ kind: 'packet' });
     expect(await d.readDhcpFrame(Buffer.alloc(10))).to.deep.equal({ kind: 'badFrame', reason: 'tooShort' });
     expect(Object.fromEntries(metrics.counts)).to.deep.equal({ 'tftpPacket/ok': 1, 'dhcpFrame/ok': 1 });
+    d.close();
+  });
+
+  it('reads DHCPv6 frames and Router Solicitations through the child (ADR 0040); a malformed one comes back as its reason, counted as answered', async () => {
+    const { d, metrics } = setup();
+    await d.start();
+    expect(await d.readDhcp6Frame(Buffer.alloc(10))).to.deep.equal({ kind: 'badFrame', reason: 'tooShort' });
+    const read = await d.readDhcp6Frame(solicitFrame(new Rng(1)));
+    expect(read.kind === 'read' && read.message.ok && read.message.message.type).to.equal(1);
+    expect(await d.readRouterSolicitation(solicitationFrame({ hop: 1 }))).to.deep.equal({ ok: false, reason: 'hopLimitNot255' });
+    expect(await d.readRouterSolicitation(solicitationFrame())).to.deep.include({ ok: true });
+    expect(Object.fromEntries(metrics.counts)).to.deep.equal({ 'dhcp6Frame/ok': 2, 'routerSolicitation/ok': 2 });
+    d.close();
+  });
+
+  it('drops a DHCPv6 frame and a solicitation whose answers fail their reading, and ends the child each time', async () => {
+    const { d, host, clock, metrics } = await started();
+    const frame = d.readDhcp6Frame(solicitFrame(new Rng(2)));
+    host.last.answer(host.last.requests[0]!.id, { frame: { source: '::1' } });
+    expect(await frame).to.deep.equal({ kind: 'dropped' });
+    expect(metrics.counts.get('dhcp6Frame/invalid')).to.equal(1);
+    await clock.advance(100);
+    host.last.answer(host.last.requests.shift()!.id, { ready: true });
+    await flushMicrotasks();
+    const rs = d.readRouterSolicitation(solicitationFrame());
+    host.last.answer(host.last.requests[0]!.id, { bad: 'notToRoutersOrUs' });
+    expect(await rs).to.deep.equal({ ok: false, reason: 'dropped' });
+    expect(metrics.counts.get('routerSolicitation/invalid')).to.equal(1);
+    expect(metrics.restarts).to.deep.equal(['invalid', 'invalid']);
     d.close();
   });
 
