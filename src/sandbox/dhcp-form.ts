@@ -15,7 +15,7 @@ import { parseUdpFrame, type FrameReason, type UdpFrame } from '../dhcp/frame.js
 import { decodeMessage, type DecodeReason, type DecodeResult, type DhcpMessage, type OptionArea } from '../dhcp/message.js';
 import type { DhcpOptions } from '../dhcp/options.js';
 import type { DhcpFrameRead } from '../dhcp/ports.js';
-import { array, cString, hex, int, InvalidAnswer, ipv4, latin1, mac, object, oneOf, optional, required, type Fields } from './validate.js';
+import { array, cString, hex, int, InvalidAnswer, ipv4, latin1, mac, object, oneOf, optional, required, okOrReason, type Fields } from './validate.js';
 
 /** Every FrameReason (the Record type keeps the list complete). */
 const FRAME_REASONS: Readonly<Record<FrameReason, true>> = {
@@ -182,14 +182,7 @@ export function dhcpPayloadFromForm(v: unknown, payload: Buffer): DecodeResult {
 }
 
 function messageResultFromForm(v: unknown, at: string, payloadLength: number): DecodeResult {
-  const o = object(v, at, ['ok', 'message', 'reason']);
-  const ok = required(o, 'ok', at, (x, p) => oneOf(x, p, [true, false]));
-  if (ok) {
-    if (o.reason !== undefined) throw new InvalidAnswer(at, 'a message with a reason');
-    return { ok: true, message: required(o, 'message', at, (x, p) => messageFromForm(x, p, payloadLength)) };
-  }
-  if (o.message !== undefined) throw new InvalidAnswer(at, 'a reason with a message');
-  return { ok: false, reason: required(o, 'reason', at, (x, p) => reasonFromForm(x, p, payloadLength)) };
+  return okOrReason(v, at, (x, p) => messageFromForm(x, p, payloadLength), (x, p) => reasonFromForm(x, p, payloadLength));
 }
 
 function reasonFromForm(v: unknown, at: string, payloadLength: number): DecodeReason {

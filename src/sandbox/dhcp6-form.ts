@@ -19,7 +19,7 @@ import { decodeMessage6, MAX_MESSAGE6_LENGTH, MSG6, type Decode6Reason, type Dec
 import { MAX_ADDRESSES_PER_IA, MAX_DUID_LENGTH, MAX_IAS, OPT6, type Dhcp6Options, type IaAddress, type IaNa, type StatusCode, type VendorClass } from '../dhcp6/options.js';
 import type { Dhcp6FrameRead, RouterSolicitationRead } from '../dhcp6/ports.js';
 import { readRouterSolicitation, type RsDropReason } from '../dhcp6/ra.js';
-import { array, bool, cString, hex, int, InvalidAnswer, ipv6, latin1, mac, object, oneOf, optional, required, utf8, type Fields } from './validate.js';
+import { array, bool, cString, hex, int, InvalidAnswer, ipv6, latin1, mac, object, oneOf, optional, required, utf8, okOrReason, type Fields } from './validate.js';
 
 /** Every Frame6Reason (the Record type keeps the list complete). */
 const FRAME_REASONS: Readonly<Record<Frame6Reason, true>> = { tooShort: true, notIpv6: true, notUdp: true, badLength: true };
@@ -169,14 +169,7 @@ export function solicitationFromForm(v: unknown): Exclude<RouterSolicitationRead
 }
 
 function messageResultFromForm(v: unknown, at: string, payloadLength: number): Decode6Result {
-  const o = object(v, at, ['ok', 'message', 'reason']);
-  const ok = required(o, 'ok', at, (x, p) => oneOf(x, p, [true, false]));
-  if (ok) {
-    if (o.reason !== undefined) throw new InvalidAnswer(at, 'a message with a reason');
-    return { ok: true, message: required(o, 'message', at, (x, p) => messageFromForm(x, p, payloadLength)) };
-  }
-  if (o.message !== undefined) throw new InvalidAnswer(at, 'a reason with a message');
-  return { ok: false, reason: required(o, 'reason', at, (x, p) => reasonFromForm(x, p, payloadLength)) };
+  return okOrReason(v, at, (x, p) => messageFromForm(x, p, payloadLength), (x, p) => reasonFromForm(x, p, payloadLength));
 }
 
 function reasonFromForm(v: unknown, at: string, payloadLength: number): Decode6Reason {

@@ -114,3 +114,18 @@ export function required<T>(o: Fields, key: string, at: string, read: (v: unknow
   if (o[key] === undefined) throw new InvalidAnswer(`${at}.${key}`, 'missing');
   return read(o[key], `${at}.${key}`);
 }
+
+/**
+ * A decoder's answer `{ok: true, message}` or `{ok: false, reason}` read
+ * back strictly: exactly one of the two, each by its own reader.
+ */
+export function okOrReason<M, R>(v: unknown, at: string, message: (x: unknown, p: string) => M, reason: (x: unknown, p: string) => R): { ok: true; message: M } | { ok: false; reason: R } {
+  const o = object(v, at, ['ok', 'message', 'reason']);
+  const ok = required(o, 'ok', at, (x, p) => oneOf(x, p, [true, false]));
+  if (ok) {
+    if (o.reason !== undefined) throw new InvalidAnswer(at, 'a message with a reason');
+    return { ok: true, message: required(o, 'message', at, message) };
+  }
+  if (o.message !== undefined) throw new InvalidAnswer(at, 'a reason with a message');
+  return { ok: false, reason: required(o, 'reason', at, reason) };
+}

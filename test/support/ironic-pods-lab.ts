@@ -6,27 +6,23 @@
  * it generates, real Multus attaching one pod per listed node, and the agents
  * in ProvisioningNetwork mode. What runs inside the pods is the test's.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { runController } from '../../src/cmd/controller.js';
 import { systemClock } from '../../src/core/clock.js';
-import { silentLogger } from '../../src/core/logger.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
 import type { EventObject } from '../../src/kube/event-recorder.js';
-import { connectWithToken, type KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import { RESOURCES } from '../../src/kube/resources.js';
-import { requestServiceAccountToken } from '../../src/kube/tokens.js';
 import { cniPluginDir, ensureMultus, multusConfig } from '../../src/lab/rig/cni.js';
 import { kubeconfigYaml } from '../../src/lab/rig/local-apiserver.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
 import { IronicPods, type IronicPod } from '../../src/lab/world/ironic-pods.js';
 import type { VipWorld } from '../../src/lab/world/vip-world.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
-import { controllerConfig, repoRoot } from './cluster.js';
 import { eventually } from './ipam-fixture.js';
+import { startChartController } from './provisioning-lab.js';
 import { startVipLab, VIP } from './vip-lab.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
@@ -80,17 +76,9 @@ export class IronicPodsLab {
     });
     const admin = this.lab.admin;
     const ns = this.lab.namespace;
-    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
-    await admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns }, rules } as KubeObject);
-    for (const sa of ['controller', 'default']) await admin.resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns } });
-    await admin.resource(RESOURCES.roleBinding).create({
-      metadata: { name: 'controller', namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
-      subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns }],
-    } as KubeObject);
-    const token = await requestServiceAccountToken(admin, { namespace: ns, name: 'controller' }, { expirationSeconds: 7200 });
-    this.controllerKube = connectWithToken(this.lab.apiserver.server, token, this.lab.apiserver.caPem);
-    this.controller = runController({ ...controllerConfig(ns, 0), podName: 'controller-0', ...this.o.controller }, { version: 'test', env: {}, signal: this.stopController.signal, kube: this.controllerKube, logger: silentLogger });
+    const started = await startChartController(this.lab, this.o.controller ?? {}, this.stopController.signal);
+    this.controllerKube = started.kube;
+    this.controller = started.run;
     await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
     for (const p of this.o.pools ?? []) await admin.resource(RESOURCES.ipPool).create({ metadata: { name: p.name, namespace: ns }, spec: p.spec } as KubeObject);
     await admin.resource(RESOURCES.provisioningNetwork).create({

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { runController } from '../../src/cmd/controller.js';
+import type { ControllerConfig } from '../../src/config/controller.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { KubeObject } from '../../src/core/object-meta.js';
@@ -47,6 +48,28 @@ export interface ProvisioningLabOptions extends Pick<VipLabOptions, 'timings' | 
   readonly beforeController?: (lab: VipWorld) => Promise<void>;
 }
 
+/**
+ * The controller as the chart runs it: its ServiceAccount in the lab's
+ * namespace, bound to the chart's controller rules, talking with that
+ * account's token. `overrides` go over the test configuration.
+ */
+export async function startChartController(lab: VipWorld, overrides: Partial<ControllerConfig>, signal: AbortSignal): Promise<{ kube: KubeClient; run: Promise<number> }> {
+  const admin = lab.admin;
+  const ns = lab.namespace;
+  const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
+  await admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns }, rules } as KubeObject);
+  for (const sa of ['controller', 'default']) await admin.resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns } });
+  await admin.resource(RESOURCES.roleBinding).create({
+    metadata: { name: 'controller', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
+    subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns }],
+  } as KubeObject);
+  const token = await requestServiceAccountToken(admin, { namespace: ns, name: 'controller' }, { expirationSeconds: 7200 });
+  const kube = connectWithToken(lab.apiserver.server, token, lab.apiserver.caPem);
+  const run = runController({ ...controllerConfig(ns, 0), podName: 'controller-0', ...overrides }, { version: 'test', env: {}, signal, kube, logger: silentLogger });
+  return { kube, run };
+}
+
 export async function startProvisioningLab(o: ProvisioningLabOptions): Promise<ProvisioningLab> {
   cniPluginDir();
   await ensureMultus();
@@ -66,18 +89,9 @@ export async function startProvisioningLab(o: ProvisioningLabOptions): Promise<P
     const admin = lab.admin;
     const ns = lab.namespace;
     await o.beforeController?.(lab);
-    // the controller, as its ServiceAccount with the chart's controller rules
-    const rules = parseYaml(readFileSync(path.join(repoRoot, 'charts/ironet/rbac/controller-rules.yaml'), 'utf8')) as object[];
-    await admin.resource(RESOURCES.role).create({ metadata: { name: 'ironet-controller', namespace: ns }, rules } as KubeObject);
-    for (const sa of ['controller', 'default']) await admin.resource(RESOURCES.serviceAccount).create({ metadata: { name: sa, namespace: ns } });
-    await admin.resource(RESOURCES.roleBinding).create({
-      metadata: { name: 'controller', namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ironet-controller' },
-      subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: ns }],
-    } as KubeObject);
-    const token = await requestServiceAccountToken(admin, { namespace: ns, name: 'controller' }, { expirationSeconds: 7200 });
-    controllerKube = connectWithToken(lab.apiserver.server, token, lab.apiserver.caPem);
-    controller = runController({ ...controllerConfig(ns, 0), podName: 'controller-0' }, { version: 'test', env: {}, signal: stopController.signal, kube: controllerKube, logger: silentLogger });
+    const started = await startChartController(lab, {}, stopController.signal);
+    controllerKube = started.kube;
+    controller = started.run;
     // the pod pool covers the VIP (the controller reserves it there)
     await admin.resource(RESOURCES.ipPool).create({ metadata: { name: 'ironic-pods', namespace: ns }, spec: { namePrefix: 'ironic-pods', pools: [{ start: '172.22.0.2', end: '172.22.0.9' }], prefix: 24 } } as KubeObject);
     const kubeconfig = path.join(tmpdir(), `irn-${process.pid}-${ns}-multus.kubeconfig`);
