@@ -88,7 +88,8 @@ describe('IPv6 PXE (system, QEMU): RA, DHCPv6 and TFTP from the IPv6 VIP holder,
     const startedAt = systemClock.monotonicMs();
     for (;;) {
       const ip = await leaseOf(mac);
-      if (ip && hitsFrom(ip, '/boot.ipxe').length > 0) return { ip, tookMs: systemClock.monotonicMs() - startedAt };
+      // the fetch, and iPXE printing the script it ran (its console may trail the HTTP server's log by a moment)
+      if (ip && hitsFrom(ip, '/boot.ipxe').length > 0 && m.console.some((l) => l.includes('ironet boot.ipxe reached'))) return { ip, tookMs: systemClock.monotonicMs() - startedAt };
       if (systemClock.monotonicMs() - startedAt > timeoutMs) {
         throw new Error(`${mac} did not fetch /boot.ipxe within ${timeoutMs} ms (lease ${ip ?? 'none'}; HTTP hits ${JSON.stringify(http.hits)}); console:\n${m.tail(30)}`);
       }
