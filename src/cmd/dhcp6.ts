@@ -41,6 +41,8 @@ export interface Dhcp6ServiceOptions {
 
 export interface Dhcp6Service {
   readonly dependent: DependentWork;
+  /** The mode of this run and the next (a pivot's source hands over: Dhcp6Server.setMode); resolves once nothing more is written. */
+  setMode(mode: 'serving' | 'handingOver'): Promise<void>;
   close(): void;
 }
 
@@ -55,6 +57,8 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
   const knownHosts = new KubeKnownHosts(o.kube, { namespace: o.config.knownHostsNamespace, clock: o.clock, logger });
   void ledger.warm().catch((err: unknown) => logger.warn({ err: String(err) }, 'DHCPv6 lease ledger not loaded yet'));
   void knownHosts.warm().catch((err: unknown) => logger.warn({ err: String(err) }, 'BareMetalHosts not listed yet'));
+  let mode: 'serving' | 'handingOver' = 'serving';
+  let current: Dhcp6Server | undefined;
   const dependent: DependentWork = {
     start: () => {
       let stopped = false;
@@ -82,6 +86,8 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
           isKnownHost: (mac: Mac) => knownHosts.has(mac),
           ...(o.config.knownHosts === 'auto' ? { restrictToKnownHosts: () => knownHosts.size > 0 } : {}),
         });
+        await server.setMode(mode); // a term that begins while handing over answers nothing
+        current = server;
         await server.start(loaded);
         logger.info({ pool: `${o.config.poolNamespace}/${o.config.poolName}`, iface: o.iface }, 'serving DHCPv6');
         if (!o.config.routerAdvertisements) return;
@@ -104,6 +110,7 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
         ready,
         stop: async () => {
           stopped = true;
+          if (current === server) current = undefined;
           await advertiser?.stop(); // no final RA: router lifetime was always 0
           await server?.stop();
         },
@@ -112,6 +119,12 @@ export function createDhcp6Service(o: Dhcp6ServiceOptions): Dhcp6Service {
   };
   return {
     dependent,
+    setMode: async (m) => {
+      mode = m;
+      if (current) await current.setMode(m);
+      else if (m === 'handingOver') await ledger.freeze();
+      else ledger.thaw();
+    },
     close: () => {
       ledger.close();
       knownHosts.close();

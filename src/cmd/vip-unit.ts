@@ -172,6 +172,7 @@ function build(o: VipUnitOptions, target: NetnsVip, wire: NetnsWire | undefined,
     setRole: async (role) => {
       metrics.standby.labels(o.name).set(role === 'standby' ? 1 : 0);
       await dhcp?.setMode(role === 'handingOver' ? 'handingOver' : 'serving');
+      await dhcp6?.setMode(role === 'handingOver' ? 'handingOver' : 'serving');
     },
     run: (signal) => elector.run(signal),
     close: () => {

@@ -72,6 +72,8 @@ export class Dhcp6Server {
   private running = false;
   private stopped = false;
   private queue: Promise<void> = Promise.resolve();
+  /** A pivot's source (ADR 0038 follow-up): nothing is answered or written until serving again. */
+  private handingOver = false;
   private reaper: AbortController | undefined;
   private readonly log: Logger;
 
@@ -96,6 +98,30 @@ export class Dhcp6Server {
     const ac = new AbortController();
     this.reaper = ac;
     void this.reapLoop(ac.signal);
+  }
+
+  /**
+   * `handingOver` (a pivot's source while clusterctl copies the lease
+   * blocks): from now on every request is dropped unanswered (counted
+   * `handingOver`) and nothing is reaped or tidied, so the blocks the move
+   * copies hold every lease a REPLY promised; resolves once the request in
+   * hand is written and answered. Clients keep their leases and ask again;
+   * the target answers them. Simpler than DHCPv4's read-only answers: a
+   * RENEW would extend a lease, a write. `serving` again when the handover
+   * is cancelled.
+   */
+  async setMode(mode: 'serving' | 'handingOver'): Promise<void> {
+    const handing = mode === 'handingOver';
+    if (handing === this.handingOver) return;
+    this.handingOver = handing;
+    if (!handing) {
+      this.o.ledger.thaw();
+      this.log.info({ reason: mode }, 'DHCPv6 serves again (the handover ended here)');
+      return;
+    }
+    await this.o.ledger.freeze();
+    await this.queue;
+    this.log.info({ reason: mode }, 'DHCPv6 hands over: answering nothing, writing nothing');
   }
 
   /** Stops answering at once; the request in hand finishes (its REPLY goes out) before the transport closes. */
@@ -126,6 +152,11 @@ export class Dhcp6Server {
   /** `dissected`: the transport's reading of the payload (src/sandbox's dissector), else it is decoded here. */
   private async handle(payload: Buffer, from: Peer6, arrival: 'multicast' | 'unicast', dissected: Decode6Result | undefined): Promise<void> {
     if (!this.running) return;
+    if (this.handingOver) {
+      this.o.onOutcome?.('unknown', 'handingOver');
+      this.count('unknown', 'dropped', 'handingOver');
+      return;
+    }
     const decoded = dissected ?? decodeMessage6(payload);
     if (!decoded.ok) {
       this.o.onOutcome?.('unknown', `malformed:${decoded.reason.kind}`);
@@ -268,7 +299,7 @@ export class Dhcp6Server {
         return;
       }
       const allocator = this.allocator;
-      if (!allocator || !this.running) continue;
+      if (!allocator || !this.running || this.handingOver) continue;
       const expired = allocator.expired(this.o.clock.wallMs(), grace);
       if (expired.length > 0) {
         this.queue = this.queue.then(async () => {

@@ -195,4 +195,34 @@ describe('dhcp6/server: the runner', () => {
     expect(outcomes).to.deep.equal(['unknown:malformed:tooShort', 'request:otherServer']);
     expect([ledger.commits.length, transport.sent.length]).to.deep.equal([0, 0]);
   });
+  it('handing over (a pivot’s source): a REQUEST in hand is written and answered first; then nothing is answered or written until serving again', async () => {
+    const { server, ledger, transport, outcomes } = await running();
+    const DUID_UUID = Buffer.from(`0004${'11'.repeat(16)}`, 'hex');
+    transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, DUID_A), opt6.iaNa(3, 0, 0, [])]);
+    await settle();
+    const offered = transport.sent[0]!.message.options.iaNa[0]!.addresses[0]!.address;
+    transport.deliver(MSG6.request, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, SERVER), opt6.iaNa(3, 0, 0, [opt6.iaAddr(offered, 0, 0)])]);
+    await settle();
+    let handedOver = false;
+    const handing = server.setMode('handingOver').then(() => (handedOver = true));
+    await settle();
+    expect(handedOver, 'not before the REQUEST in hand is durable').to.equal(false);
+    ledger.answer(0);
+    await handing;
+    expect(transport.sent.map((s) => s.message.type)).to.deep.equal([MSG6.advertise, MSG6.reply]);
+    // the fake ledger throws on any write while frozen: a RENEW, a RELEASE and a new SOLICIT get silence
+    transport.deliver(MSG6.renew, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, SERVER), opt6.iaNa(3, 0, 0, [opt6.iaAddr(offered, 0, 0)])]);
+    transport.deliver(MSG6.release, [opt6.duid(OPT6.clientId, DUID_A), opt6.duid(OPT6.serverId, SERVER), opt6.iaNa(3, 0, 0, [opt6.iaAddr(offered, 0, 0)])]);
+    transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, DUID_UUID), opt6.iaNa(2, 0, 0, [])]);
+    await settle();
+    expect(transport.sent).to.have.length(2);
+    expect(ledger.commits).to.have.length(1);
+    expect(outcomes.filter((o) => o.endsWith('handingOver'))).to.have.length(3);
+    await server.setMode('serving');
+    expect(ledger.frozen).to.equal(false);
+    transport.deliver(MSG6.solicit, [opt6.duid(OPT6.clientId, DUID_UUID), opt6.iaNa(2, 0, 0, [])]);
+    await settle();
+    expect(transport.sent.map((s) => s.message.type).at(-1)).to.equal(MSG6.advertise);
+    await server.stop();
+  });
 });
