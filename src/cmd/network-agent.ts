@@ -222,8 +222,7 @@ export async function runNetworkAgent(config: NetworkAgentConfig, ctx: RunContex
               dhcp6,
               // only a network with no IPv6 at all says so (ADR 0041)
               ipv4OnlyRouterAdvertisements: network.dhcp.ipv4OnlyRouterAdvertisements && network.vip6 === undefined,
-              // TFTP on the VIP whose DHCP names it: the IPv4 one, or the IPv6 one whose DHCPv6 hands out tftp://[VIP6]/ URLs (ADR 0037)
-              tftpRoot: (primary && vip.family === 4) || dhcp6 ? config.tftpRoot : undefined,
+              tftpRoot: primary && vip.family === 4 ? config.tftpRoot : undefined,
               readers: dissector.readers,
               work: check ? [check] : [],
               ...(primary

@@ -119,7 +119,10 @@ describe('Router Advertisements (system): rdisc6 and a client kernel against the
       onSolicitation: (o) => solicitations.push(o),
     });
     advertiser.start();
-    const r = await rdisc6(clientNs, '-1', '-w', '4000', '-r', '2'); // an answer may wait MIN_DELAY_BETWEEN_RAS (3 s)
+    const answered = (): boolean => solicitations.some((o) => o === 'answer' || o === 'answerAfterMinDelay');
+    let r = await rdisc6(clientNs, '-1', '-w', '4000', '-r', '2'); // an answer may wait MIN_DELAY_BETWEEN_RAS (3 s)
+    // a solicitation just before a scheduled RA is rightly not answered (nextRaSooner, RFC 4861 §6.2.6): ask again until one is
+    for (let i = 0; i < 5 && r.code === 0 && !answered(); i++) r = await rdisc6(clientNs, '-1', '-w', '4000', '-r', '2');
     const diag = `rdisc6 exit ${r.code}:\n${r.out}\nsent: ${JSON.stringify(sent)}; solicitations: ${JSON.stringify(solicitations)}`;
     expect(r.code, diag).to.equal(0);
     expect(field(r.out, 'Stateful address conf.'), diag).to.equal('Yes');

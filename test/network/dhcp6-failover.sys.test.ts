@@ -11,14 +11,12 @@
  * made IPv6-only: the IPv4 VIP leaves, DHCPv6 is the network's DHCP, and the
  * client renews again.
  */
-import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Udhcpc } from '../../src/lab/rig/dhcp-clients.js';
 import { ip } from '../../src/lab/rig/netns-set.js';
-import { tftpRoot } from '../../src/lab/rig/qemu.js';
 import { RESOURCES } from '../../src/kube/resources.js';
 import type { ProvisioningNetworkObject } from '../../src/network/network.js';
 import { dhcpLeaseOf } from '../support/dhcp-leases.js';
@@ -34,8 +32,6 @@ describe('DHCPv6 through the VIP election (system): a dual-stack ProvisioningNet
   this.timeout(6 * 60_000);
   const world = new IronicPodsLab({
     label: 'dhcp6-failover',
-    // TFTP on the IPv6 VIP too: DHCPv6 hands PXE firmware tftp://[VIP6]/ URLs (ADR 0037)
-    agentArgs: ['--tftp-root', tftpRoot()],
     env: { IRONIC_IP: VIP },
     network: {
       ipv6Cidr: 'fd00:22::/64',
@@ -80,13 +76,6 @@ describe('DHCPv6 through the VIP election (system): a dual-stack ProvisioningNet
     expect(bound.ip).to.match(/^fd00:22::1[0-9a-f]{2}$/);
     expect(await dhcpLeaseOf(world.lab.admin, world.lab.namespace, 'dhcp6', CLIENT_MAC)).to.equal(bound.ip);
     expect(holders6(), 'one holder of the IPv6 VIP').to.deep.equal([holder]);
-  });
-
-  it('TFTP on the IPv6 VIP: the bound host fetches snponly-x86_64.efi from tftp://[VIP6]/, the file DHCPv6 names for UEFI PXE', async () => {
-    const out = path.join(dir, 'snponly.efi');
-    const r = spawnSync('ip', ['netns', 'exec', clientNs, 'curl', '-sS', '--max-time', '20', '-o', out, `tftp://[${VIP6}]/snponly-x86_64.efi`], { encoding: 'utf8' });
-    expect(r.status, `curl: ${r.stderr}`).to.equal(0);
-    expect(readFileSync(out).equals(readFileSync('/usr/lib/ipxe/snponly.efi')), 'the whole file, unchanged').to.equal(true);
   });
 
   it('SIGKILL of the holder’s agent: the IPv6 VIP moves, and the RENEW is answered by the new holder with the same address', async () => {

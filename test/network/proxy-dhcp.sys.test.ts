@@ -49,8 +49,14 @@ describe('ProxyDHCP from the VIP-holding Ironic pod beside a site DHCP server (s
   });
 
   it('a BIOS machine gets its address from dnsmasq and boot.ipxe from the holder pod; the network is Ready and serving', async () => {
-    const network = await world.network();
-    expect(network.status?.conditions?.find((c) => c.type === 'Ready')?.status, JSON.stringify(network.status?.conditions)).to.equal('True');
+    // Ready follows the holder's DHCP report by a reconcile: wait for it
+    const ready = await eventually(async () => {
+      const conditions = (await world.network()).status?.conditions;
+      return conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? conditions : undefined;
+    }, 'the network Ready', 30_000).catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}: ${JSON.stringify((await world.network()).status?.conditions)}`);
+    });
+    expect(ready.find((c) => c.type === 'DHCPServing')?.reason).to.equal('ProxyServing');
     const mac = '52:54:00:61:00:01';
     const m = new QemuMachine({ bridgeNs: world.lab.topology.provisioning, bridge: 'provbr', tap: 'tap0', mac, firmware: 'bios' });
     machines.push(m);
